@@ -1,0 +1,46 @@
+package io.zse.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+import java.io.PrintWriter;
+
+/** The {@code zse} command line: one sub-command per job. */
+@Command(name = "zse", mixinStandardHelpOptions = true, version = "zse 0.1.0",
+        description = "Convert Hugging Face models to .zse files and serve them.",
+        subcommands = {})
+public final class ZseCommand implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command");
+    }
+
+    /** Runs the command line and returns the process exit code; failures print one line unless --debug is given. */
+    public static int execute(String... args) {
+        boolean debug = java.util.Arrays.asList(args).contains("--debug");
+        CommandLine cli = new CommandLine(new ZseCommand());
+        cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            PrintWriter err = commandLine.getErr();
+            if (debug) {
+                ex.printStackTrace(err);
+            } else {
+                err.println("zse " + commandLine.getCommandName() + ": " + oneLine(ex));
+            }
+            err.flush();
+            return 1;
+        });
+        return cli.execute(args);
+    }
+
+    private static String oneLine(Throwable ex) {
+        String message = ex.getMessage();
+        if (message == null || message.isBlank()) {
+            message = ex.getClass().getSimpleName();
+        }
+        return message.replace('\n', ' ');
+    }
+}
