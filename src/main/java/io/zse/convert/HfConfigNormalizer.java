@@ -1,0 +1,138 @@
+package io.zse.convert;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.zse.model.ModelConfig;
+import io.zse.model.RopeScaling;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns a Hugging Face {@code config.json} (plus {@code generation_config.json}) into a {@link ModelConfig}, refusing
+ * anything the engine does not implement with a message that names the field.
+ */
+public final class HfConfigNormalizer {
+    private HfConfigNormalizer() {
+    }
+
+    private static final Map<String, String> ARCHITECTURES = Map.of(
+            "LlamaForCausalLM", "llama",
+            "MistralForCausalLM", "mistral",
+            "Qwen2ForCausalLM", "qwen2");
+
+    /**
+     * @param config           parsed config.json
+     * @param generationConfig parsed generation_config.json, or null when the checkpoint has none
+     */
+    public static ModelConfig normalize(JsonNode config, JsonNode generationConfig) {
+        String architecture = architecture(config);
+        int hidden = positiveInt(config, "hidden_size");
+        int heads = positiveInt(config, "num_attention_heads");
+        int kvHeads = config.hasNonNull("num_key_value_heads") ? positiveInt(config, "num_key_value_heads") : heads;
+        if (heads % kvHeads != 0) {
+            throw refuse("num_key_value_heads", kvHeads + " does not divide num_attention_heads " + heads);
+        }
+        int headDim = config.hasNonNull("head_dim") ? positiveInt(config, "head_dim") : hidden / heads;
+        String act = config.path("hidden_act").asText("silu");
+        if (!act.equals("silu")) {
+            throw refuse("hidden_act", "'" + act + "' is not supported (only silu)");
+        }
+        JsonNode rope = config.path("rope_parameters");
+        double theta;
+        RopeScaling scaling;
+        if (rope.isObject()) {
+            // transformers 5 writes theta and scaling together in one object.
+            theta = rope.path("rope_theta").asDouble(10000.0);
+            scaling = ropeScaling(rope, "rope_parameters");
+        } else {
+            theta = config.path("rope_theta").asDouble(10000.0);
+            scaling = config.path("rope_scaling").isObject() ? ropeScaling(config.get("rope_scaling"), "rope_scaling")
+                    : null;
+        }
+        boolean qwen2 = architecture.equals("qwen2");
+        Integer window = null;
+        if (architecture.equals("mistral") && config.hasNonNull("sliding_window")) {
+            window = positiveInt(config, "sliding_window");
+        }
+        if (qwen2 && config.path("use_sliding_window").asBoolean(false)) {
+            throw refuse("use_sliding_window", "true is not supported for qwen2");
+        }
+        List<Integer> eos = new ArrayList<>();
+        addIds(eos, config.path("eos_token_id"));
+        if (generationConfig != null) {
+            addIds(eos, generationConfig.path("eos_token_id"));
+        }
+        Integer bos = config.hasNonNull("bos_token_id") ? config.get("bos_token_id").asInt()
+                : generationConfig != null && generationConfig.hasNonNull("bos_token_id")
+                ? generationConfig.get("bos_token_id").asInt() : null;
+        Integer pad = config.hasNonNull("pad_token_id") ? config.get("pad_token_id").asInt() : null;
+        return new ModelConfig(architecture, hidden, positiveInt(config, "num_hidden_layers"), heads, kvHeads, headDim,
+                positiveInt(config, "intermediate_size"), positiveInt(config, "vocab_size"),
+                positiveInt(config, "max_position_embeddings"), theta, scaling,
+                config.path("rms_norm_eps").asDouble(1e-6), config.path("tie_word_embeddings").asBoolean(false),
+                qwen2 || config.path("attention_bias").asBoolean(false), config.path("mlp_bias").asBoolean(false),
+                window, bos, eos, pad);
+    }
+
+    private static String architecture(JsonNode config) {
+        JsonNode list = config.path("architectures");
+        if (list.isArray() && !list.isEmpty()) {
+            String name = list.get(0).asText();
+            String arch = ARCHITECTURES.get(name);
+            if (arch == null || list.size() != 1) {
+                throw refuse("architectures", list + " is not supported (supported: LlamaForCausalLM, "
+                        + "MistralForCausalLM, Qwen2ForCausalLM)");
+            }
+            return arch;
+        }
+        String type = config.path("model_type").asText("");
+        if (!ARCHITECTURES.containsValue(type)) {
+            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2)");
+        }
+        return type;
+    }
+
+    private static RopeScaling ropeScaling(JsonNode r, String field) {
+        String type = r.hasNonNull("rope_type") ? r.get("rope_type").asText() : r.path("type").asText("default");
+        return switch (type) {
+            case "default" -> null;
+            case "linear" -> RopeScaling.linear(positiveNumber(r, field, "factor"));
+            case "llama3" -> RopeScaling.llama3(positiveNumber(r, field, "factor"),
+                    positiveNumber(r, field, "low_freq_factor"), positiveNumber(r, field, "high_freq_factor"),
+                    (int) positiveNumber(r, field, "original_max_position_embeddings"));
+            default -> throw refuse(field + ".rope_type", "'" + type + "' is not supported (supported: llama3, linear)");
+        };
+    }
+
+    private static void addIds(List<Integer> ids, JsonNode node) {
+        if (node.isIntegralNumber() && !ids.contains(node.asInt())) {
+            ids.add(node.asInt());
+        } else if (node.isArray()) {
+            node.forEach(n -> addIds(ids, n));
+        }
+    }
+
+    private static int positiveInt(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        if (n == null || n.isNull()) {
+            throw refuse(field, "is missing");
+        }
+        if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() <= 0) {
+            throw refuse(field, n + " is not a positive integer");
+        }
+        return n.asInt();
+    }
+
+    private static double positiveNumber(JsonNode o, String parent, String field) {
+        JsonNode n = o.get(field);
+        if (n == null || !n.isNumber() || n.asDouble() <= 0) {
+            throw refuse(parent + "." + field, n == null ? "is missing" : n + " is not a positive number");
+        }
+        return n.asDouble();
+    }
+
+    private static IllegalArgumentException refuse(String field, String problem) {
+        return new IllegalArgumentException("config.json: " + field + " " + problem);
+    }
+}

@@ -1,0 +1,308 @@
+package io.zse.format;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.zip.CRC32C;
+
+import static io.zse.format.ZseLayout.U16;
+import static io.zse.format.ZseLayout.U32;
+import static io.zse.format.ZseLayout.U64;
+
+/**
+ * A {@code .zse} file mapped once into memory. {@link #open} checks structure and metadata checksums (cost independent
+ * of the weight bytes); {@link #verify} also checks every tensor. Tensor views are slices of the one mapping.
+ */
+public final class ZseFile implements AutoCloseable {
+    private final Path path;
+    private final Arena arena;
+    private final MemorySegment mapping;
+    private final int majorVersion;
+    private final int minorVersion;
+    private final long dataOffset;
+    private final Map<SectionKind, MemorySegment> sections;
+    private final Map<String, TensorInfo> tensors;
+
+    private ZseFile(Path path, Arena arena, MemorySegment mapping, int majorVersion, int minorVersion, long dataOffset,
+                    Map<SectionKind, MemorySegment> sections, Map<String, TensorInfo> tensors) {
+        this.path = path;
+        this.arena = arena;
+        this.mapping = mapping;
+        this.majorVersion = majorVersion;
+        this.minorVersion = minorVersion;
+        this.dataOffset = dataOffset;
+        this.sections = sections;
+        this.tensors = tensors;
+    }
+
+    /** Maps and checks the file; throws {@link ZseFormatException} naming what is wrong. */
+    public static ZseFile open(Path path) throws IOException {
+        if (!Files.exists(path)) {
+            throw new NoSuchFileException(path.toString(), null, "no such file");
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new ZseFormatException(path, "file", "not a regular file");
+        }
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
+            return read(path, arena, mapping);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    private static ZseFile read(Path path, Arena arena, MemorySegment file) throws ZseFormatException {
+        long size = file.byteSize();
+        if (size < ZseLayout.PREAMBLE_SIZE) {
+            throw new ZseFormatException(path, "preamble", "file is " + size + " bytes, shorter than the "
+                    + ZseLayout.PREAMBLE_SIZE + "-byte preamble (truncated or not a .zse file)");
+        }
+        byte[] magic = file.asSlice(0, 8).toArray(ValueLayout.JAVA_BYTE);
+        if (!java.util.Arrays.equals(magic, ZseLayout.MAGIC)) {
+            throw new ZseFormatException(path, "preamble", "wrong magic bytes: not a .zse file");
+        }
+        int major = Short.toUnsignedInt(file.get(U16, ZseLayout.OFF_MAJOR));
+        int minor = Short.toUnsignedInt(file.get(U16, ZseLayout.OFF_MINOR));
+        if (crc(file.asSlice(0, ZseLayout.OFF_PREAMBLE_CRC)) != file.get(U32, ZseLayout.OFF_PREAMBLE_CRC)) {
+            throw new ZseFormatException(path, "preamble", "checksum mismatch (preamble is corrupt)");
+        }
+        if (major > ZseLayout.MAJOR_VERSION) {
+            throw new ZseFormatException(path, "preamble", "format version " + major + "." + minor
+                    + " is newer than this reader (" + ZseLayout.MAJOR_VERSION + "." + ZseLayout.MINOR_VERSION
+                    + "): upgrade zse to read it");
+        }
+        if (major < 1) {
+            throw new ZseFormatException(path, "preamble", "format version " + major + "." + minor + " is not valid");
+        }
+        long fileLength = file.get(U64, ZseLayout.OFF_FILE_LENGTH);
+        if (fileLength != size) {
+            throw new ZseFormatException(path, "preamble", "file is " + size + " bytes but its preamble says "
+                    + fileLength + (size < fileLength ? " (truncated)" : " (trailing bytes)"));
+        }
+        long headerOffset = file.get(U64, ZseLayout.OFF_HEADER_OFFSET);
+        long headerLength = file.get(U64, ZseLayout.OFF_HEADER_LENGTH);
+        long dataOffset = file.get(U64, ZseLayout.OFF_DATA_OFFSET);
+        long dataLength = file.get(U64, ZseLayout.OFF_DATA_LENGTH);
+        if (headerOffset != ZseLayout.PREAMBLE_SIZE || headerLength < ZseLayout.HEADER_FIXED_SIZE
+                || dataOffset % ZseLayout.DATA_ALIGNMENT != 0 || dataOffset < headerOffset + headerLength
+                || dataOffset > size || dataLength != size - dataOffset) {
+            throw new ZseFormatException(path, "preamble", "inconsistent layout: header at " + headerOffset + "+"
+                    + headerLength + ", data at " + dataOffset + "+" + dataLength + ", file " + size + " bytes");
+        }
+        MemorySegment header = file.asSlice(headerOffset, headerLength);
+        if (crc(header) != file.get(U32, ZseLayout.OFF_HEADER_CRC)) {
+            throw new ZseFormatException(path, "header", "checksum mismatch (header is corrupt)");
+        }
+        Map<SectionKind, MemorySegment> sections = readSections(path, file, header, headerOffset + headerLength,
+                dataOffset);
+        MemorySegment index = sections.get(SectionKind.TENSOR_INDEX);
+        if (index == null || !sections.containsKey(SectionKind.CONFIG)) {
+            throw new ZseFormatException(path, "header", "required section "
+                    + (index == null ? "tensor-index" : "config") + " is missing");
+        }
+        Map<String, TensorInfo> tensors = placeTensors(path, TensorIndex.decode(path, index), dataOffset, size);
+        return new ZseFile(path, arena, file, major, minor, dataOffset, sections, tensors);
+    }
+
+    private static Map<SectionKind, MemorySegment> readSections(Path path, MemorySegment file, MemorySegment header,
+                                                                long metadataStart, long dataOffset)
+            throws ZseFormatException {
+        long count = Integer.toUnsignedLong(header.get(U32, 0));
+        if (header.get(U32, 4) != 0 || header.byteSize() != ZseLayout.HEADER_FIXED_SIZE
+                + count * ZseLayout.SECTION_ENTRY_SIZE) {
+            throw new ZseFormatException(path, "header", "section table of " + count + " entries does not match the "
+                    + header.byteSize() + "-byte header");
+        }
+        Map<SectionKind, MemorySegment> sections = new EnumMap<>(SectionKind.class);
+        long cursor = metadataStart;
+        for (int i = 0; i < count; i++) {
+            long e = ZseLayout.HEADER_FIXED_SIZE + (long) i * ZseLayout.SECTION_ENTRY_SIZE;
+            int code = header.get(U32, e);
+            long offset = header.get(U64, e + 8);
+            long length = header.get(U64, e + 16);
+            int expectedCrc = header.get(U32, e + 24);
+            SectionKind kind = SectionKind.fromCode(code);
+            String part = "section " + (kind == null ? "kind " + code : kind.label());
+            if (header.get(U32, e + 4) != 0 || header.get(U32, e + 28) != 0) {
+                throw new ZseFormatException(path, part, "reserved fields are not zero");
+            }
+            if (offset < cursor || offset % ZseLayout.SECTION_ALIGNMENT != 0 || length < 0
+                    || length > dataOffset - offset) {
+                throw new ZseFormatException(path, part, "offset " + offset + " length " + length
+                        + " is outside the metadata area [" + cursor + ", " + dataOffset + ") or misaligned");
+            }
+            checkZero(path, file, cursor, offset, "padding before " + part);
+            MemorySegment body = file.asSlice(offset, length);
+            if (crc(body) != expectedCrc) {
+                throw new ZseFormatException(path, part, "checksum mismatch (section is corrupt)");
+            }
+            if (kind != null && sections.put(kind, body) != null) {
+                throw new ZseFormatException(path, part, "appears twice");
+            }
+            cursor = offset + length;
+        }
+        checkZero(path, file, cursor, dataOffset, "padding before the data area");
+        return sections;
+    }
+
+    private static Map<String, TensorInfo> placeTensors(Path path, List<TensorInfo> list, long dataOffset, long size)
+            throws ZseFormatException {
+        Map<String, TensorInfo> byName = new LinkedHashMap<>();
+        List<long[]> regions = new ArrayList<>();
+        for (TensorInfo t : list) {
+            String part = "tensor " + t.name();
+            if (byName.put(t.name(), t) != null) {
+                throw new ZseFormatException(path, part, "name appears twice in the index");
+            }
+            checkRegion(path, part + " data", t.dataOffset(), t.dataLength(), dataOffset, size);
+            regions.add(new long[]{t.dataOffset(), t.dataLength()});
+            if (t.scalesLength() > 0) {
+                checkRegion(path, part + " scales", t.scalesOffset(), t.scalesLength(), dataOffset, size);
+                regions.add(new long[]{t.scalesOffset(), t.scalesLength()});
+            } else if (t.scalesOffset() != 0 || t.scalesCrc() != 0) {
+                throw new ZseFormatException(path, part, "has a scales offset or checksum but no scales");
+            }
+        }
+        regions.sort(Comparator.comparingLong(r -> r[0]));
+        for (int i = 1; i < regions.size(); i++) {
+            long[] prev = regions.get(i - 1);
+            if (regions.get(i)[0] < prev[0] + prev[1]) {
+                throw new ZseFormatException(path, "tensor-index", "tensor regions overlap at offset "
+                        + regions.get(i)[0]);
+            }
+        }
+        return Collections.unmodifiableMap(byName);
+    }
+
+    private static void checkRegion(Path path, String part, long offset, long length, long dataOffset, long size)
+            throws ZseFormatException {
+        if (offset < dataOffset || offset % ZseLayout.TENSOR_ALIGNMENT != 0 || length <= 0 || length > size - offset) {
+            throw new ZseFormatException(path, part, "offset " + offset + " length " + length
+                    + " is outside the data area [" + dataOffset + ", " + size + ") or not "
+                    + ZseLayout.TENSOR_ALIGNMENT + "-byte aligned");
+        }
+    }
+
+    private static final MemorySegment ZERO_BLOCK = MemorySegment.ofArray(new byte[1 << 16]);
+
+    private static void checkZero(Path path, MemorySegment file, long from, long to, String part)
+            throws ZseFormatException {
+        for (long p = from; p < to; p += ZERO_BLOCK.byteSize()) {
+            long n = Math.min(to - p, ZERO_BLOCK.byteSize());
+            long mismatch = file.asSlice(p, n).mismatch(ZERO_BLOCK.asSlice(0, n));
+            if (mismatch >= 0) {
+                throw new ZseFormatException(path, part, "non-zero byte at offset " + (p + mismatch));
+            }
+        }
+    }
+
+    static int crc(MemorySegment segment) {
+        CRC32C crc = new CRC32C();
+        crc.update(segment.asByteBuffer());
+        return (int) crc.getValue();
+    }
+
+    /** Checks the checksum of every tensor and that all padding in the data area is zero. */
+    public void verify() throws ZseFormatException {
+        List<long[]> regions = new ArrayList<>();
+        for (TensorInfo t : tensors.values()) {
+            ZseTensor view = tensor(t.name());
+            if (crc(view.data()) != t.dataCrc()) {
+                throw new ZseFormatException(path, "tensor " + t.name(), "data checksum mismatch (weights are corrupt)");
+            }
+            if (t.scalesLength() > 0 && crc(view.scales()) != t.scalesCrc()) {
+                throw new ZseFormatException(path, "tensor " + t.name(), "scales checksum mismatch (weights are corrupt)");
+            }
+            regions.add(new long[]{t.dataOffset(), t.dataLength()});
+            if (t.scalesLength() > 0) {
+                regions.add(new long[]{t.scalesOffset(), t.scalesLength()});
+            }
+        }
+        regions.sort(Comparator.comparingLong(r -> r[0]));
+        long cursor = dataOffset;
+        for (long[] r : regions) {
+            checkZero(path, mapping, cursor, r[0], "padding in the data area");
+            cursor = r[0] + r[1];
+        }
+        checkZero(path, mapping, cursor, mapping.byteSize(), "padding in the data area");
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public String version() {
+        return majorVersion + "." + minorVersion;
+    }
+
+    public long fileSize() {
+        return mapping.byteSize();
+    }
+
+    public long dataOffset() {
+        return dataOffset;
+    }
+
+    /** The whole mapping (for backends that upload the data area in large chunks). */
+    public MemorySegment mapping() {
+        return mapping;
+    }
+
+    public Optional<MemorySegment> section(SectionKind kind) {
+        return Optional.ofNullable(sections.get(kind));
+    }
+
+    public Optional<byte[]> sectionBytes(SectionKind kind) {
+        return section(kind).map(s -> s.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    public Optional<String> sectionText(SectionKind kind) {
+        return sectionBytes(kind).map(b -> new String(b, StandardCharsets.UTF_8));
+    }
+
+    /** The normalised model configuration JSON (always present). */
+    public String configJson() {
+        return sectionText(SectionKind.CONFIG).orElseThrow();
+    }
+
+    /** Index entries in file order. */
+    public List<TensorInfo> tensors() {
+        return List.copyOf(tensors.values());
+    }
+
+    public boolean hasTensor(String name) {
+        return tensors.containsKey(name);
+    }
+
+    public ZseTensor tensor(String name) {
+        TensorInfo t = tensors.get(name);
+        if (t == null) {
+            throw new IllegalArgumentException(path + ": no tensor named " + name);
+        }
+        MemorySegment scales = t.scalesLength() == 0 ? MemorySegment.ofArray(new byte[0])
+                : mapping.asSlice(t.scalesOffset(), t.scalesLength());
+        return new ZseTensor(t, mapping.asSlice(t.dataOffset(), t.dataLength()), scales);
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,154 @@
+package io.zse.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The normalised configuration of a Llama-family decoder, as stored in the {@code config} section of a .zse file
+ * (docs/zse-format.md). Llama, Mistral and Qwen2 differ only in the flags below.
+ *
+ * @param architecture      "llama", "mistral" or "qwen2"
+ * @param hiddenSize        model width d
+ * @param numLayers         decoder blocks
+ * @param numHeads          query heads
+ * @param numKvHeads        key/value heads (grouped-query attention when fewer than numHeads)
+ * @param headDim           width of one head
+ * @param intermediateSize  SwiGLU hidden width
+ * @param vocabSize         rows of the embedding and of lm_head
+ * @param contextLength     maximum positions (max_position_embeddings)
+ * @param ropeScaling       null for plain RoPE
+ * @param attentionBias     q/k/v projections carry biases (Qwen2)
+ * @param slidingWindow     attention window in tokens, null for full attention (Mistral)
+ * @param eosTokenIds       every id that ends generation (config.json and generation_config.json merged)
+ */
+public record ModelConfig(String architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads,
+                          int headDim, int intermediateSize, int vocabSize, int contextLength, double ropeTheta,
+                          RopeScaling ropeScaling, double normEps, boolean tieWordEmbeddings, boolean attentionBias,
+                          boolean mlpBias, Integer slidingWindow, Integer bosTokenId, List<Integer> eosTokenIds,
+                          Integer padTokenId) {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public ModelConfig {
+        eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    /** Parameters of the whole model (for reports). */
+    public long parameterCount() {
+        return ModelTensors.expected(this).values().stream()
+                .mapToLong(shape -> {
+                    long n = 1;
+                    for (long d : shape) {
+                        n *= d;
+                    }
+                    return n;
+                }).sum();
+    }
+
+    public String toJson() {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("architecture", architecture);
+        o.put("hidden_size", hiddenSize);
+        o.put("num_layers", numLayers);
+        o.put("num_heads", numHeads);
+        o.put("num_kv_heads", numKvHeads);
+        o.put("head_dim", headDim);
+        o.put("intermediate_size", intermediateSize);
+        o.put("vocab_size", vocabSize);
+        o.put("context_length", contextLength);
+        o.put("rope_theta", ropeTheta);
+        if (ropeScaling == null) {
+            o.putNull("rope_scaling");
+        } else {
+            ObjectNode r = o.putObject("rope_scaling");
+            r.put("type", ropeScaling.type());
+            r.put("factor", ropeScaling.factor());
+            if (ropeScaling.type().equals("llama3")) {
+                r.put("low_freq_factor", ropeScaling.lowFreqFactor());
+                r.put("high_freq_factor", ropeScaling.highFreqFactor());
+                r.put("original_context_length", ropeScaling.originalContextLength());
+            }
+        }
+        o.put("norm_eps", normEps);
+        o.put("tie_word_embeddings", tieWordEmbeddings);
+        o.put("attention_bias", attentionBias);
+        o.put("mlp_bias", mlpBias);
+        putNullable(o, "sliding_window", slidingWindow);
+        putNullable(o, "bos_token_id", bosTokenId);
+        ArrayNode eos = o.putArray("eos_token_ids");
+        eosTokenIds.forEach(eos::add);
+        putNullable(o, "pad_token_id", padTokenId);
+        try {
+            return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void putNullable(ObjectNode o, String field, Integer value) {
+        if (value == null) {
+            o.putNull(field);
+        } else {
+            o.put(field, value);
+        }
+    }
+
+    /** Parses the config section; a missing or mistyped field is an {@link IllegalArgumentException} naming it. */
+    public static ModelConfig fromJson(String json) {
+        JsonNode o;
+        try {
+            o = JSON.readTree(json);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("config is not valid JSON: " + e.getMessage());
+        }
+        JsonNode r = o.path("rope_scaling");
+        RopeScaling scaling = null;
+        if (r.isObject()) {
+            scaling = new RopeScaling(text(r, "type"), number(r, "factor"), r.path("low_freq_factor").asDouble(0),
+                    r.path("high_freq_factor").asDouble(0), r.path("original_context_length").asInt(0));
+        }
+        List<Integer> eos = new ArrayList<>();
+        o.path("eos_token_ids").forEach(n -> eos.add(n.asInt()));
+        return new ModelConfig(text(o, "architecture"), integer(o, "hidden_size"), integer(o, "num_layers"),
+                integer(o, "num_heads"), integer(o, "num_kv_heads"), integer(o, "head_dim"),
+                integer(o, "intermediate_size"), integer(o, "vocab_size"), integer(o, "context_length"),
+                number(o, "rope_theta"), scaling, number(o, "norm_eps"), o.path("tie_word_embeddings").asBoolean(),
+                o.path("attention_bias").asBoolean(), o.path("mlp_bias").asBoolean(), nullableInt(o, "sliding_window"),
+                nullableInt(o, "bos_token_id"), eos, nullableInt(o, "pad_token_id"));
+    }
+
+    private static String text(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        if (n == null || !n.isTextual()) {
+            throw new IllegalArgumentException("config field '" + field + "' is missing or not a string");
+        }
+        return n.asText();
+    }
+
+    private static int integer(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        if (n == null || !n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() <= 0) {
+            throw new IllegalArgumentException("config field '" + field + "' is missing or not a positive integer");
+        }
+        return n.asInt();
+    }
+
+    private static double number(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        if (n == null || !n.isNumber()) {
+            throw new IllegalArgumentException("config field '" + field + "' is missing or not a number");
+        }
+        return n.asDouble();
+    }
+
+    private static Integer nullableInt(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        return n == null || n.isNull() ? null : n.asInt();
+    }
+}

@@ -1,0 +1,58 @@
+package io.zse.model;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The tensors a Llama-family checkpoint holds, by Hugging Face name, with the shape the config implies. */
+public final class ModelTensors {
+    private ModelTensors() {
+    }
+
+    public static final String EMBEDDINGS = "model.embed_tokens.weight";
+    public static final String LM_HEAD = "lm_head.weight";
+    public static final String FINAL_NORM = "model.norm.weight";
+
+    public static String layer(int layer, String suffix) {
+        return "model.layers." + layer + "." + suffix;
+    }
+
+    /** Every tensor in file order (lm_head only when not tied), shapes outermost first. */
+    public static Map<String, long[]> expected(ModelConfig c) {
+        Map<String, long[]> t = new LinkedHashMap<>();
+        long d = c.hiddenSize();
+        long q = (long) c.numHeads() * c.headDim();
+        long kv = (long) c.numKvHeads() * c.headDim();
+        long ff = c.intermediateSize();
+        t.put(EMBEDDINGS, new long[]{c.vocabSize(), d});
+        for (int i = 0; i < c.numLayers(); i++) {
+            t.put(layer(i, "input_layernorm.weight"), new long[]{d});
+            t.put(layer(i, "self_attn.q_proj.weight"), new long[]{q, d});
+            t.put(layer(i, "self_attn.k_proj.weight"), new long[]{kv, d});
+            t.put(layer(i, "self_attn.v_proj.weight"), new long[]{kv, d});
+            if (c.attentionBias()) {
+                t.put(layer(i, "self_attn.q_proj.bias"), new long[]{q});
+                t.put(layer(i, "self_attn.k_proj.bias"), new long[]{kv});
+                t.put(layer(i, "self_attn.v_proj.bias"), new long[]{kv});
+            }
+            t.put(layer(i, "self_attn.o_proj.weight"), new long[]{d, q});
+            if (c.attentionBias() && c.architecture().equals("llama")) {
+                // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
+                t.put(layer(i, "self_attn.o_proj.bias"), new long[]{d});
+            }
+            t.put(layer(i, "post_attention_layernorm.weight"), new long[]{d});
+            t.put(layer(i, "mlp.gate_proj.weight"), new long[]{ff, d});
+            t.put(layer(i, "mlp.up_proj.weight"), new long[]{ff, d});
+            t.put(layer(i, "mlp.down_proj.weight"), new long[]{d, ff});
+            if (c.mlpBias()) {
+                t.put(layer(i, "mlp.gate_proj.bias"), new long[]{ff});
+                t.put(layer(i, "mlp.up_proj.bias"), new long[]{ff});
+                t.put(layer(i, "mlp.down_proj.bias"), new long[]{d});
+            }
+        }
+        t.put(FINAL_NORM, new long[]{d});
+        if (!c.tieWordEmbeddings()) {
+            t.put(LM_HEAD, new long[]{c.vocabSize(), d});
+        }
+        return t;
+    }
+}
