@@ -8,7 +8,7 @@ import java.io.PrintWriter;
 /** The {@code zse} command line: one sub-command per job. */
 @Command(name = "zse", mixinStandardHelpOptions = true, version = "zse 0.1.0",
         description = "Convert Hugging Face models to .zse files and serve them.",
-        subcommands = {})
+        subcommands = {ConvertCommand.class, InspectCommand.class})
 public final class ZseCommand implements Runnable {
 
     @CommandLine.Spec
@@ -21,10 +21,16 @@ public final class ZseCommand implements Runnable {
 
     /** Runs the command line and returns the process exit code; failures print one line unless --debug is given. */
     public static int execute(String... args) {
+        return execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+    }
+
+    /** As {@link #execute(String...)} with the command's output and error streams given (tests capture them). */
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
         boolean debug = java.util.Arrays.asList(args).contains("--debug");
         CommandLine cli = new CommandLine(new ZseCommand());
+        cli.setOut(out);
+        cli.setErr(err);
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            PrintWriter err = commandLine.getErr();
             if (debug) {
                 ex.printStackTrace(err);
             } else {
@@ -37,7 +43,12 @@ public final class ZseCommand implements Runnable {
     }
 
     private static String oneLine(Throwable ex) {
-        String message = ex.getMessage();
+        String message = switch (ex) {
+            case java.nio.file.NoSuchFileException e when e.getReason() == null -> "no such file: " + e.getFile();
+            case java.nio.file.AccessDeniedException e when e.getReason() == null -> "permission denied: " + e.getFile();
+            case java.nio.file.FileAlreadyExistsException e when e.getReason() == null -> "already exists: " + e.getFile();
+            default -> ex.getMessage();
+        };
         if (message == null || message.isBlank()) {
             message = ex.getClass().getSimpleName();
         }

@@ -1,0 +1,67 @@
+package io.zse.cli;
+
+import io.zse.convert.ConvertOptions;
+import io.zse.convert.ModelConverter;
+import io.zse.format.TensorType;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code zse convert}: a Hugging Face checkpoint directory to one .zse file. */
+@Command(name = "convert", description = "Convert a Hugging Face checkpoint (safetensors) into a .zse file.")
+public final class ConvertCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "HF_DIR", description = "Checkpoint directory (config.json, safetensors, tokenizer files).")
+    Path input;
+
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "OUT.zse", description = "File to write.")
+    Path output;
+
+    @Option(names = "--quant", defaultValue = "q8", paramLabel = "TYPE",
+            description = "Type of the 2-D weights: f32, f16, bf16, q8, q4, nf4 (default ${DEFAULT-VALUE}).")
+    String quant;
+
+    @Option(names = "--group-size", paramLabel = "N", description = "Q4 group size: 32 (default), 64 or 128.")
+    Integer groupSize;
+
+    @Option(names = "--embeddings", paramLabel = "TYPE", description = "Type of the token embeddings (default: Q8 under q4/nf4, else --quant).")
+    String embeddings;
+
+    @Option(names = "--lm-head", paramLabel = "TYPE", description = "Type of lm_head, and of tied embeddings (same default).")
+    String lmHead;
+
+    @Option(names = "--force", description = "Replace OUT if it exists.")
+    boolean force;
+
+    @Mixin
+    DebugOption debug;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        TensorType type = TensorType.parse(quant);
+        ConvertOptions options = new ConvertOptions(type, groupSize != null ? groupSize : type.defaultGroupSize(),
+                embeddings == null ? null : TensorType.parse(embeddings), lmHead == null ? null : TensorType.parse(lmHead),
+                force);
+        long start = System.nanoTime();
+        ProgressDisplay progress = new ProgressDisplay(spec.commandLine().getErr());
+        ModelConverter.Result result = ModelConverter.convert(input, output, options, progress);
+        progress.done();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        PrintWriter out = spec.commandLine().getOut();
+        out.printf("wrote %s: %s, %d tensors %s, %s from %s of input in %.1f s (%.0f MB/s)%n", output,
+                result.config().architecture(), result.tensors(), result.tensorsByType(),
+                InspectCommand.bytes(result.outputBytes()), InspectCommand.bytes(result.inputBytes()), seconds,
+                result.inputBytes() / 1e6 / seconds);
+        out.flush();
+        return 0;
+    }
+}

@@ -1,0 +1,49 @@
+package io.zse.convert;
+
+import io.zse.format.HalfFloats;
+import io.zse.format.TensorType;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.stream.IntStream;
+
+/** Encodes rows of F32 values into a tensor type's data and scale bytes (quantizing rows in parallel). */
+final class ChunkEncoder {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final TensorType type;
+    private final int groupSize;
+    private final Quantizer quantizer;
+
+    ChunkEncoder(TensorType type, int groupSize) {
+        this.type = type;
+        this.groupSize = groupSize;
+        this.quantizer = type.isQuantized() ? Quantizer.of(type, groupSize) : null;
+    }
+
+    /** Encodes {@code rows} rows of {@code rowLength} values from {@code src} into the two segments (from offset 0). */
+    void encode(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales) {
+        int count = rows * rowLength;
+        switch (type) {
+            case F32 -> MemorySegment.copy(src, 0, data, F32, 0, count);
+            case F16 -> {
+                for (int i = 0; i < count; i++) {
+                    data.set(U16, 2L * i, Float.floatToFloat16(src[i]));
+                }
+            }
+            case BF16 -> {
+                for (int i = 0; i < count; i++) {
+                    data.set(U16, 2L * i, HalfFloats.toBf16(src[i]));
+                }
+            }
+            default -> {
+                long rowData = type.dataBytes(rowLength);
+                long rowScales = type.scaleBytes(rowLength, groupSize);
+                IntStream.range(0, rows).parallel().forEach(r -> quantizer.quantize(src, r * rowLength, rowLength,
+                        data, r * rowData, scales, r * rowScales));
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+package io.zse.convert;
+
+import io.zse.format.TensorType;
+
+/**
+ * What {@code zse convert} was asked for.
+ *
+ * @param quant      storage type of the 2-D weights
+ * @param groupSize  Q4 group size (32, 64 or 128); the other quantized types have fixed groups
+ * @param embeddings type of {@code model.embed_tokens.weight}, or null for the default (docs/zse-format.md)
+ * @param lmHead     type of {@code lm_head.weight} (and of tied embeddings), or null for the default
+ * @param force      replace an existing output file
+ */
+public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddings, TensorType lmHead,
+                             boolean force) {
+
+    public ConvertOptions {
+        if (quant == TensorType.Q4 && !quant.allowsGroupSize(groupSize)) {
+            throw new IllegalArgumentException("--group-size " + groupSize + " is not allowed for q4 (use 32, 64 or 128)");
+        }
+        if (quant != TensorType.Q4 && groupSize != 0 && groupSize != quant.defaultGroupSize()) {
+            throw new IllegalArgumentException("--group-size applies to q4 only; " + quant.name().toLowerCase()
+                    + (quant.isQuantized() ? " always uses groups of " + quant.defaultGroupSize() : " has no groups"));
+        }
+    }
+
+    public static ConvertOptions of(TensorType quant) {
+        return new ConvertOptions(quant, quant.defaultGroupSize(), null, null, false);
+    }
+
+    /** Default for the embedding and output layers: Q8 under the 4-bit types (they are the most sensitive). */
+    TensorType sensitiveDefault() {
+        return quant == TensorType.Q4 || quant == TensorType.NF4 ? TensorType.Q8 : quant;
+    }
+
+    TensorType embeddingsType(boolean tied) {
+        if (tied) {
+            return lmHeadType();
+        }
+        return embeddings != null ? embeddings : sensitiveDefault();
+    }
+
+    TensorType lmHeadType() {
+        return lmHead != null ? lmHead : embeddings != null ? embeddings : sensitiveDefault();
+    }
+
+    /** Group size a tensor of {@code type} is written with. */
+    int groupSizeFor(TensorType type) {
+        return type == TensorType.Q4 && quant == TensorType.Q4 ? groupSize : type.defaultGroupSize();
+    }
+}

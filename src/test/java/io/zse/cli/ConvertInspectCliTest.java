@@ -1,0 +1,75 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code zse convert} and {@code zse inspect} as a user runs them: exit codes, output, one-line errors. */
+class ConvertInspectCliTest {
+    @TempDir
+    Path dir;
+
+    record Run(int exit, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = ZseCommand.execute(new PrintWriter(out), new PrintWriter(err), args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void convertThenInspect() throws Exception {
+        Path zse = dir.resolve("tiny.zse");
+        Run convert = run("convert", TestModels.tinyStories().toString(), "-o", zse.toString(), "--quant", "q4",
+                "--group-size", "64");
+        assertEquals(0, convert.exit, convert.err);
+        assertTrue(convert.out.startsWith("wrote " + zse), convert.out);
+        assertTrue(convert.err.contains("convert: 100%"), "plain progress lines when not on a terminal: " + convert.err);
+
+        Run text = run("inspect", zse.toString(), "--verify");
+        assertEquals(0, text.exit, text.err);
+        assertTrue(text.out.contains("model.layers.1.mlp.down_proj.weight  Q4/64"), text.out);
+        assertTrue(text.out.contains("checksums  metadata ok; tensors ok"), text.out);
+
+        Run json = run("inspect", zse.toString(), "--json");
+        JsonNode report = new ObjectMapper().readTree(json.out);
+        assertEquals("llama", report.at("/config/architecture").asText());
+        assertEquals(20, report.at("/totals/tensors").asInt());
+        assertEquals(2048 * 128 + 2 * (128 * 128 * 2 + 64 * 128 * 2 + 3 * 128 * 384 + 2 * 128) + 128,
+                report.at("/totals/parameters").asLong());
+        assertEquals("not checked (use --verify)", report.at("/checksums/tensors").asText());
+    }
+
+    @Test
+    void failuresExitNonZeroWithOneLine() throws Exception {
+        Run missing = run("inspect", dir.resolve("none.zse").toString());
+        assertEquals(1, missing.exit);
+        assertEquals("zse inspect: no such file: " + dir.resolve("none.zse") + "\n", missing.err);
+
+        Path junk = Files.writeString(dir.resolve("junk.zse"), "hello");
+        Run bad = run("inspect", junk.toString());
+        assertEquals(1, bad.exit);
+        assertEquals(1, bad.err.lines().count(), bad.err);
+        assertTrue(bad.err.contains("shorter than the 64-byte preamble"), bad.err);
+
+        Run debug = run("inspect", junk.toString(), "--debug");
+        assertTrue(debug.err.contains("\tat io.zse.format.ZseFile"), "--debug prints the stack trace");
+
+        Run badQuant = run("convert", TestModels.tinyStories().toString(), "-o", dir.resolve("x.zse").toString(),
+                "--quant", "q3");
+        assertEquals(1, badQuant.exit);
+        assertTrue(badQuant.err.startsWith("zse convert: unknown tensor type 'q3'"), badQuant.err);
+    }
+}
