@@ -69,9 +69,11 @@ public final class Q4Quantizer implements Quantizer {
         float range = max - min;
         float bestD = HalfFloats.roundToF16(range / MAX_CODE);
         float bestM = HalfFloats.roundToF16(min);
-        if (Float.isInfinite(bestD) || Float.isInfinite(bestM)) {
-            throw GroupInput.scaleOverflow("Q4 range [min, max] = [" + min + ", " + max + "], scale",
-                    Float.isInfinite(bestD) ? range / MAX_CODE : min, groupIndex);
+        if (Float.isInfinite(bestD)) {
+            throw GroupInput.scaleOverflow("Q4 step d = (max - min) / 15 =", range / MAX_CODE, groupIndex);
+        }
+        if (Float.isInfinite(bestM)) {
+            throw GroupInput.scaleOverflow("Q4 offset m = min =", min, groupIndex);
         }
         if (bestD != 0) {
             double bound = QuantErrorBound.forGroup(TensorType.Q4, src, offset, groupSize);

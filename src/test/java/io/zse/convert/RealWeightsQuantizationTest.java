@@ -33,7 +33,7 @@ class RealWeightsQuantizationTest {
     void searchedScalesBeatMinMaxOnEveryWeightMatrix() throws Exception {
         Map<String, SafetensorsTestReader.Tensor> tensors = SafetensorsTestReader.readF32(MODEL);
         assertEquals(20, tensors.size());
-        StringBuilder table = new StringBuilder(String.format("%-36s %-8s", "tensor (relative RMS error)", "shape"));
+        StringBuilder table = new StringBuilder(String.format("%-40s %-8s", "tensor (relative RMS error)", "shape"));
         VARIANTS.forEach(v -> table.append(String.format(" | %-17s", v.label() + " minmax->ours")));
         table.append('\n');
         List<String> failures = new ArrayList<>();
@@ -48,7 +48,7 @@ class RealWeightsQuantizationTest {
             float[] w = tensor.values();
             double signal = RoundTrip.squaredError(w, new float[w.length]);
             totalSignal += signal;
-            table.append(String.format("%-36s %-8s", tensor.name(), tensor.shape()[0] + "x" + tensor.shape()[1]));
+            table.append(String.format("%-40s %-8s", tensor.name(), tensor.shape()[0] + "x" + tensor.shape()[1]));
             for (int k = 0; k < VARIANTS.size(); k++) {
                 Variant v = VARIANTS.get(k);
                 Quantizer quantizer = Quantizer.of(v.type(), v.groupSize());
@@ -67,7 +67,7 @@ class RealWeightsQuantizationTest {
             }
             table.append('\n');
         }
-        table.append(String.format("%-36s %-8s", "all " + matrices + " matrices", ""));
+        table.append(String.format("%-40s %-8s", "all " + matrices + " matrices", ""));
         for (double[] total : totals) {
             table.append(String.format(" | %.5f -> %.5f", Math.sqrt(total[0] / totalSignal),
                     Math.sqrt(total[1] / totalSignal)));
