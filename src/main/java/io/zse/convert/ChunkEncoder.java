@@ -1,18 +1,14 @@
 package io.zse.convert;
 
 import io.zse.format.HalfFloats;
+import io.zse.format.LittleEndian;
 import io.zse.format.TensorType;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.stream.IntStream;
 
 /** Encodes rows of F32 values into a tensor type's data and scale bytes (quantizing rows in parallel). */
 final class ChunkEncoder {
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-
     private final TensorType type;
     private final int groupSize;
     private final Quantizer quantizer;
@@ -27,15 +23,15 @@ final class ChunkEncoder {
     void encode(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales) {
         int count = rows * rowLength;
         switch (type) {
-            case F32 -> MemorySegment.copy(src, 0, data, F32, 0, count);
+            case F32 -> MemorySegment.copy(src, 0, data, LittleEndian.FLOAT, 0, count);
             case F16 -> {
                 for (int i = 0; i < count; i++) {
-                    data.set(U16, 2L * i, Float.floatToFloat16(src[i]));
+                    data.set(LittleEndian.SHORT, 2L * i, Float.floatToFloat16(src[i]));
                 }
             }
             case BF16 -> {
                 for (int i = 0; i < count; i++) {
-                    data.set(U16, 2L * i, HalfFloats.toBf16(src[i]));
+                    data.set(LittleEndian.SHORT, 2L * i, HalfFloats.toBf16(src[i]));
                 }
             }
             default -> {

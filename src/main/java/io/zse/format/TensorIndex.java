@@ -9,9 +9,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.zse.format.ZseLayout.U16;
-import static io.zse.format.ZseLayout.U32;
-import static io.zse.format.ZseLayout.U64;
+import static io.zse.format.LittleEndian.INT;
+import static io.zse.format.LittleEndian.LONG;
+import static io.zse.format.LittleEndian.SHORT;
 
 /** Binary encoding of the tensor-index section (docs/zse-format.md, "The tensor-index section"). */
 public final class TensorIndex {
@@ -33,28 +33,28 @@ public final class TensorIndex {
 
     public static byte[] encode(List<TensorInfo> tensors) {
         MemorySegment out = MemorySegment.ofArray(new byte[(int) encodedSize(tensors)]);
-        out.set(U32, 0, tensors.size());
+        out.set(INT, 0, tensors.size());
         long pos = 8;
         for (TensorInfo t : tensors) {
             byte[] name = t.name().getBytes(StandardCharsets.UTF_8);
-            out.set(U16, pos, (short) name.length);
+            out.set(SHORT, pos, (short) name.length);
             MemorySegment.copy(name, 0, out, ValueLayout.JAVA_BYTE, pos + 2, name.length);
             pos = ZseLayout.alignUp(pos + 2 + name.length, 4);
             out.set(ValueLayout.JAVA_BYTE, pos, (byte) t.type().code());
             out.set(ValueLayout.JAVA_BYTE, pos + 1, (byte) t.layout());
-            out.set(U16, pos + 2, (short) t.rank());
-            out.set(U32, pos + 4, t.groupSize());
+            out.set(SHORT, pos + 2, (short) t.rank());
+            out.set(INT, pos + 4, t.groupSize());
             pos += 8;
             for (int i = 0; i < t.rank(); i++) {
-                out.set(U64, pos, t.dim(i));
+                out.set(LONG, pos, t.dim(i));
                 pos += 8;
             }
-            out.set(U64, pos, t.dataOffset());
-            out.set(U64, pos + 8, t.dataLength());
-            out.set(U64, pos + 16, t.scalesOffset());
-            out.set(U64, pos + 24, t.scalesLength());
-            out.set(U32, pos + 32, t.dataCrc());
-            out.set(U32, pos + 36, t.scalesCrc());
+            out.set(LONG, pos, t.dataOffset());
+            out.set(LONG, pos + 8, t.dataLength());
+            out.set(LONG, pos + 16, t.scalesOffset());
+            out.set(LONG, pos + 24, t.scalesLength());
+            out.set(INT, pos + 32, t.dataCrc());
+            out.set(INT, pos + 36, t.scalesCrc());
             pos += 40;
         }
         return (byte[]) out.heapBase().orElseThrow();
@@ -169,21 +169,21 @@ public final class TensorIndex {
 
         short u16(String what) throws ZseFormatException {
             need(2, what);
-            short v = seg.get(U16, pos);
+            short v = seg.get(SHORT, pos);
             pos += 2;
             return v;
         }
 
         int u32(String what) throws ZseFormatException {
             need(4, what);
-            int v = seg.get(U32, pos);
+            int v = seg.get(INT, pos);
             pos += 4;
             return v;
         }
 
         long u64(String what) throws ZseFormatException {
             need(8, what);
-            long v = seg.get(U64, pos);
+            long v = seg.get(LONG, pos);
             pos += 8;
             return v;
         }

@@ -20,9 +20,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.zip.CRC32C;
 
-import static io.zse.format.ZseLayout.U16;
-import static io.zse.format.ZseLayout.U32;
-import static io.zse.format.ZseLayout.U64;
+import static io.zse.format.LittleEndian.INT;
+import static io.zse.format.LittleEndian.LONG;
+import static io.zse.format.LittleEndian.SHORT;
 
 /**
  * A {@code .zse} file mapped once into memory. {@link #open} checks structure and metadata checksums (cost independent
@@ -78,9 +78,9 @@ public final class ZseFile implements AutoCloseable {
         if (!java.util.Arrays.equals(magic, ZseLayout.MAGIC)) {
             throw new ZseFormatException(path, "preamble", "wrong magic bytes: not a .zse file");
         }
-        int major = Short.toUnsignedInt(file.get(U16, ZseLayout.OFF_MAJOR));
-        int minor = Short.toUnsignedInt(file.get(U16, ZseLayout.OFF_MINOR));
-        if (crc(file.asSlice(0, ZseLayout.OFF_PREAMBLE_CRC)) != file.get(U32, ZseLayout.OFF_PREAMBLE_CRC)) {
+        int major = Short.toUnsignedInt(file.get(SHORT, ZseLayout.OFF_MAJOR));
+        int minor = Short.toUnsignedInt(file.get(SHORT, ZseLayout.OFF_MINOR));
+        if (crc(file.asSlice(0, ZseLayout.OFF_PREAMBLE_CRC)) != file.get(INT, ZseLayout.OFF_PREAMBLE_CRC)) {
             throw new ZseFormatException(path, "preamble", "checksum mismatch (preamble is corrupt)");
         }
         if (major > ZseLayout.MAJOR_VERSION) {
@@ -91,15 +91,15 @@ public final class ZseFile implements AutoCloseable {
         if (major < 1) {
             throw new ZseFormatException(path, "preamble", "format version " + major + "." + minor + " is not valid");
         }
-        long fileLength = file.get(U64, ZseLayout.OFF_FILE_LENGTH);
+        long fileLength = file.get(LONG, ZseLayout.OFF_FILE_LENGTH);
         if (fileLength != size) {
             throw new ZseFormatException(path, "preamble", "file is " + size + " bytes but its preamble says "
                     + fileLength + (size < fileLength ? " (truncated)" : " (trailing bytes)"));
         }
-        long headerOffset = file.get(U64, ZseLayout.OFF_HEADER_OFFSET);
-        long headerLength = file.get(U64, ZseLayout.OFF_HEADER_LENGTH);
-        long dataOffset = file.get(U64, ZseLayout.OFF_DATA_OFFSET);
-        long dataLength = file.get(U64, ZseLayout.OFF_DATA_LENGTH);
+        long headerOffset = file.get(LONG, ZseLayout.OFF_HEADER_OFFSET);
+        long headerLength = file.get(LONG, ZseLayout.OFF_HEADER_LENGTH);
+        long dataOffset = file.get(LONG, ZseLayout.OFF_DATA_OFFSET);
+        long dataLength = file.get(LONG, ZseLayout.OFF_DATA_LENGTH);
         if (headerOffset != ZseLayout.PREAMBLE_SIZE || headerLength < ZseLayout.HEADER_FIXED_SIZE
                 || dataOffset % ZseLayout.DATA_ALIGNMENT != 0 || dataOffset < headerOffset + headerLength
                 || dataOffset > size || dataLength != size - dataOffset) {
@@ -107,7 +107,7 @@ public final class ZseFile implements AutoCloseable {
                     + headerLength + ", data at " + dataOffset + "+" + dataLength + ", file " + size + " bytes");
         }
         MemorySegment header = file.asSlice(headerOffset, headerLength);
-        if (crc(header) != file.get(U32, ZseLayout.OFF_HEADER_CRC)) {
+        if (crc(header) != file.get(INT, ZseLayout.OFF_HEADER_CRC)) {
             throw new ZseFormatException(path, "header", "checksum mismatch (header is corrupt)");
         }
         Map<SectionKind, MemorySegment> sections = readSections(path, file, header, headerOffset + headerLength,
@@ -124,8 +124,8 @@ public final class ZseFile implements AutoCloseable {
     private static Map<SectionKind, MemorySegment> readSections(Path path, MemorySegment file, MemorySegment header,
                                                                 long metadataStart, long dataOffset)
             throws ZseFormatException {
-        long count = Integer.toUnsignedLong(header.get(U32, 0));
-        if (header.get(U32, 4) != 0 || header.byteSize() != ZseLayout.HEADER_FIXED_SIZE
+        long count = Integer.toUnsignedLong(header.get(INT, 0));
+        if (header.get(INT, 4) != 0 || header.byteSize() != ZseLayout.HEADER_FIXED_SIZE
                 + count * ZseLayout.SECTION_ENTRY_SIZE) {
             throw new ZseFormatException(path, "header", "section table of " + count + " entries does not match the "
                     + header.byteSize() + "-byte header");
@@ -134,13 +134,13 @@ public final class ZseFile implements AutoCloseable {
         long cursor = metadataStart;
         for (int i = 0; i < count; i++) {
             long e = ZseLayout.HEADER_FIXED_SIZE + (long) i * ZseLayout.SECTION_ENTRY_SIZE;
-            int code = header.get(U32, e);
-            long offset = header.get(U64, e + 8);
-            long length = header.get(U64, e + 16);
-            int expectedCrc = header.get(U32, e + 24);
+            int code = header.get(INT, e);
+            long offset = header.get(LONG, e + 8);
+            long length = header.get(LONG, e + 16);
+            int expectedCrc = header.get(INT, e + 24);
             SectionKind kind = SectionKind.fromCode(code);
             String part = "section " + (kind == null ? "kind " + code : kind.label());
-            if (header.get(U32, e + 4) != 0 || header.get(U32, e + 28) != 0) {
+            if (header.get(INT, e + 4) != 0 || header.get(INT, e + 28) != 0) {
                 throw new ZseFormatException(path, part, "reserved fields are not zero");
             }
             if (offset < cursor || offset % ZseLayout.SECTION_ALIGNMENT != 0 || length < 0

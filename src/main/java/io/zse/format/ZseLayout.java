@@ -1,8 +1,5 @@
 package io.zse.format;
 
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-
 /** Fixed numbers of the format: magic, version, preamble offsets, alignments (docs/zse-format.md). */
 public final class ZseLayout {
     private ZseLayout() {
@@ -35,9 +32,6 @@ public final class ZseLayout {
     public static final int MAX_NAME_BYTES = 1024;
     public static final int LAYOUT_ROW_GROUPS = 0;
 
-    public static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    public static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    public static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     public static long alignUp(long value, long alignment) {
         return (value + alignment - 1) / alignment * alignment;
