@@ -119,10 +119,10 @@ public final class InspectCommand implements Callable<Integer> {
             width = Math.max(width, t.get("name").asText().length());
         }
         out.println("tensors");
-        out.printf("  %-" + width + "s  %-4s  %-16s  %12s%n", "name", "type", "shape", "bytes");
+        out.printf("  %-" + width + "s  %-6s  %-16s  %12s%n", "name", "type", "shape", "bytes");
         for (JsonNode t : r.get("tensors")) {
             String type = t.get("type").asText() + (t.get("group_size").asInt() > 0 ? "/" + t.get("group_size") : "");
-            out.printf("  %-" + width + "s  %-4s  %-16s  %12d%n", t.get("name").asText(), type, t.get("shape"),
+            out.printf("  %-" + width + "s  %-6s  %-16s  %12d%n", t.get("name").asText(), type, t.get("shape"),
                     t.get("bytes").asLong());
         }
         JsonNode totals = r.get("totals");

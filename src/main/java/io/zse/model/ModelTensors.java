@@ -26,33 +26,28 @@ public final class ModelTensors {
         t.put(EMBEDDINGS, new long[]{c.vocabSize(), d});
         for (int i = 0; i < c.numLayers(); i++) {
             t.put(layer(i, "input_layernorm.weight"), new long[]{d});
-            t.put(layer(i, "self_attn.q_proj.weight"), new long[]{q, d});
-            t.put(layer(i, "self_attn.k_proj.weight"), new long[]{kv, d});
-            t.put(layer(i, "self_attn.v_proj.weight"), new long[]{kv, d});
-            if (c.attentionBias()) {
-                t.put(layer(i, "self_attn.q_proj.bias"), new long[]{q});
-                t.put(layer(i, "self_attn.k_proj.bias"), new long[]{kv});
-                t.put(layer(i, "self_attn.v_proj.bias"), new long[]{kv});
-            }
-            t.put(layer(i, "self_attn.o_proj.weight"), new long[]{d, q});
-            if (c.attentionBias() && c.architecture().equals("llama")) {
-                // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
-                t.put(layer(i, "self_attn.o_proj.bias"), new long[]{d});
-            }
+            linear(t, layer(i, "self_attn.q_proj"), q, d, c.attentionBias());
+            linear(t, layer(i, "self_attn.k_proj"), kv, d, c.attentionBias());
+            linear(t, layer(i, "self_attn.v_proj"), kv, d, c.attentionBias());
+            // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
+            linear(t, layer(i, "self_attn.o_proj"), d, q, c.attentionBias() && c.architecture().equals("llama"));
             t.put(layer(i, "post_attention_layernorm.weight"), new long[]{d});
-            t.put(layer(i, "mlp.gate_proj.weight"), new long[]{ff, d});
-            t.put(layer(i, "mlp.up_proj.weight"), new long[]{ff, d});
-            t.put(layer(i, "mlp.down_proj.weight"), new long[]{d, ff});
-            if (c.mlpBias()) {
-                t.put(layer(i, "mlp.gate_proj.bias"), new long[]{ff});
-                t.put(layer(i, "mlp.up_proj.bias"), new long[]{ff});
-                t.put(layer(i, "mlp.down_proj.bias"), new long[]{d});
-            }
+            linear(t, layer(i, "mlp.gate_proj"), ff, d, c.mlpBias());
+            linear(t, layer(i, "mlp.up_proj"), ff, d, c.mlpBias());
+            linear(t, layer(i, "mlp.down_proj"), d, ff, c.mlpBias());
         }
         t.put(FINAL_NORM, new long[]{d});
         if (!c.tieWordEmbeddings()) {
             t.put(LM_HEAD, new long[]{c.vocabSize(), d});
         }
         return t;
+    }
+
+    /** A linear layer: weight [out, in] and, with a bias, bias [out]. */
+    private static void linear(Map<String, long[]> t, String prefix, long out, long in, boolean bias) {
+        t.put(prefix + ".weight", new long[]{out, in});
+        if (bias) {
+            t.put(prefix + ".bias", new long[]{out});
+        }
     }
 }

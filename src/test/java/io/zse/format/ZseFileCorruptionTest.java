@@ -134,8 +134,8 @@ class ZseFileCorruptionTest {
     @Test
     void lengthThatDoesNotMatchTheShape() throws IOException {
         String m = rejection(rewriteIndex(ts -> {
-            TensorInfo t = ts.get(1);
-            return replace(ts, 1, new TensorInfo(t.name(), t.type(), t.layout(), new long[]{t.dim(0) * 2, t.dim(1)},
+            TensorInfo t = ts.get(2);
+            return replace(ts, 2, new TensorInfo(t.name(), t.type(), t.layout(), new long[]{t.dim(0) * 2, t.dim(1)},
                     t.groupSize(), t.dataOffset(), t.dataLength(), t.scalesOffset(), t.scalesLength(), t.dataCrc(), t.scalesCrc()));
         }));
         assertTrue(m.contains("needs"), m);
