@@ -43,11 +43,14 @@ public final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ObjectMapper mapper = new ObjectMapper();
+        long start = System.nanoTime();
         try (ZseFile zse = ZseFile.open(file)) {
+            double openMs = (System.nanoTime() - start) / 1e6;
             if (verify) {
                 zse.verify();
             }
             ObjectNode report = report(zse, mapper);
+            report.put("open_ms", Math.round(openMs * 1000) / 1000.0);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 out.println(mapper.writerWithDefaultPrettyPrinter().writeValueAsString(report));
@@ -104,7 +107,8 @@ public final class InspectCommand implements Callable<Integer> {
 
     private static void printText(JsonNode r, PrintWriter out) {
         out.printf("file       %s%n", r.get("file").asText());
-        out.printf("format     %s, %s%n", r.get("format_version").asText(), bytes(r.get("file_bytes").asLong()));
+        out.printf("format     %s, %s, opened and checked in %.3f ms%n", r.get("format_version").asText(),
+                bytes(r.get("file_bytes").asLong()), r.get("open_ms").asDouble());
         out.println("config");
         for (Iterator<Map.Entry<String, JsonNode>> it = r.get("config").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();

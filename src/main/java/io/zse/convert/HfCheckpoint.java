@@ -205,6 +205,11 @@ public final class HfCheckpoint implements AutoCloseable {
         fileOf(name).readFloats(resolve(name), firstElement, count, out, outOffset);
     }
 
+    /** See {@link SafetensorsFile#release}; {@code name} may be an alias. */
+    public void release(String name) throws SafetensorsException {
+        fileOf(name).release(resolve(name));
+    }
+
     private String resolve(String name) {
         return aliases.getOrDefault(name, name);
     }

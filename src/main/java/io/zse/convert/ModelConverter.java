@@ -177,6 +177,7 @@ public final class ModelConverter {
             }
         }
         sink.finish();
+        checkpoint.release(p.sourceName);
     }
 
     private static Map<SectionKind, byte[]> sections(Path dir, ModelConfig config, byte[] hfConfig, byte[] generation,

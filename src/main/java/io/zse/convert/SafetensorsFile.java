@@ -234,6 +234,17 @@ public final class SafetensorsFile implements AutoCloseable {
     }
 
     /**
+     * Drops a tensor's pages from this process's resident memory once it has been read (they stay in the page cache),
+     * so streaming through a large checkpoint does not grow the resident set by the checkpoint's size.
+     */
+    public void release(String name) throws SafetensorsException {
+        MemorySegment bytes = tensorBytes(name);
+        if (bytes.byteSize() > 0 && bytes.isMapped()) {
+            bytes.unload();
+        }
+    }
+
+    /**
      * Copies elements {@code [firstElement, firstElement + count)} of a tensor (flattened, row-major) into
      * {@code out[outOffset..]}, widening F16 and BF16 to float.
      */
