@@ -105,10 +105,18 @@ final class BuiltinFilters {
                 yield n;
             }
             case "batch" -> batch(value, a);
-            case "attr" -> PyValues.getAttribute(value, a.string(0, "name"));
+            case "attr" -> attribute(value, a.string(0, "name"));
             case "pprint" -> PyRepr.repr(value);
             default -> throw new ChatTemplateException("No filter named '" + name + "'.");
         };
+    }
+
+    /** The attr filter is Python's getattr alone: unlike {@code x.name} it never falls back to a dict key. */
+    private static Object attribute(Object value, String name) {
+        if (value instanceof Namespace || value instanceof LoopContext || value instanceof Undefined) {
+            return PyValues.getAttribute(value, name);
+        }
+        return PyMethods.isMethod(value, name) ? PyMethods.bind(value, name) : Undefined.attribute(value, name);
     }
 
     private static String softStr(Object value) {

@@ -14,6 +14,7 @@ final class PyRepr {
     /** {@code str(value)}; Undefined prints as "" like Jinja2. */
     static String str(Object value) {
         return switch (value) {
+            case null -> "None";
             case String s -> s;
             case Markup m -> m.text();
             case Undefined u -> "";

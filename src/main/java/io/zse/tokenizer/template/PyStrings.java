@@ -73,7 +73,7 @@ final class PyStrings {
                     return parts;
                 }
                 if (maxsplit >= 0 && parts.size() == maxsplit) {
-                    parts.add(strip(s.substring(i), null, false, true));
+                    parts.add(s.substring(i)); // Python keeps the remainder's trailing whitespace
                     return parts;
                 }
                 int j = i;
@@ -115,7 +115,7 @@ final class PyStrings {
                     break;
                 }
                 if (parts.size() == maxsplit) {
-                    parts.add(strip(s.substring(0, end), null, true, false));
+                    parts.add(s.substring(0, end));
                     break;
                 }
                 int start = end;

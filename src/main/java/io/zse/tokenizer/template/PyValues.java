@@ -146,8 +146,7 @@ final class PyValues {
             case Map<?, ?> m -> lookupKey(m, item) != MISSING;
             case List<?> l -> l.stream().anyMatch(x -> equal(x, item));
             case Undefined u -> false;
-            case Namespace n -> throw new ChatTemplateException("argument of type 'Namespace' is not iterable");
-            default -> throw new ChatTemplateException(
+            case null, default -> throw new ChatTemplateException(
                     "argument of type '" + PyRepr.typeName(container) + "' is not iterable");
         };
     }
@@ -307,6 +306,9 @@ final class PyValues {
     /** {@code obj.name}: a Python attribute (method) first, then the item, as Jinja2's getattr does. */
     static Object getAttribute(Object obj, String name) {
         switch (obj) {
+            case null -> {
+                return Undefined.attribute(null, name);
+            }
             case Undefined u -> throw u.fail();
             case Map<?, ?> m -> {
                 if (PyMethods.isMethod(obj, name)) {
@@ -331,6 +333,9 @@ final class PyValues {
     /** {@code obj[key]}: the item first, then a Python attribute, as Jinja2's getitem does. */
     static Object getItem(Object obj, Object key) {
         switch (obj) {
+            case null -> {
+                return Undefined.attribute(null, key);
+            }
             case Undefined u -> throw u.fail();
             case Map<?, ?> m -> {
                 Object v = lookupKey(m, key);
@@ -427,7 +432,7 @@ final class PyValues {
             case String s -> codePointStrings(s);
             case Markup m -> codePointStrings(m.text());
             case Undefined u -> List.of();
-            default -> throw new ChatTemplateException("'" + PyRepr.typeName(v) + "' object is not iterable");
+            case null, default -> throw new ChatTemplateException("'" + PyRepr.typeName(v) + "' object is not iterable");
         };
     }
 
@@ -444,7 +449,7 @@ final class PyValues {
             case List<?> l -> l.size();
             case Map<?, ?> m -> m.size();
             case Undefined u -> 0;
-            default -> throw new ChatTemplateException("object of type '" + PyRepr.typeName(v) + "' has no len()");
+            case null, default -> throw new ChatTemplateException("object of type '" + PyRepr.typeName(v) + "' has no len()");
         };
     }
 
