@@ -132,6 +132,9 @@ CASES = [
     ("safe_escape_indent", "{{ '<b>'|safe }} {{ '<b>&\"\\''|e }} {{ '<i>'|escape }} {{ ('<a>'|e) + '<b>' }} {{ '<a>'|e ~ '<b>' }}|{{ 'l1\\nl2\\n\\nl3'|indent }}|{{ 'l1\\nl2'|indent(2, true) }}|{{ 'l1\\n\\nl2'|indent(width='>', blank=true) }}|", None),
     ("batch_and_misc", "{{ [1, 2, 3, 4, 5]|batch(2)|list }} {{ [1, 2, 3]|batch(2, 0)|list }} {{ 'x'|center(5) }}|{{ messages[0]|attr('role') }}", None),
     ("unknown_filter_errors", "{{ 'x'|frobnicate }}", None),
+    ("nested_braces_in_print", "{{ {'a': {'b': [1, {'c': 2}]}} }}{{ {'x': 1}['x'] }}", None),
+    ("multiline_tags", "{%- if messages\n      and tools -%}\n  yes\n{%- endif -%}\n{{\n  'done'\n}}", None),
+    ("indented_template_style", "{%- for m in messages %}\n    {%- if m.role == 'user' %}\n        {{- '<u>' + m.content + '</u>\\n' }}\n    {%- elif m.role == 'system' %}\n        {{- m.content|trim }}\n    {%- endif %}\n{%- endfor %}\n{%- if add_generation_prompt %}\n    {{- '<a>' }}\n{%- endif %}\n", None),
     # --- Python string methods ---
     ("str_strip_family", "[{{ '  a  '.strip() }}][{{ 'xxaxx'.strip('x') }}][{{ '\\n\\nab\\n'.lstrip('\\n') }}][{{ 'ab\\n\\n'.rstrip('\\n') }}][{{ '  a  '.lstrip() }}][{{ '  a  '.rstrip() }}][{{ '\\u00a0a\\u3000'.strip() }}]", None),
     ("str_starts_ends", "{{ 'hello'.startswith('he') }} {{ 'hello'.endswith('lo') }} {{ 'hello'.startswith(('x', 'h')) }} {{ 'hello'.endswith(('x', 'y')) }} {{ '<tool_response>x</tool_response>'.startswith('<tool_response>') and '<tool_response>x</tool_response>'.endswith('</tool_response>') }}", None),
