@@ -22,15 +22,6 @@ final class PyStrings {
         return s.codePointCount(0, s.length());
     }
 
-    static boolean isAscii16(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (Character.isSurrogate(s.charAt(i))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     static int[] codePoints(String s) {
         return s.codePoints().toArray();
     }

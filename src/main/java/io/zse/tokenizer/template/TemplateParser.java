@@ -18,8 +18,7 @@ final class TemplateParser {
 
     static List<Node> parse(String source) {
         TemplateParser parser = new TemplateParser(TemplateLexer.tokenize(source));
-        List<Node> body = parser.parseBody(Set.of());
-        return body;
+        return parser.parseBody(Set.of());
     }
 
     // ---- statements ----
