@@ -1,0 +1,14 @@
+package io.zse.tokenizer;
+
+import java.util.List;
+
+/** Applies normalizers in order. */
+record SequenceNormalizer(List<Normalizer> steps) implements Normalizer {
+    @Override
+    public String normalize(String text) {
+        for (Normalizer step : steps) {
+            text = step.normalize(text);
+        }
+        return text;
+    }
+}
