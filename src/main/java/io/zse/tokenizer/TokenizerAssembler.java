@@ -15,7 +15,7 @@ final class TokenizerAssembler {
     }
 
     /** {@code merges} holds left ids, right ids and merged ids, indexed by rank. */
-    static Tokenizer assemble(ObjectNode settings, String[] tokens, int[][] merges) {
+    static Tokenizer assemble(ObjectNode settings, Vocabulary vocab, int[][] merges) {
         refuseIfSet(settings, "truncation");
         refuseIfSet(settings, "padding");
         JsonNode model = settings.path("model");
@@ -31,7 +31,6 @@ final class TokenizerAssembler {
                 throw new UnsupportedTokenizerException("unsupported BPE option " + affix);
             }
         }
-        Vocabulary vocab = new Vocabulary(tokens);
         int unkId = -1;
         if (model.hasNonNull("unk_token")) {
             unkId = vocab.id(model.get("unk_token").asText());

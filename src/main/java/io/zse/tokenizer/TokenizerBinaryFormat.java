@@ -1,6 +1,5 @@
 package io.zse.tokenizer;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
@@ -28,12 +27,7 @@ final class TokenizerBinaryFormat {
     }
 
     static byte[] write(Tokenizer tokenizer) {
-        byte[] settings;
-        try {
-            settings = TokenizerJsonReader.MAPPER.writeValueAsBytes(tokenizer.pipeline().source());
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot serialize tokenizer settings", e);
-        }
+        byte[] settings = tokenizer.pipeline().source().toString().getBytes(StandardCharsets.UTF_8);
         String[] tokens = tokenizer.model().vocab().tokens();
         byte[][] encoded = new byte[tokens.length][];
         int tokenBytes = 0;
@@ -73,8 +67,7 @@ final class TokenizerBinaryFormat {
                 throw new IllegalArgumentException("not a precompiled tokenizer (bad magic)");
             }
             int settingsLength = in.getInt();
-            ObjectNode settings = (ObjectNode) TokenizerJsonReader.MAPPER.readTree(binary, in.position(),
-                    settingsLength);
+            ObjectNode settings = (ObjectNode) JsonTreeReader.read(binary, in.position(), settingsLength);
             in.position(in.position() + settingsLength);
             String[] tokens = new String[in.getInt()];
             int[] lengths = new int[tokens.length];
@@ -92,7 +85,7 @@ final class TokenizerBinaryFormat {
                 in.asIntBuffer().get(column);
                 in.position(in.position() + 4 * mergeCount);
             }
-            return TokenizerAssembler.assemble(settings, tokens, merges);
+            return TokenizerAssembler.assemble(settings, new Vocabulary(tokens), merges);
         } catch (IOException | RuntimeException e) {
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;

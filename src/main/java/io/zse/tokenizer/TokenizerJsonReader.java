@@ -2,7 +2,6 @@ package io.zse.tokenizer;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -15,13 +14,11 @@ import java.util.List;
  * of them would cost most of the load time); everything else becomes a small JSON tree for {@link ComponentReader}.
  */
 final class TokenizerJsonReader {
-    static final ObjectMapper MAPPER = new ObjectMapper();
-
     private TokenizerJsonReader() {
     }
 
     static Tokenizer read(byte[] json) {
-        try (JsonParser parser = MAPPER.createParser(json)) {
+        try (JsonParser parser = JsonTreeReader.FACTORY.createParser(json)) {
             expect(parser.nextToken(), JsonToken.START_OBJECT, "tokenizer.json must be a JSON object");
             ObjectNode skeleton = JsonNodeFactory.instance.objectNode();
             String[] tokens = null;
@@ -30,7 +27,7 @@ final class TokenizerJsonReader {
                 String field = parser.currentName();
                 parser.nextToken();
                 if (!field.equals("model") || parser.currentToken() != JsonToken.START_OBJECT) {
-                    skeleton.set(field, parser.readValueAsTree());
+                    skeleton.set(field, JsonTreeReader.read(parser));
                     continue;
                 }
                 ObjectNode model = skeleton.putObject("model");
@@ -40,14 +37,15 @@ final class TokenizerJsonReader {
                     switch (modelField) {
                         case "vocab" -> tokens = readVocab(parser);
                         case "merges" -> readMerges(parser, merges);
-                        default -> model.set(modelField, parser.readValueAsTree());
+                        default -> model.set(modelField, JsonTreeReader.read(parser));
                     }
                 }
             }
             if (tokens == null) {
                 throw new UnsupportedTokenizerException("tokenizer.json has no model vocab");
             }
-            return TokenizerAssembler.assemble(skeleton, tokens, resolve(merges, new Vocabulary(tokens)));
+            Vocabulary vocab = new Vocabulary(tokens);
+            return TokenizerAssembler.assemble(skeleton, vocab, resolve(merges, vocab));
         } catch (IOException e) {
             throw new IllegalArgumentException("invalid tokenizer.json: " + e.getMessage().lines().findFirst()
                     .orElse(""), e);
