@@ -5,8 +5,9 @@ import java.util.List;
 
 /** Optionally adds a leading space and splits with the GPT-2 regex, then rewrites bytes as alphabet characters. */
 final class ByteLevelPreTokenizer implements PreTokenizer {
-    private static final TextPattern GPT2 = TextPattern.regex(
-            "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", "ByteLevel");
+    private static final PatternPreTokenizer GPT2 = new PatternPreTokenizer(TextPattern.regex(
+            "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", "ByteLevel"),
+            SplitBehavior.ISOLATED, false);
 
     private final boolean addPrefixSpace;
     private final boolean useRegex;
@@ -24,7 +25,7 @@ final class ByteLevelPreTokenizer implements PreTokenizer {
         }
         List<Piece> parts = new ArrayList<>();
         if (useRegex) {
-            new PatternPreTokenizer(GPT2, SplitBehavior.ISOLATED, false).split(new Piece(text, piece.atOrigin()), parts);
+            GPT2.split(new Piece(text, piece.atOrigin()), parts);
         } else if (!text.isEmpty()) {
             parts.add(new Piece(text, piece.atOrigin()));
         }

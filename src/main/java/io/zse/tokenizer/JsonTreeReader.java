@@ -15,7 +15,11 @@ import java.io.IOException;
  * costs a few hundred milliseconds to set up there; the tree classes alone are cheap.
  */
 final class JsonTreeReader {
-    static final JsonFactory FACTORY = new JsonFactory();
+    /** The vocabulary's 150k field names are read once: interning or canonicalizing them only costs time. */
+    static final JsonFactory FACTORY = JsonFactory.builder()
+            .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
+            .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
+            .build();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private JsonTreeReader() {

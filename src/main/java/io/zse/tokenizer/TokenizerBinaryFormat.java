@@ -2,7 +2,6 @@ package io.zse.tokenizer;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +66,7 @@ final class TokenizerBinaryFormat {
                 throw new IllegalArgumentException("not a precompiled tokenizer (bad magic)");
             }
             int settingsLength = in.getInt();
-            ObjectNode settings = (ObjectNode) JsonTreeReader.read(binary, in.position(), settingsLength);
+            ObjectNode settings = (ObjectNode) SmallJsonParser.parse(binary, in.position(), settingsLength);
             in.position(in.position() + settingsLength);
             String[] tokens = new String[in.getInt()];
             int[] lengths = new int[tokens.length];
@@ -86,7 +85,7 @@ final class TokenizerBinaryFormat {
                 in.position(in.position() + 4 * mergeCount);
             }
             return TokenizerAssembler.assemble(settings, new Vocabulary(tokens), merges);
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;
             }
