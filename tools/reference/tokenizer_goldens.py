@@ -139,6 +139,99 @@ def main():
         target.write_text(json.dumps(doc, ensure_ascii=False, indent=None, separators=(",", ":")) + "\n",
                           encoding="utf-8")
         print(name, len(cases), "cases,", len(decodes), "decodes,", target.stat().st_size, "bytes")
+    write_variants(shared, out)
+
+
+# Synthetic variants of the TinyStories tokenizer exercising components the real files above do not use.
+# Each golden file embeds its tokenizer JSON (small: 2048-token vocabulary) next to the cases.
+VARIANTS = {
+    "variant-metaspace": {
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFKC"}, {"type": "Lowercase"}, {"type": "Strip", "strip_left": True, "strip_right": True}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {"type": "Punctuation", "behavior": "Isolated"},
+            {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True},
+            {"type": "ByteFallback"}]},
+        "post_processor": {"type": "RobertaProcessing", "sep": ["<|end_story|>", 2], "cls": ["<|start_story|>", 1],
+                           "trim_offsets": True, "add_prefix_space": False},
+        "added": [{"content": "[MASK]", "lstrip": True, "rstrip": False, "single_word": False, "special": True},
+                  {"content": "wolf", "lstrip": False, "rstrip": True, "single_word": True, "special": False}],
+    },
+    "variant-whitespace": {
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFKD"}, {"type": "Replace", "pattern": {"Regex": "\\p{Mn}+"}, "content": ""},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+            {"type": "Prepend", "prepend": "\u2581"}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"String": "\u2581"}, "behavior": "MergedWithNext", "invert": False},
+            {"type": "Digits", "individual_digits": False},
+            {"type": "Split", "pattern": {"Regex": "[.!?]"}, "behavior": "MergedWithPrevious", "invert": False}]},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"},
+            {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 1}]},
+        "post_processor": {"type": "BertProcessing", "sep": ["<|end_story|>", 2], "cls": ["<|start_story|>", 1]},
+        "added": [{"content": "<sep>", "lstrip": True, "rstrip": True, "single_word": False, "special": True}],
+    },
+    "variant-whitespace-split": {
+        "normalizer": {"type": "NFD"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"}, {"type": "Split", "pattern": {"Regex": "o+"}, "behavior": "Contiguous",
+                                          "invert": True}]},
+        "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "post_processor": None,
+        "added": [],
+    },
+    "variant-whitespace-pretok": {
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "decoder": None,
+        "post_processor": None,
+        "added": [{"content": "cat", "lstrip": False, "rstrip": False, "single_word": True, "special": False}],
+    },
+}
+
+VARIANT_TEXTS = FIXED[:60] + [
+    "Hello World 123 4567!", "  The WOLF, the wolf; wolfish wolf.  ", "a [MASK] b   [MASK]c", "x <sep> y<sep>z",
+    "Caf\u00e9 na\u00efve \u00c5ngstr\u00f6m", "Ｆｕｌｌ ﬁ ① ²", "cat concat cat, cats", "foo  bar\tbaz\nqux",
+    "Once upon a time... there was a cat! Was it? Yes.", "loooong zoo moon o", "   ", "\u2581\u2581a  b",
+]
+
+
+def write_variants(shared, out):
+    base = json.loads((shared / TOKENIZERS["tinystories"]).read_text(encoding="utf-8"))
+    for name, spec in VARIANTS.items():
+        doc = json.loads(json.dumps(base))
+        for key in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
+            doc[key] = spec[key]
+        tok = Tokenizer.from_str(json.dumps(doc))
+        for added in spec["added"]:
+            token = tokenizers.AddedToken(added["content"], single_word=added["single_word"],
+                                          lstrip=added["lstrip"], rstrip=added["rstrip"],
+                                          normalized=False, special=added["special"])
+            if added["special"]:
+                tok.add_special_tokens([token])
+            else:
+                tok.add_tokens([token])
+        tokenizer_json = json.loads(tok.to_str())
+        rng = random.Random(99)
+        cases = []
+        for text in VARIANT_TEXTS + random_texts(rng, 60):
+            with_special = tok.encode(text, add_special_tokens=True).ids
+            cases.append({"text": text, "ids": tok.encode(text, add_special_tokens=False).ids,
+                          "ids_with_special": with_special,
+                          "decoded": tok.decode(with_special, skip_special_tokens=False),
+                          "decoded_skip": tok.decode(with_special, skip_special_tokens=True)})
+        decodes = [{"ids": seq, "decoded": tok.decode(seq, skip_special_tokens=False),
+                    "decoded_skip": tok.decode(seq, skip_special_tokens=True)}
+                   for seq in random_id_sequences(rng, tok, 40)]
+        target = out / (name + ".json")
+        target.write_text(json.dumps({"oracle": "python tokenizers " + tokenizers.__version__,
+                                      "tokenizer_json": tokenizer_json, "cases": cases, "decodes": decodes},
+                                     ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        print(name, len(cases), "cases,", target.stat().st_size, "bytes")
 
 
 if __name__ == "__main__":

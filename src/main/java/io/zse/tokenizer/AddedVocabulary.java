@@ -85,7 +85,8 @@ final class AddedVocabulary {
                 continue;
             }
             String normalized = normalizer == null ? segment.text() : normalizer.normalize(segment.text());
-            findMatches(normalized, segment.atOrigin(), normalizedTrie, result);
+            boolean atOrigin = segment.atOrigin() && (normalizer == null || normalizer.keepsStart(segment.text()));
+            findMatches(normalized, atOrigin, normalizedTrie, result);
         }
         return result;
     }

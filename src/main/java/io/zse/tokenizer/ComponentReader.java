@@ -66,7 +66,7 @@ final class ComponentReader {
         return switch (type) {
             case "ByteLevel" -> (ids, addSpecial) -> ids; // only adjusts offsets, which we do not produce
             case "TemplateProcessing" -> template(node);
-            case "BertProcessing", "RobertaProcessing" -> new TemplatePostProcessor(List.of(
+            case "BertProcessing", "RobertaProcessing" -> new TemplatePostProcessor(java.util.Arrays.asList(
                     new int[]{specialId(node, "cls", type)}, null, new int[]{specialId(node, "sep", type)}));
             case "Sequence" -> new SequencePostProcessor(
                     list(node, "processors", type, ComponentReader::postProcessor));

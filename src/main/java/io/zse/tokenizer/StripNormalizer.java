@@ -3,6 +3,11 @@ package io.zse.tokenizer;
 /** Removes Unicode whitespace at the left and/or right end. */
 record StripNormalizer(boolean left, boolean right) implements Normalizer {
     @Override
+    public boolean keepsStart(String text) {
+        return !left || text.isEmpty() || !UnicodeWhitespace.is(text.codePointAt(0));
+    }
+
+    @Override
     public String normalize(String text) {
         int start = 0;
         int end = text.length();

@@ -18,7 +18,8 @@ class IncrementalDecoderTest {
             "\u2581\u2581x  y", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ȸ \u0000 \uFFFD", "");
 
     @ParameterizedTest
-    @ValueSource(strings = {"tinystories-656k", "mistral-7b-v0.1", "qwen3", "llama3"})
+    @ValueSource(strings = {"tinystories-656k", "mistral-7b-v0.1", "qwen3", "llama3", "variant-metaspace",
+            "variant-whitespace", "variant-whitespace-pretok"})
     void emitsExactlyWhatFullDecodingGives(String name) {
         Tokenizer tokenizer = TestTokenizers.get(name);
         Random random = new Random(7);

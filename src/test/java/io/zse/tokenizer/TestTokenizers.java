@@ -19,8 +19,18 @@ final class TestTokenizers {
     private TestTokenizers() {
     }
 
+    /** A real tokenizer by folder name, or a synthetic "variant-..." one embedded in its golden file. */
     static Tokenizer get(String name) {
-        return LOADED.computeIfAbsent(name, n -> Tokenizer.fromJson(json(n)));
+        return LOADED.computeIfAbsent(name, n -> n.startsWith("variant-") ? variant(n) : Tokenizer.fromJson(json(n)));
+    }
+
+    private static Tokenizer variant(String name) {
+        try (InputStream in = resource("/golden/tokenizers/" + name + ".json")) {
+            return Tokenizer.fromJson(new com.fasterxml.jackson.databind.ObjectMapper().readTree(in)
+                    .get("tokenizer_json").toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The tokenizer.json bytes; skips the calling test when the file is only in ../shared and that is absent. */
