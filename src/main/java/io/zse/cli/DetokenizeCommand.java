@@ -9,14 +9,13 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /** {@code zse detokenize}: a JSON array of ids on stdin to the decoded text (printed as is, no newline added). */
 @Command(name = "detokenize", mixinStandardHelpOptions = true,
         description = "Read a JSON array of token ids on stdin and print the decoded text.")
-public final class DetokenizeCommand implements Runnable {
+public final class DetokenizeCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin
     DebugOption debugOption;
 
@@ -31,17 +30,14 @@ public final class DetokenizeCommand implements Runnable {
     boolean skipSpecial;
 
     @Override
-    public void run() {
+    public Integer call() throws IOException {
         Tokenizer tokenizer = TokenizerSource.load(model);
         String input;
-        try {
-            input = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read stdin: " + e.getMessage(), e);
-        }
+        input = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         PrintWriter out = spec.commandLine().getOut();
         out.print(tokenizer.decode(parseIds(input), skipSpecial));
         out.flush();
+        return 0;
     }
 
     /** Parses {@code [1, 2, 3]}; anything else is refused with a one-line message. */

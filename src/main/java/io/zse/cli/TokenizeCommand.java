@@ -9,14 +9,13 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /** {@code zse tokenize}: UTF-8 text on stdin (taken exactly, trailing newline included) to a JSON array of ids. */
 @Command(name = "tokenize", mixinStandardHelpOptions = true,
         description = "Read UTF-8 text on stdin and print its token ids as a JSON array.")
-public final class TokenizeCommand implements Runnable {
+public final class TokenizeCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin
     DebugOption debugOption;
 
@@ -31,14 +30,10 @@ public final class TokenizeCommand implements Runnable {
     boolean addSpecial;
 
     @Override
-    public void run() {
+    public Integer call() throws IOException {
         Tokenizer tokenizer = TokenizerSource.load(model);
         String text;
-        try {
-            text = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read stdin: " + e.getMessage(), e);
-        }
+        text = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         int[] ids = tokenizer.encode(text, addSpecial);
         StringBuilder json = new StringBuilder(ids.length * 7 + 2).append('[');
         for (int i = 0; i < ids.length; i++) {
@@ -47,5 +42,6 @@ public final class TokenizeCommand implements Runnable {
         PrintWriter out = spec.commandLine().getOut();
         out.println(json.append(']'));
         out.flush();
+        return 0;
     }
 }

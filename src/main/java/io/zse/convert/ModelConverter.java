@@ -9,6 +9,7 @@ import io.zse.format.TensorType;
 import io.zse.format.ZseWriter;
 import io.zse.model.ModelConfig;
 import io.zse.model.ModelTensors;
+import io.zse.tokenizer.Tokenizer;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -185,7 +186,10 @@ public final class ModelConverter {
         Map<SectionKind, byte[]> s = new LinkedHashMap<>();
         s.put(SectionKind.CONFIG, config.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         s.put(SectionKind.HF_CONFIG, hfConfig);
-        s.put(SectionKind.TOKENIZER, required(dir, "tokenizer.json"));
+        byte[] tokenizer = required(dir, "tokenizer.json");
+        s.put(SectionKind.TOKENIZER, tokenizer);
+        // Loading also refuses, at convert time, a tokenizer whose components the server could not run.
+        s.put(SectionKind.TOKENIZER_COMPILED, Tokenizer.fromJson(tokenizer).toBinary());
         putIfPresent(s, SectionKind.TOKENIZER_CONFIG, optional(dir, "tokenizer_config.json"));
         putIfPresent(s, SectionKind.GENERATION_CONFIG, generation);
         putIfPresent(s, SectionKind.SPECIAL_TOKENS_MAP, optional(dir, "special_tokens_map.json"));

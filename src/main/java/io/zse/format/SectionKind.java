@@ -9,7 +9,8 @@ public enum SectionKind {
     TOKENIZER_CONFIG(5, "tokenizer-config"),
     GENERATION_CONFIG(6, "generation-config"),
     SPECIAL_TOKENS_MAP(7, "special-tokens-map"),
-    CONVERSION(8, "conversion");
+    CONVERSION(8, "conversion"),
+    TOKENIZER_COMPILED(9, "tokenizer-compiled");
 
     private final int code;
     private final String label;

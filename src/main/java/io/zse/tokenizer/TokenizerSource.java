@@ -1,24 +1,47 @@
 package io.zse.tokenizer;
 
-import java.nio.file.Path;
+import io.zse.format.SectionKind;
+import io.zse.format.ZseFile;
 
-/** Where the command line finds a tokenizer: a {@code tokenizer.json}, or (later) a {@code .zse} model file. */
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/** Where a tokenizer comes from: a {@code tokenizer.json}, or the tokenizer sections of a {@code .zse} model file. */
 public final class TokenizerSource {
     private TokenizerSource() {
     }
 
-    public static Tokenizer load(Path path) {
-        String name = path.getFileName() == null ? "" : path.getFileName().toString();
+    public static Tokenizer load(Path path) throws IOException {
+        if (!Files.isRegularFile(path)) {
+            throw new NoSuchFileException(path.toString(), null, "no such file");
+        }
+        String name = String.valueOf(path.getFileName());
         if (name.endsWith(".zse")) {
-            throw new UnsupportedOperationException(
-                    "reading tokenizers from .zse files is wired in by the format package");
+            try (ZseFile zse = ZseFile.open(path)) {
+                return fromZse(zse);
+            }
         }
         if (!name.endsWith(".json")) {
             throw new IllegalArgumentException("expected a tokenizer.json or .zse file: " + path);
         }
-        if (!java.nio.file.Files.isRegularFile(path)) {
-            throw new IllegalArgumentException("no such file: " + path);
-        }
         return Tokenizer.load(path);
+    }
+
+    /** The compiled form when the file has one this reader understands, else the original tokenizer.json. */
+    public static Tokenizer fromZse(ZseFile zse) throws IOException {
+        Optional<byte[]> compiled = zse.sectionBytes(SectionKind.TOKENIZER_COMPILED);
+        if (compiled.isPresent()) {
+            try {
+                return Tokenizer.fromBinary(compiled.get());
+            } catch (IllegalArgumentException unreadable) {
+                // Written by another zse version: the JSON below is always authoritative.
+            }
+        }
+        byte[] json = zse.sectionBytes(SectionKind.TOKENIZER).orElseThrow(() ->
+                new IllegalArgumentException(zse.path() + ": has no tokenizer section"));
+        return Tokenizer.fromJson(json);
     }
 }

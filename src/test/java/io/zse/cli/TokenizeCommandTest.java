@@ -64,10 +64,16 @@ class TokenizeCommandTest {
     }
 
     @Test
-    void zseFilesAreLeftToTheFormatPackage() {
+    void readsTheTokenizerStoredInAZseFile() {
+        Path zse = io.zse.TestModels.convertTinyStories(io.zse.format.TensorType.Q8, dir);
+        assertEquals(0, run("Hello, world!", "tokenize", "--model", zse.toString(), "--add-special"));
+        assertEquals("[1,80,1443,410,555,4]", output().strip());
+    }
+
+    @Test
+    void missingModelIsOneLine() {
         assertEquals(1, run("hi", "tokenize", "--model", dir.resolve("m.zse").toString()));
-        assertEquals("zse tokenize: reading tokenizers from .zse files is wired in by the format package",
-                err.toString(StandardCharsets.UTF_8).strip());
+        assertEquals("zse tokenize: " + dir.resolve("m.zse") + ": no such file", err.toString(StandardCharsets.UTF_8).strip());
     }
 
     @Test
