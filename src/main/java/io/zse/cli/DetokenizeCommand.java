@@ -32,8 +32,7 @@ public final class DetokenizeCommand implements java.util.concurrent.Callable<In
     @Override
     public Integer call() throws IOException {
         Tokenizer tokenizer = TokenizerSource.load(model);
-        String input;
-        input = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        String input = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         PrintWriter out = spec.commandLine().getOut();
         out.print(tokenizer.decode(parseIds(input), skipSpecial));
         out.flush();

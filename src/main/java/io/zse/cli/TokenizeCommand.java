@@ -32,8 +32,7 @@ public final class TokenizeCommand implements java.util.concurrent.Callable<Inte
     @Override
     public Integer call() throws IOException {
         Tokenizer tokenizer = TokenizerSource.load(model);
-        String text;
-        text = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        String text = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         int[] ids = tokenizer.encode(text, addSpecial);
         StringBuilder json = new StringBuilder(ids.length * 7 + 2).append('[');
         for (int i = 0; i < ids.length; i++) {
