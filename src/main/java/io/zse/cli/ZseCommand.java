@@ -8,7 +8,7 @@ import java.io.PrintWriter;
 /** The {@code zse} command line: one sub-command per job. */
 @Command(name = "zse", mixinStandardHelpOptions = true, version = "zse 0.1.0",
         description = "Convert Hugging Face models to .zse files and serve them.",
-        subcommands = {ConvertCommand.class, InspectCommand.class, SynthCommand.class})
+        subcommands = {ConvertCommand.class, InspectCommand.class, SynthCommand.class, BenchCommand.class})
 public final class ZseCommand implements Runnable {
 
     @CommandLine.Spec
