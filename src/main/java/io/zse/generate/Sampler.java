@@ -1,0 +1,160 @@
+package io.zse.generate;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Chooses the next token from a logits row: penalties, then temperature, top-k, top-p and min-p, then a draw from a
+ * seeded {@link SplittableRandom} (the same seed and inputs give the same tokens). One sampler per sequence.
+ */
+public final class Sampler {
+    /** A token and its log-probability under the model (log-softmax of the raw logits, before any processing). */
+    public record TokenLogprob(int token, float logprob) {
+    }
+
+    /** The chosen token, its logprob, and the {@code topLogprobs} most likely tokens, most likely first. */
+    public record Choice(int token, float logprob, List<TokenLogprob> top) {
+    }
+
+    private final SamplingParameters parameters;
+    private final SplittableRandom random;
+
+    public Sampler(SamplingParameters parameters, long seed) {
+        this.parameters = parameters;
+        this.random = new SplittableRandom(seed);
+    }
+
+    /**
+     * @param logits  [vocab], not modified
+     * @param history the tokens the penalties count (the caller decides: generated only, or prompt too)
+     */
+    public Choice sample(float[] logits, int[] history) {
+        float[] processed = logits.clone();
+        applyPenalties(processed, history);
+        int token = parameters.isGreedy() ? argmax(processed) : draw(processed);
+        double logNormalizer = logSumExp(logits);
+        return new Choice(token, (float) (logits[token] - logNormalizer), top(logits, logNormalizer));
+    }
+
+    private void applyPenalties(float[] logits, int[] history) {
+        if (history.length == 0 || (parameters.repetitionPenalty() == 1 && parameters.presencePenalty() == 0
+                && parameters.frequencyPenalty() == 0)) {
+            return;
+        }
+        int[] counts = new int[logits.length];
+        for (int t : history) {
+            counts[t]++;
+        }
+        float repetition = (float) parameters.repetitionPenalty();
+        for (int t = 0; t < logits.length; t++) {
+            if (counts[t] == 0) {
+                continue;
+            }
+            logits[t] = logits[t] > 0 ? logits[t] / repetition : logits[t] * repetition;
+            logits[t] -= (float) (parameters.presencePenalty() + parameters.frequencyPenalty() * counts[t]);
+        }
+    }
+
+    /** Temperature, then the truncations, then one draw proportional to the remaining probabilities. */
+    private int draw(float[] logits) {
+        double max = logits[argmax(logits)];
+        double[] probabilities = new double[logits.length];
+        for (int t = 0; t < logits.length; t++) {
+            probabilities[t] = Math.exp((logits[t] - max) / parameters.temperature());
+        }
+        int[] candidates = truncate(probabilities);
+        double total = 0;
+        for (int t : candidates) {
+            total += probabilities[t];
+        }
+        double target = random.nextDouble() * total;
+        for (int t : candidates) {
+            target -= probabilities[t];
+            if (target < 0) {
+                return t;
+            }
+        }
+        return candidates[candidates.length - 1];
+    }
+
+    /** The tokens top-k, top-p and min-p keep, most likely first ({@code probabilities} unnormalized, max 1). */
+    private int[] truncate(double[] probabilities) {
+        int[] byProbability = sortedByProbability(probabilities, parameters.minP());
+        int keep = byProbability.length;
+        if (parameters.topK() > 0) {
+            keep = Math.min(keep, parameters.topK());
+        }
+        if (parameters.topP() < 1) {
+            double total = 0;
+            for (double p : probabilities) {
+                total += p;
+            }
+            double cumulative = 0;
+            for (int i = 0; i < keep; i++) {
+                cumulative += probabilities[byProbability[i]] / total;
+                if (cumulative >= parameters.topP()) {
+                    keep = i + 1;
+                    break;
+                }
+            }
+        }
+        return Arrays.copyOf(byProbability, keep);
+    }
+
+    /** Tokens with probability >= minP · max, most likely first (ties: lower id first). */
+    private static int[] sortedByProbability(double[] probabilities, double minP) {
+        // The most likely token has probability 1 here, so min-p is a plain threshold; it also shortens the sort.
+        long[] keys = new long[probabilities.length];
+        int count = 0;
+        for (int t = 0; t < probabilities.length; t++) {
+            if (probabilities[t] >= minP && probabilities[t] > 0) {
+                // Non-negative floats order like their bits; inverted so an ascending sort puts the likeliest first.
+                keys[count++] = (long) (Integer.MAX_VALUE - Float.floatToRawIntBits((float) probabilities[t])) << 32 | t;
+            }
+        }
+        Arrays.sort(keys, 0, count);
+        int[] tokens = new int[count];
+        for (int i = 0; i < count; i++) {
+            tokens[i] = (int) keys[i];
+        }
+        return tokens;
+    }
+
+    private List<TokenLogprob> top(float[] logits, double logNormalizer) {
+        int n = Math.min(parameters.topLogprobs(), logits.length);
+        List<TokenLogprob> top = new ArrayList<>(n);
+        boolean[] taken = new boolean[n == 0 ? 0 : logits.length];
+        for (int i = 0; i < n; i++) {
+            int best = -1;
+            for (int t = 0; t < logits.length; t++) {
+                if (!taken[t] && (best < 0 || logits[t] > logits[best])) {
+                    best = t;
+                }
+            }
+            taken[best] = true;
+            top.add(new TokenLogprob(best, (float) (logits[best] - logNormalizer)));
+        }
+        return top;
+    }
+
+    static int argmax(float[] logits) {
+        int best = 0;
+        for (int t = 1; t < logits.length; t++) {
+            if (logits[t] > logits[best]) {
+                best = t;
+            }
+        }
+        return best;
+    }
+
+    private static double logSumExp(float[] logits) {
+        double max = logits[argmax(logits)];
+        double sum = 0;
+        for (float l : logits) {
+            sum += Math.exp(l - max);
+        }
+        return max + Math.log(sum);
+    }
+}

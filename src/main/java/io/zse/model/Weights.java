@@ -1,0 +1,85 @@
+package io.zse.model;
+
+import io.zse.backend.Backend;
+import io.zse.backend.WeightMatrix;
+import io.zse.format.TensorDecoder;
+import io.zse.format.ZseFile;
+import io.zse.format.ZseTensor;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every tensor of a Llama-family decoder, by role. Matrices are backend views (on the CPU, slices of the mapped file);
+ * norm weights and biases are small and decoded to F32. d = hiddenSize, q = numHeads·headDim,
+ * kv = numKvHeads·headDim, ff = intermediateSize.
+ *
+ * @param embeddings     [vocab, d]
+ * @param layers         one per decoder block
+ * @param finalNorm      [d]
+ * @param outputProjection [vocab, d]: lm_head, or the embeddings when tied
+ */
+public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] finalNorm, WeightMatrix outputProjection) {
+
+    /**
+     * One decoder block.
+     *
+     * @param attentionNorm [d]  input_layernorm
+     * @param query         [q, d]
+     * @param key           [kv, d]
+     * @param value         [kv, d]
+     * @param queryBias     [q] or null (Qwen2 / attention_bias)
+     * @param keyBias       [kv] or null
+     * @param valueBias     [kv] or null
+     * @param output        [d, q]  o_proj
+     * @param outputBias    [d] or null (Llama attention_bias)
+     * @param ffnNorm       [d]  post_attention_layernorm
+     * @param gate          [ff, d]
+     * @param up            [ff, d]
+     * @param down          [d, ff]
+     */
+    public record Layer(float[] attentionNorm, WeightMatrix query, WeightMatrix key, WeightMatrix value,
+                        float[] queryBias, float[] keyBias, float[] valueBias, WeightMatrix output, float[] outputBias,
+                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {
+    }
+
+    /** Views every tensor the config implies; a missing tensor is an {@link IllegalArgumentException} naming it. */
+    public static Weights load(ZseFile file, ModelConfig config, Backend backend) {
+        if (config.mlpBias()) {
+            throw new IllegalArgumentException(file.path() + ": mlp_bias is not supported");
+        }
+        List<Layer> layers = new ArrayList<>(config.numLayers());
+        for (int i = 0; i < config.numLayers(); i++) {
+            String p = ModelTensors.layer(i, "");
+            layers.add(new Layer(
+                    vector(file, p + "input_layernorm.weight"),
+                    backend.weight(file.tensor(p + "self_attn.q_proj.weight")),
+                    backend.weight(file.tensor(p + "self_attn.k_proj.weight")),
+                    backend.weight(file.tensor(p + "self_attn.v_proj.weight")),
+                    optionalVector(file, p + "self_attn.q_proj.bias"),
+                    optionalVector(file, p + "self_attn.k_proj.bias"),
+                    optionalVector(file, p + "self_attn.v_proj.bias"),
+                    backend.weight(file.tensor(p + "self_attn.o_proj.weight")),
+                    optionalVector(file, p + "self_attn.o_proj.bias"),
+                    vector(file, p + "post_attention_layernorm.weight"),
+                    backend.weight(file.tensor(p + "mlp.gate_proj.weight")),
+                    backend.weight(file.tensor(p + "mlp.up_proj.weight")),
+                    backend.weight(file.tensor(p + "mlp.down_proj.weight"))));
+        }
+        WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
+        WeightMatrix output = config.tieWordEmbeddings() ? embeddings : backend.weight(file.tensor(ModelTensors.LM_HEAD));
+        return new Weights(embeddings, List.copyOf(layers), vector(file, ModelTensors.FINAL_NORM), output);
+    }
+
+    private static float[] vector(ZseFile file, String name) {
+        ZseTensor t = file.tensor(name);
+        long count = t.info().elementCount();
+        float[] out = new float[Math.toIntExact(count)];
+        TensorDecoder.decode(t.type(), t.groupSize(), t.data(), t.scales(), 0, out.length, out, 0);
+        return out;
+    }
+
+    private static float[] optionalVector(ZseFile file, String name) {
+        return file.hasTensor(name) ? vector(file, name) : null;
+    }
+}
