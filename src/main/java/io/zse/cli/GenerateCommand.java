@@ -1,0 +1,114 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.CpuThreads;
+import io.zse.format.SectionKind;
+import io.zse.format.ZseFile;
+import io.zse.generate.Generator;
+import io.zse.generate.SamplingParameters;
+import io.zse.model.LlamaModel;
+import io.zse.tokenizer.Tokenizer;
+import io.zse.tokenizer.TokenizerConfig;
+import io.zse.tokenizer.TokenizerSource;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code zse generate}: complete a prompt (or answer it as a chat message) and stream the text to stdout. */
+@Command(name = "generate", description = "Generate text from a .zse model on the CPU.")
+public final class GenerateCommand implements Callable<Integer> {
+    @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse file.")
+    Path model;
+
+    @Option(names = "--prompt", required = true, paramLabel = "TEXT", description = "The prompt.")
+    String prompt;
+
+    @Option(names = "--chat", description = "Render the prompt as a user message through the model's chat template.")
+    boolean chat;
+
+    @Option(names = "--max-tokens", defaultValue = "128", paramLabel = "N", description = "Default ${DEFAULT-VALUE}.")
+    int maxTokens;
+
+    @Option(names = "--temperature", defaultValue = "0.8", paramLabel = "T", description = "0 is greedy. Default ${DEFAULT-VALUE}.")
+    double temperature;
+
+    @Option(names = "--top-p", defaultValue = "1", paramLabel = "P")
+    double topP;
+
+    @Option(names = "--top-k", defaultValue = "0", paramLabel = "K", description = "0 disables it.")
+    int topK;
+
+    @Option(names = "--min-p", defaultValue = "0", paramLabel = "P")
+    double minP;
+
+    @Option(names = "--seed", paramLabel = "S", description = "Makes sampling reproducible.")
+    Long seed;
+
+    @Option(names = "--stop", paramLabel = "TEXT", description = "Stop before this text (repeatable).")
+    List<String> stops = List.of();
+
+    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: zse.threads, else all cores).")
+    Integer threads;
+
+    @Option(names = "--json", description = "Print one JSON object: prompt_ids, ids, text, finish_reason.")
+    boolean json;
+
+    @Mixin
+    DebugOption debug;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
+                .withMinP(minP);
+        PrintWriter out = spec.commandLine().getOut();
+        try (ZseFile file = ZseFile.open(model);
+             CpuBackend backend = new CpuBackend(threads != null ? threads : CpuThreads.defaultThreads())) {
+            LlamaModel llama = LlamaModel.load(file, backend);
+            Tokenizer tokenizer = TokenizerSource.fromZse(file);
+            int[] promptIds = chat ? tokenizer.encode(chatPrompt(file), false) : tokenizer.encode(prompt, true);
+            Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds());
+            Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
+                    seed != null ? seed : System.nanoTime(), stops, piece -> {
+                        if (!json) {
+                            out.print(piece);
+                            out.flush();
+                        }
+                    });
+            if (json) {
+                ObjectMapper mapper = new ObjectMapper();
+                ObjectNode o = mapper.createObjectNode();
+                o.putPOJO("prompt_ids", result.promptIds());
+                o.putPOJO("ids", result.ids());
+                o.put("text", result.text());
+                o.put("finish_reason", result.finishReason());
+                out.println(mapper.writeValueAsString(o));
+            } else {
+                out.println();
+            }
+            out.flush();
+        }
+        return 0;
+    }
+
+    private String chatPrompt(ZseFile file) {
+        TokenizerConfig config = file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)
+                .orElseThrow(() -> new IllegalArgumentException(model + " has no tokenizer_config.json: no chat template"));
+        return config.compiledChatTemplate()
+                .orElseThrow(() -> new IllegalArgumentException(model + " has no chat template (it is not a chat model)"))
+                .render(List.of(Map.of("role", "user", "content", prompt)), null, true, config.bosToken(),
+                        config.eosToken(), Map.of());
+    }
+}

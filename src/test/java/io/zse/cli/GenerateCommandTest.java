@@ -1,0 +1,62 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.format.TensorType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code zse generate} on the real TinyStories-656K model: the real tokenizer, the F32 engine, the golden output. */
+class GenerateCommandTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void greedyGenerationMatchesTransformers() throws IOException {
+        JsonNode golden;
+        try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
+            golden = new ObjectMapper().readTree(in).get("cases").get(0);
+        }
+        Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                golden.get("prompt").asText(), "--max-tokens", "64", "--temperature", "0", "--json");
+        assertEquals(0, run.exit(), run.err());
+        JsonNode result = new ObjectMapper().readTree(run.out());
+        assertEquals(golden.get("prompt_ids"), result.get("prompt_ids"));
+        assertEquals(golden.get("greedy_ids"), result.get("ids"));
+        assertEquals(golden.get("greedy_text").asText(), result.get("text").asText());
+        assertEquals("length", result.get("finish_reason").asText());
+    }
+
+    @Test
+    void stopStringEndsTheTextBeforeIt() throws IOException {
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                "Once upon a time", "--max-tokens", "64", "--temperature", "0", "--stop", "Lily", "--json");
+        assertEquals(0, run.exit(), run.err());
+        JsonNode result = new ObjectMapper().readTree(run.out());
+        assertEquals("stop", result.get("finish_reason").asText());
+        assertTrue(!result.get("text").asText().contains("Lily") && result.get("text").asText().endsWith("named "),
+                result.get("text").asText());
+    }
+
+    @Test
+    void seededSamplingIsReproducibleAndChatNeedsATemplate() throws IOException {
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        String[] args = {"generate", "--model", zse.toString(), "--prompt", "Once upon a time", "--max-tokens", "20",
+                "--temperature", "1.0", "--top-p", "0.9", "--seed", "7", "--json"};
+        assertEquals(ConvertInspectCliTest.run(args).out(), ConvertInspectCliTest.run(args).out());
+        ConvertInspectCliTest.Run chat = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                "hi", "--chat");
+        assertEquals(1, chat.exit());
+        assertTrue(chat.err().contains("has no chat template"), chat.err());
+    }
+}
