@@ -15,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * loop structure shared by all of them.
  */
 public abstract sealed class Matmul implements WeightMatrix
-        permits F32Matmul, TwoByteMatmul, Q8Matmul, Q4Matmul, Nf4Matmul {
+        permits F32Matmul, TwoByteMatmul, Q8Matmul, NibbleMatmul {
     static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     /** Same lane count as FLOATS, so one load of stored elements widens to one float vector. */
     static final VectorSpecies<Integer> INTS = FLOATS.withLanes(int.class);

@@ -11,13 +11,12 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
-import java.nio.ByteOrder;
 
 /**
  * NF4 weights: Q4's nibble packing, codes looked up in the 16-entry NormalFloat table, one F16 absmax per group of
  * 64; w = NF4[q] * absmax. The table lookup is a lane shuffle of the table held in registers.
  */
-public final class Nf4Matmul extends Matmul {
+public final class Nf4Matmul extends NibbleMatmul {
     /** The code book's F32 bit patterns in vectors of INTS.length() entries (one when a vector holds 16). */
     private static final IntVector[] TABLE = codebookVectors();
 
@@ -50,10 +49,6 @@ public final class Nf4Matmul extends Matmul {
         return bits.reinterpretAsFloats();
     }
 
-    private ByteVector packed(long byteOffset) {
-        return ByteVector.fromMemorySegment(BYTES, data, byteOffset, ByteOrder.LITTLE_ENDIAN);
-    }
-
     private float absmax(long group) {
         return HalfFloats.fromF16(scales.get(LittleEndian.SHORT, group * 2));
     }
@@ -68,8 +63,8 @@ public final class Nf4Matmul extends Matmul {
             FloatVector groupSum = FloatVector.zero(FLOATS);
             for (int j = 0; j < half; j += FLOATS.length()) {
                 ByteVector p = packed(base + k / 2 + j);
-                groupSum = lookup(p.and((byte) 0x0F)).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + j), groupSum);
-                groupSum = lookup(p.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0F))
+                groupSum = lookup(lowCodes(p)).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + j), groupSum);
+                groupSum = lookup(highCodes(p))
                         .fma(FloatVector.fromArray(FLOATS, x, xOffset + k + half + j), groupSum);
             }
             acc = groupSum.fma(FloatVector.broadcast(FLOATS, absmax(firstGroup + g)), acc);
@@ -86,8 +81,8 @@ public final class Nf4Matmul extends Matmul {
             float a = absmax(firstGroup + g);
             for (int j = 0; j < half; j += FLOATS.length()) {
                 ByteVector p = packed(base + k / 2 + j);
-                lookup(p.and((byte) 0x0F)).mul(a).intoArray(out, offset + k + j);
-                lookup(p.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0F)).mul(a).intoArray(out, offset + k + half + j);
+                lookup(lowCodes(p)).mul(a).intoArray(out, offset + k + j);
+                lookup(highCodes(p)).mul(a).intoArray(out, offset + k + half + j);
             }
         }
     }

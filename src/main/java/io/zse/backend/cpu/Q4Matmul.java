@@ -7,28 +7,22 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 
-import java.nio.ByteOrder;
 
 /**
  * Q4 weights: per group of g elements, g/2 bytes (byte j: element j in the low nibble, element j + g/2 in the high
  * nibble) and F16 (d, m); w = q * d + m. A group's dot is d·Σ q·x + m·Σ x.
  */
-public final class Q4Matmul extends Matmul {
+public final class Q4Matmul extends NibbleMatmul {
     Q4Matmul(ZseTensor tensor) {
         super(tensor);
     }
 
-    private ByteVector packed(long byteOffset) {
-        return ByteVector.fromMemorySegment(BYTES, data, byteOffset, ByteOrder.LITTLE_ENDIAN);
-    }
-
     static FloatVector low(ByteVector packed) {
-        return (FloatVector) packed.and((byte) 0x0F).convertShape(VectorOperators.B2F, FLOATS, 0);
+        return (FloatVector) lowCodes(packed).convertShape(VectorOperators.B2F, FLOATS, 0);
     }
 
     static FloatVector high(ByteVector packed) {
-        return (FloatVector) packed.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0F)
-                .convertShape(VectorOperators.B2F, FLOATS, 0);
+        return (FloatVector) highCodes(packed).convertShape(VectorOperators.B2F, FLOATS, 0);
     }
 
     /** The i-th F16 of the scales: d of group i/2 when i is even, m when odd. */
