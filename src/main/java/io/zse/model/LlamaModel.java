@@ -47,17 +47,46 @@ public final class LlamaModel {
 
     /** Runs {@code tokens} at positions startPos.. and returns the logits of the last one [vocab]. */
     public float[] forward(int[] tokens, int startPos, KvCache cache) {
-        return forward(tokens, startPos, cache, false);
+        return run(tokens, new Segment[]{new Segment(cache, startPos, 0, tokens.length)}, false);
     }
 
     /** Like {@link #forward} but returns the logits of every position [tokens.length, vocab]. */
     public float[] forwardAll(int[] tokens, int startPos, KvCache cache) {
-        return forward(tokens, startPos, cache, true);
+        return run(tokens, new Segment[]{new Segment(cache, startPos, 0, tokens.length)}, true);
     }
 
-    private float[] forward(int[] tokens, int startPos, KvCache cache, boolean allPositions) {
+    /**
+     * One decode step for several sequences together: tokens[i] goes at position {@code caches[i].length()} of its own
+     * cache. The weight matrices are read once for the whole batch. Returns logits [tokens.length, vocab], row i for
+     * sequence i, identical to what {@link #forward} gives each sequence alone.
+     */
+    public float[] decodeBatch(int[] tokens, KvCache[] caches) {
+        if (tokens.length != caches.length) {
+            throw new IllegalArgumentException(tokens.length + " tokens for " + caches.length + " caches");
+        }
+        Segment[] segments = new Segment[tokens.length];
+        java.util.Set<KvCache> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (int i = 0; i < tokens.length; i++) {
+            if (!seen.add(caches[i])) {
+                throw new IllegalArgumentException("sequence " + i + " shares its KV cache with an earlier one");
+            }
+            segments[i] = new Segment(caches[i], caches[i].length(), i, 1);
+        }
+        return run(tokens, segments, false);
+    }
+
+    /** Rows offset..offset+length-1 of a batch belong to one sequence and go at positions startPos.. of its cache. */
+    private record Segment(KvCache cache, int startPos, int offset, int length) {
+        int end() {
+            return startPos + length;
+        }
+    }
+
+    private float[] run(int[] tokens, Segment[] segments, boolean allPositions) {
         int n = tokens.length;
-        checkFits(n, startPos, cache);
+        for (Segment segment : segments) {
+            checkFits(segment.length(), segment.startPos(), segment.cache());
+        }
         int d = config.hiddenSize();
         int qDim = attentionShape.queryDim();
         int kvDim = attentionShape.kvDim();
@@ -73,6 +102,7 @@ public final class LlamaModel {
         float[] projected = new float[n * d];
         float[] gate = new float[n * ff];    // [n, ff]
         float[] up = new float[n * ff];
+        SegmentRows rows = segments.length == 1 ? null : new SegmentRows(qDim, kvDim);
 
         backend.embed(weights.embeddings(), tokens, x);
         for (int layer = 0; layer < config.numLayers(); layer++) {
@@ -83,10 +113,13 @@ public final class LlamaModel {
             linear(normed, n, w.query(), w.queryBias(), q);
             linear(normed, n, w.key(), w.keyBias(), k);
             linear(normed, n, w.value(), w.valueBias(), v);
-            backend.rope(q, n, config.numHeads(), config.headDim(), startPos, ropeFrequencies);
-            backend.rope(k, n, config.numKvHeads(), config.headDim(), startPos, ropeFrequencies);
-            cache.store(layer, startPos, n, k, v);
-            backend.attention(q, n, startPos, cache, layer, attentionShape, attended);
+            if (rows == null) {
+                attend(segments[0], layer, q, k, v, attended);
+            } else {
+                for (Segment segment : segments) {
+                    rows.attend(segment, layer, q, k, v, attended);
+                }
+            }
             linear(attended, n, w.output(), w.outputBias(), projected);
             backend.add(x, projected, n * d);
 
@@ -98,16 +131,71 @@ public final class LlamaModel {
             backend.matmul(gate, n, w.down(), projected);
             backend.add(x, projected, n * d);
         }
-        cache.setLength(startPos + n);
+        for (Segment segment : segments) {
+            segment.cache().setLength(segment.end());
+        }
 
         // Only the rows whose logits are wanted go through the final norm and the (large) output projection.
-        int rows = allPositions ? n : 1;
-        float[] last = allPositions ? x : java.util.Arrays.copyOfRange(x, (n - 1) * d, n * d);
-        float[] lastNormed = new float[rows * d];
-        backend.rmsNorm(last, rows, weights.finalNorm(), eps, lastNormed);
-        float[] logits = new float[rows * config.vocabSize()];
-        backend.matmul(lastNormed, rows, weights.outputProjection(), logits);
+        float[] wanted;
+        int wantedRows;
+        if (allPositions) {
+            wanted = x;
+            wantedRows = n;
+        } else {
+            wantedRows = segments.length;
+            wanted = new float[wantedRows * d];
+            for (int i = 0; i < segments.length; i++) {
+                int lastRow = segments[i].offset() + segments[i].length() - 1;
+                System.arraycopy(x, lastRow * d, wanted, i * d, d);
+            }
+        }
+        float[] wantedNormed = new float[wantedRows * d];
+        backend.rmsNorm(wanted, wantedRows, weights.finalNorm(), eps, wantedNormed);
+        float[] logits = new float[wantedRows * config.vocabSize()];
+        backend.matmul(wantedNormed, wantedRows, weights.outputProjection(), logits);
         return logits;
+    }
+
+    /** RoPE, cache store and attention for rows that all belong to one sequence (the whole batch). */
+    private void attend(Segment segment, int layer, float[] q, float[] k, float[] v, float[] out) {
+        int n = segment.length();
+        backend.rope(q, n, config.numHeads(), config.headDim(), segment.startPos(), ropeFrequencies);
+        backend.rope(k, n, config.numKvHeads(), config.headDim(), segment.startPos(), ropeFrequencies);
+        segment.cache().store(layer, segment.startPos(), n, k, v);
+        backend.attention(q, n, segment.startPos(), segment.cache(), layer, attentionShape, out);
+    }
+
+    /**
+     * Scratch rows for a batch of several sequences: each sequence's rows are copied out, attended over its own cache
+     * and copied back, so the backend ops keep their one-sequence signatures.
+     */
+    private final class SegmentRows {
+        private final int qDim;
+        private final int kvDim;
+        private float[] q = new float[0];
+        private float[] k = new float[0];
+        private float[] v = new float[0];
+        private float[] out = new float[0];
+
+        SegmentRows(int qDim, int kvDim) {
+            this.qDim = qDim;
+            this.kvDim = kvDim;
+        }
+
+        void attend(Segment segment, int layer, float[] batchQ, float[] batchK, float[] batchV, float[] batchOut) {
+            int n = segment.length();
+            if (q.length != n * qDim) {
+                q = new float[n * qDim];
+                k = new float[n * kvDim];
+                v = new float[n * kvDim];
+                out = new float[n * qDim];
+            }
+            System.arraycopy(batchQ, segment.offset() * qDim, q, 0, n * qDim);
+            System.arraycopy(batchK, segment.offset() * kvDim, k, 0, n * kvDim);
+            System.arraycopy(batchV, segment.offset() * kvDim, v, 0, n * kvDim);
+            LlamaModel.this.attend(segment, layer, q, k, v, out);
+            System.arraycopy(out, 0, batchOut, segment.offset() * qDim, n * qDim);
+        }
     }
 
     private void linear(float[] in, int n, WeightMatrix weight, float[] bias, float[] out) {
