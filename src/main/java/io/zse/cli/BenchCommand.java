@@ -3,8 +3,13 @@ package io.zse.cli;
 import io.zse.backend.KvCache;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.CpuThreads;
+import io.zse.backend.cpu.ReadBandwidth;
+import io.zse.format.TensorInfo;
 import io.zse.format.ZseFile;
 import io.zse.model.LlamaModel;
+import io.zse.model.ModelConfig;
+import io.zse.model.ModelTensors;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -15,6 +20,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
@@ -35,8 +42,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "2", description = "Untimed runs first (default ${DEFAULT-VALUE}).")
     int warmupRuns;
 
-    @Option(names = "--threads", description = "CPU threads (default: zse.threads, else all cores).")
-    Integer threads;
+    @Option(names = "--threads", split = ",", paramLabel = "N[,N...]",
+            description = "CPU thread counts, one table row each (default: zse.threads, else all cores).")
+    List<Integer> threads;
+
+    @Option(names = "--bandwidth-mb", defaultValue = "512",
+            description = "Buffer read to measure memory bandwidth, the decode roofline; 0 skips it (default ${DEFAULT-VALUE}).")
+    int bandwidthMegabytes;
 
     @Mixin
     DebugOption debug;
@@ -51,27 +63,65 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
-        int threadCount = threads != null ? threads : CpuThreads.defaultThreads();
-        long start = System.nanoTime();
-        try (ZseFile file = ZseFile.open(model); CpuBackend backend = new CpuBackend(threadCount)) {
-            LlamaModel llama = LlamaModel.load(file, backend);
-            double loadSeconds = (System.nanoTime() - start) / 1e9;
-            int context = llama.config().contextLength();
-            int prompt = Math.min(promptTokens, context - 1);
-            int decode = Math.min(decodeTokens, context - prompt);
-            int[] promptIds = syntheticPrompt(prompt, llama.config().vocabSize());
-            for (int i = 0; i < warmupRuns; i++) {
-                run(llama, promptIds, decode);
+        List<Integer> threadCounts = threads != null ? threads : List.of(CpuThreads.defaultThreads());
+        for (int t : threadCounts) {
+            if (t < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--threads must be at least 1, not " + t);
             }
-            Run r = run(llama, promptIds, decode);
-            out.printf("model            %s%n", model.getFileName());
-            out.printf("threads          %d%n", threadCount);
-            out.printf("load             %.1f ms%n", loadSeconds * 1e3);
-            out.printf("first token      %.1f ms (prompt of %d tokens)%n", r.prefillSeconds() * 1e3, prompt);
-            out.printf("prefill          %.1f tok/s%n", prompt / r.prefillSeconds());
-            out.printf("decode           %.1f tok/s (%d tokens)%n", (decode - 1) / r.decodeSeconds(), decode);
-            out.printf("peak RSS         %s%n", peakRss());
-            return 0;
+        }
+        List<String> rows = new ArrayList<>();
+        long weightBytes = 0;
+        int prompt = 0;
+        int decode = 0;
+        for (int threadCount : threadCounts) {
+            long start = System.nanoTime();
+            try (ZseFile file = ZseFile.open(model); CpuBackend backend = new CpuBackend(threadCount)) {
+                LlamaModel llama = LlamaModel.load(file, backend);
+                double loadSeconds = (System.nanoTime() - start) / 1e9;
+                weightBytes = weightBytesPerToken(file, llama.config());
+                int context = llama.config().contextLength();
+                prompt = Math.min(promptTokens, context - 1);
+                decode = Math.min(decodeTokens, context - prompt);
+                int[] promptIds = syntheticPrompt(prompt, llama.config().vocabSize());
+                for (int i = 0; i < warmupRuns; i++) {
+                    run(llama, promptIds, decode);
+                }
+                Run r = run(llama, promptIds, decode);
+                double decodeRate = (decode - 1) / r.decodeSeconds();
+                double decodeBandwidth = decodeRate * weightBytes;
+                double roofline = bandwidthMegabytes == 0 ? Double.NaN : bandwidth(threadCount);
+                rows.add(String.format("%7d  %7.1f  %8.1f  %13.1f  %12.2f  %9.2f  %9s  %8s  %12s",
+                        threadCount, loadSeconds * 1e3, r.prefillSeconds() * 1e3, prompt / r.prefillSeconds(),
+                        decodeRate, decodeBandwidth / 1e9, Double.isNaN(roofline) ? "-" : String.format("%.2f", roofline / 1e9),
+                        Double.isNaN(roofline) ? "-" : String.format("%.0f %%", 100 * decodeBandwidth / roofline),
+                        peakRss()));
+            }
+        }
+        out.printf("model %s: %.1f MB of weights read per decoded token; prompt %d tokens, %d decoded%n",
+                model.getFileName(), weightBytes / 1e6, prompt, decode);
+        out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
+        rows.forEach(out::println);
+        return 0;
+    }
+
+    /**
+     * Bytes a decode step streams from the weights: every matrix once, the embedding table only when it doubles as
+     * the output projection (otherwise one row of it is read).
+     */
+    private static long weightBytesPerToken(ZseFile file, ModelConfig config) {
+        long bytes = 0;
+        for (TensorInfo t : file.tensors()) {
+            if (!t.name().equals(ModelTensors.EMBEDDINGS) || config.tieWordEmbeddings()) {
+                bytes += t.dataLength() + t.scalesLength();
+            }
+        }
+        return bytes;
+    }
+
+    /** Read bandwidth with this many threads: what decoding would reach if it were purely memory-bound. */
+    private double bandwidth(int threadCount) {
+        try (CpuThreads pool = new CpuThreads(threadCount)) {
+            return ReadBandwidth.measure(pool, (long) bandwidthMegabytes << 20, 5);
         }
     }
 
@@ -107,13 +157,13 @@ public final class BenchCommand implements Callable<Integer> {
         return best;
     }
 
-    /** VmHWM of /proc/self/status (Linux); "n/a" elsewhere. */
+    /** VmHWM of /proc/self/status in MiB (Linux); "n/a" elsewhere. Peak of the whole process so far. */
     private static String peakRss() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("VmHWM:")) {
                     long kb = Long.parseLong(line.replaceAll("[^0-9]", ""));
-                    return String.format("%.1f MiB", kb / 1024.0);
+                    return String.format("%.1f", kb / 1024.0);
                 }
             }
         } catch (IOException | NumberFormatException e) {

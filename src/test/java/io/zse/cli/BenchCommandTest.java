@@ -22,10 +22,13 @@ class BenchCommandTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int code = ZseCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "bench", "--model",
-                model.toString(), "--prompt-tokens", "16", "--tokens", "8", "--warmup", "1", "--threads", "1");
+                model.toString(), "--prompt-tokens", "16", "--tokens", "8", "--warmup", "1", "--threads", "1,2", "--bandwidth-mb", "16");
         assertEquals(0, code, err.toString());
-        for (String row : new String[]{"load", "first token", "prefill", "decode", "peak RSS"}) {
-            assertTrue(out.toString().contains(row), out.toString());
-        }
+        String[] lines = out.toString().split("\n");
+        assertTrue(lines[0].contains("tinystories-q4.zse") && lines[0].contains("prompt 16 tokens, 8 decoded"), lines[0]);
+        assertTrue(lines[1].startsWith("threads  load ms  TTFT ms  prefill tok/s  decode tok/s"), lines[1]);
+        assertEquals(4, lines.length, out.toString());
+        assertTrue(lines[2].trim().startsWith("1 ") && lines[3].trim().startsWith("2 "), out.toString());
+        assertTrue(lines[3].trim().endsWith("%") || lines[3].matches(".*%\\s+[0-9.]+$"), out.toString());
     }
 }

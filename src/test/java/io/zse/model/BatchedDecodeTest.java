@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * Batching must not change results: sequences decoded together, joining and leaving the batch at different steps
- * (as under continuous batching), produce exactly the logits and greedy ids each produces alone.
+ * (as under continuous batching), produce the greedy ids each produces alone, and its logits up to float rounding
+ * (a batch multiplies through the prefill kernel, one sequence through the fused matrix-vector one).
  */
 class BatchedDecodeTest {
     private static final String[] PROMPTS = {
@@ -49,7 +50,7 @@ class BatchedDecodeTest {
             for (int s = 0; s < PROMPTS.length; s++) {
                 assertArrayEquals(greedy(alone[s]), greedy(together[s]), "greedy ids of sequence " + s);
                 for (int step = 0; step < LENGTH[s]; step++) {
-                    assertArrayEquals(alone[s].get(step), together[s].get(step), 1e-5f,
+                    assertArrayEquals(alone[s].get(step), together[s].get(step), 1e-4f,
                             "logits of sequence " + s + " at step " + step);
                 }
             }

@@ -49,6 +49,13 @@ public abstract sealed class Matmul implements WeightMatrix
         }
     }
 
+    /** For kernels written for one group size: refuses a tensor with another. */
+    protected final void requireGroupSize(int expected) {
+        if (groupSize != expected) {
+            throw new IllegalArgumentException(type + " weights need groups of " + expected + ", not " + groupSize);
+        }
+    }
+
     /** The kernel for the tensor's storage type. */
     public static Matmul of(ZseTensor tensor) {
         return switch (tensor.type()) {
@@ -82,15 +89,19 @@ public abstract sealed class Matmul implements WeightMatrix
     /** Decodes w[row, 0..cols) into out[offset..offset+cols). */
     public abstract void decodeRow(int row, float[] out, int offset);
 
+    /** Decoding, out[rows] = w · x: one fused pass over the weights, nothing decoded to memory. */
+    protected void multiplyVector(float[] x, float[] out, CpuThreads threads) {
+        threads.parallelFor(rows, cols, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                out[r] = dot(r, x, 0);
+            }
+        });
+    }
+
     /** out[n, rows] = x[n, cols] · wᵀ, split over weight rows. */
     public final void multiply(float[] x, int n, float[] out, CpuThreads threads) {
         if (n == 1) {
-            // Decoding: one fused pass over the weights, nothing decoded to memory.
-            threads.parallelFor(rows, cols, (start, end) -> {
-                for (int r = start; r < end; r++) {
-                    out[r] = dot(r, x, 0);
-                }
-            });
+            multiplyVector(x, out, threads);
             return;
         }
         // Prefill: decode a tile of weight rows once, then dot it with all n activation rows.

@@ -4,7 +4,6 @@ import io.zse.format.HalfFloats;
 import io.zse.format.LittleEndian;
 import io.zse.format.Nf4;
 import io.zse.format.ZseTensor;
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
@@ -20,8 +19,12 @@ public final class Nf4Matmul extends NibbleMatmul {
     /** The code book's F32 bit patterns in vectors of INTS.length() entries (one when a vector holds 16). */
     private static final IntVector[] TABLE = codebookVectors();
 
+    /** The only group size NF4 has; a constant lets the JIT unroll the group loop. */
+    private static final int GROUP = 64;
+
     Nf4Matmul(ZseTensor tensor) {
         super(tensor);
+        requireGroupSize(GROUP);
     }
 
     private static IntVector[] codebookVectors() {
@@ -37,9 +40,8 @@ public final class Nf4Matmul extends NibbleMatmul {
         return parts;
     }
 
-    /** NF4[code] for each lane of {@code codes} (byte lanes holding 0..15). */
-    private static FloatVector lookup(ByteVector codes) {
-        IntVector q = (IntVector) codes.convertShape(VectorOperators.B2I, INTS, 0);
+    /** NF4[code] for each lane of {@code q} (int lanes holding 0..15). */
+    private static FloatVector lookup(IntVector q) {
         VectorShuffle<Integer> withinPart = q.and(INTS.length() - 1).toShuffle();
         IntVector bits = TABLE[0].rearrange(withinPart);
         for (int t = 1; t < TABLE.length; t++) {
@@ -55,14 +57,14 @@ public final class Nf4Matmul extends NibbleMatmul {
 
     @Override
     public float dot(int row, float[] x, int xOffset) {
-        int half = groupSize / 2;
+        int half = GROUP / 2;
         long base = (long) row * cols / 2;
-        long firstGroup = (long) row * cols / groupSize;
+        long firstGroup = (long) row * cols / GROUP;
         FloatVector acc = FloatVector.zero(FLOATS);
-        for (int k = 0, g = 0; k < cols; k += groupSize, g++) {
+        for (int k = 0, g = 0; k < cols; k += GROUP, g++) {
             FloatVector groupSum = FloatVector.zero(FLOATS);
             for (int j = 0; j < half; j += FLOATS.length()) {
-                ByteVector p = packed(base + k / 2 + j);
+                IntVector p = packed(base + k / 2 + j);
                 groupSum = lookup(lowCodes(p)).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + j), groupSum);
                 groupSum = lookup(highCodes(p))
                         .fma(FloatVector.fromArray(FLOATS, x, xOffset + k + half + j), groupSum);
@@ -74,13 +76,13 @@ public final class Nf4Matmul extends NibbleMatmul {
 
     @Override
     public void decodeRow(int row, float[] out, int offset) {
-        int half = groupSize / 2;
+        int half = GROUP / 2;
         long base = (long) row * cols / 2;
-        long firstGroup = (long) row * cols / groupSize;
-        for (int k = 0, g = 0; k < cols; k += groupSize, g++) {
+        long firstGroup = (long) row * cols / GROUP;
+        for (int k = 0, g = 0; k < cols; k += GROUP, g++) {
             float a = absmax(firstGroup + g);
             for (int j = 0; j < half; j += FLOATS.length()) {
-                ByteVector p = packed(base + k / 2 + j);
+                IntVector p = packed(base + k / 2 + j);
                 lookup(lowCodes(p)).mul(a).intoArray(out, offset + k + j);
                 lookup(highCodes(p)).mul(a).intoArray(out, offset + k + half + j);
             }
