@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.GZIPInputStream;
 
 /** The tokenizers the tests use, loaded once: from test resources, or from ../shared for those not committed. */
-final class TestTokenizers {
+public final class TestTokenizers {
     static final Path SHARED = Path.of("..", "shared");
     private static final Map<String, Tokenizer> LOADED = new ConcurrentHashMap<>();
 
@@ -34,7 +34,7 @@ final class TestTokenizers {
     }
 
     /** The tokenizer.json bytes; skips the calling test when the file is only in ../shared and that is absent. */
-    static byte[] json(String name) {
+    public static byte[] json(String name) {
         try {
             for (String resource : new String[]{"/tokenizers/" + name + "/tokenizer.json",
                     "/tokenizers/" + name + "/tokenizer.json.gz"}) {

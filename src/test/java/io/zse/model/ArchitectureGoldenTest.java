@@ -1,0 +1,96 @@
+package io.zse.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.convert.ConvertOptions;
+import io.zse.convert.HfConfigNormalizer;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.tokenizer.TestTokenizers;
+import io.zse.tokenizer.Tokenizer;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeSet;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Each architecture against transformers: a tiny checkpoint with formula weights and a real tokenizer
+ * ({@link FormulaCheckpoint}, golden/architectures/*.json from tools/reference/tiny_models.py), converted to F32
+ * .zse, must give transformers' 64 greedy ids exactly and its top-5 logits at every step.
+ * <p>
+ * Tolerance 1e-4 · max(1, |logit|): these logits are at most about 5.4, and float32 runs that differ only in summation
+ * order (transformers vs our kernels, or transformers on two CPUs) differ by about 1e-5; every feature under test
+ * moves logits by more than 1 when removed (recorded in each golden's "checks.ablation"), and the smallest top-1 margin
+ * of any step is at least 1e-3, so rounding cannot flip a greedy choice.
+ */
+class ArchitectureGoldenTest {
+    private static final double LOGIT_TOLERANCE = 1e-4;
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window"})
+    void f32ReproducesTransformers(String name) throws IOException {
+        JsonNode golden = read("/golden/architectures/" + name + ".json");
+        JsonNode hfConfig = golden.get("config");
+        byte[] tokenizerJson = TestTokenizers.json(golden.get("tokenizer").asText());
+
+        Tokenizer tokenizer = Tokenizer.fromJson(tokenizerJson);
+        assertEquals(hfConfig.get("vocab_size").asInt(), tokenizer.vocabSize(), "vocab_size is the tokenizer's size");
+        GreedyGolden run = GreedyGolden.of(golden);
+        assertArrayEquals(run.promptIds(), tokenizer.encode(run.prompt(), true), "prompt ids");
+
+        long seed = golden.get("weights").get("seed").asLong();
+        assertSameWeightsAsThePythonFormula(hfConfig, seed, golden.get("weights").get("samples"));
+        Path hf = FormulaCheckpoint.write(hfConfig, seed, tokenizerJson, dir.resolve("hf"));
+        Path zse = TestModels.convert(hf, ConvertOptions.of(TensorType.F32), dir.resolve(name + ".zse"));
+        try (ZseFile file = ZseFile.open(zse); CpuBackend backend = new CpuBackend(2)) {
+            double maxDiff = run.assertReproducedBy(LlamaModel.load(file, backend), LOGIT_TOLERANCE);
+            System.out.printf("%s F32: 64 greedy ids match, max |logit - transformers| = %.2e%n", name, maxDiff);
+        }
+    }
+
+    /** The same tensor names as transformers' state dict, and the same values (first two, and the sum). */
+    private static void assertSameWeightsAsThePythonFormula(JsonNode hfConfig, long seed, JsonNode samples) {
+        Map<String, long[]> shapes = ModelTensors.expected(HfConfigNormalizer.normalize(hfConfig, null));
+        TreeSet<String> python = new TreeSet<>();
+        samples.fieldNames().forEachRemaining(python::add);
+        assertEquals(python, new TreeSet<>(shapes.keySet()), "tensor names");
+        for (var e : shapes.entrySet()) {
+            JsonNode sample = samples.get(e.getKey());
+            long count = 1;
+            for (long d : e.getValue()) {
+                count *= d;
+            }
+            float[] values = new float[(int) count];
+            FormulaCheckpoint.fill(e.getKey(), e.getValue(), seed, 0, values, values.length);
+            assertEquals((float) sample.get("first").get(0).asDouble(), values[0], e.getKey());
+            assertEquals((float) sample.get("first").get(1).asDouble(), values[1], e.getKey());
+            double sum = 0;
+            for (float v : values) {
+                sum += v;
+            }
+            assertEquals(sample.get("sum").asDouble(), sum, 1e-4, e.getKey() + " sum");
+        }
+    }
+
+    private static JsonNode read(String resource) throws IOException {
+        try (InputStream in = ArchitectureGoldenTest.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("missing test resource " + resource);
+            }
+            return new ObjectMapper().readTree(in);
+        }
+    }
+}

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Tiny random-weight checkpoints of each supported architecture, with real tokenizers, and their golden greedy output
+from Hugging Face transformers (float32, eager attention).
+
+Usage: python tiny_models.py <shared-dir> <output-dir>
+  e.g. /work/venv/bin/python tools/reference/tiny_models.py ../shared src/test/resources/golden/architectures
+
+No checkpoint is written: the weights follow a formula (below) that io.zse.model.FormulaCheckpoint implements
+identically, so the test rebuilds the same safetensors file at test time and only <model>.json is committed. Each
+file holds the Hugging Face config.json, the tokenizer's folder name (shared/tokenizers/<name>), the weight seed and
+a few weight samples (so a test can tell a formula mismatch from an engine bug), the prompt, its ids, 64 greedy ids and
+the top-5 logits at every step, plus checks made here:
+  min_top1_margin           smallest gap between the best and second-best logit over the 64 steps; the script
+                            refuses a model whose margin is under MIN_MARGIN (a near tie would make greedy ids
+                            depend on float rounding rather than on correctness)
+  cached_vs_full_max_diff   max |logit| difference between the cached step-by-step run and one full forward pass
+  ablation                  what the feature under test changes: the same model with it removed (sliding window,
+                            rope scaling, biases, separate lm_head), its max |logit| change over the golden sequence
+                            and the first step where its greedy ids differ
+
+Weight formula (all arithmetic as written; u is exact in float32 and double):
+  base      = FNV-1a-64(UTF-8 tensor name) XOR seed
+  z_i       = splitmix64 finaliser of (base + (i + 1) * 0x9E3779B97F4A7C15) mod 2^64, i = flat element index
+  u_i       = (z_i >>> 40) * 2^-24                            uniform in [0, 1)
+  norm weights (1-D, name ending "norm.weight"):  float32(1 + (2u - 1) * 0.2)
+  biases (name ending ".bias"):                   float32((2u - 1) * 0.5)
+  matrices [rows, cols]:                          float32((2u - 1) * sqrt(3 / cols))   (variance 1 / fan-in)
+"""
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import tokenizers
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+
+from hf_greedy import greedy, top_entries
+
+NEW_TOKENS = 64
+MIN_MARGIN = 1e-3
+MASK64 = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+NORM_SPREAD = 0.2
+BIAS_SPREAD = 0.5
+
+COMMON = {
+    "hidden_act": "silu",
+    "num_hidden_layers": 2,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "torch_dtype": "float32",
+    "attention_dropout": 0.0,
+    "initializer_range": 0.02,
+    "use_cache": True,
+}
+
+MODELS = [
+    {
+        "name": "llama-untied",
+        "about": "Llama with a separate lm_head, multi-head attention, Mistral tokenizer",
+        "tokenizer": "mistral-7b-v0.1",
+        "seed": 1,
+        "prompt": "The old lighthouse keeper climbed the stairs and looked out over the sea.",
+        "config": {
+            "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 16, "intermediate_size": 192,
+            "vocab_size": 32000, "max_position_embeddings": 256, "rope_theta": 10000.0, "rope_scaling": None,
+            "rms_norm_eps": 1e-5, "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+            "bos_token_id": 1, "eos_token_id": 2,
+        },
+        "ablation": "lm_head replaced by the embeddings (tied)",
+    },
+    {
+        "name": "llama3-rope-scaling",
+        "about": "Llama-3.1 style: rope_scaling llama3, GQA 4/2, tied embeddings, Llama-3.1 tokenizer",
+        "tokenizer": "llama3_1",
+        "seed": 2,
+        "prompt": "In the year 2048, a small robot named Pip learned to paint the sky.",
+        # Wavelengths of the 8 rotated pairs (theta 500000, head_dim 16): 6.3, 32.5, 168, 869, ... With an original
+        # context of 64, pair 1 lies in the interpolated band (16..64) and pairs 2..7 are stretched by 8.
+        "config": {
+            "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+            "vocab_size": 128256, "max_position_embeddings": 512, "rope_theta": 500000.0,
+            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 64},
+            "rms_norm_eps": 1e-5, "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False,
+            "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+        },
+        "ablation": "rope_scaling removed",
+    },
+    {
+        "name": "qwen2-bias-tied",
+        "about": "Qwen2: q/k/v biases, tied embeddings, GQA 4/2, Qwen tokenizer",
+        "tokenizer": "qwen3",
+        "seed": 3,
+        "prompt": "写一首关于春天的诗。Write a poem about spring, please!",
+        "config": {
+            "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+            "num_attention_heads": 4, "num_key_value_heads": 2,
+            "vocab_size": 151669, "max_position_embeddings": 1024, "rope_theta": 1000000.0,
+            "rms_norm_eps": 1e-6, "tie_word_embeddings": True, "use_sliding_window": False,
+            "sliding_window": None, "max_window_layers": 2,
+            "bos_token_id": 151643, "eos_token_id": 151645,
+        },
+        "ablation": "q/k/v biases set to zero",
+    },
+    {
+        "name": "mistral-sliding-window",
+        "about": "Mistral: sliding window 24 < prompt + 64 tokens, GQA 8/2 (head_dim 8), Mistral tokenizer",
+        "tokenizer": "mistral-7b-v0.1",
+        "seed": 4,
+        "prompt": "Once upon a time, in a quiet village by the river, there lived",
+        "config": {
+            "architectures": ["MistralForCausalLM"], "model_type": "mistral",
+            "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 8,
+            "vocab_size": 32000, "max_position_embeddings": 512, "rope_theta": 10000.0,
+            "sliding_window": 24, "rms_norm_eps": 1e-5, "tie_word_embeddings": False,
+            "bos_token_id": 1, "eos_token_id": 2,
+        },
+        "ablation": "sliding_window removed",
+    },
+]
+
+
+def fnv1a64(text):
+    h = 0xCBF29CE484222325
+    for b in text.encode("utf-8"):
+        h = ((h ^ b) * 0x100000001B3) & MASK64
+    return h
+
+
+def uniforms(name, seed, count):
+    """u_i in [0, 1) for i < count, as float64 (exact 24-bit values)."""
+    base = np.uint64(fnv1a64(name) ^ seed)
+    with np.errstate(over="ignore"):
+        z = base + np.arange(1, count + 1, dtype=np.uint64) * np.uint64(GAMMA)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(40)).astype(np.float64) * 2.0 ** -24
+
+
+def formula_tensor(name, shape, seed):
+    count = int(np.prod(shape))
+    signed = 2.0 * uniforms(name, seed, count) - 1.0
+    if name.endswith("norm.weight") and len(shape) == 1:
+        values = 1.0 + signed * NORM_SPREAD
+    elif name.endswith(".bias"):
+        values = signed * BIAS_SPREAD
+    elif len(shape) == 2:
+        values = signed * math.sqrt(3.0 / shape[1])
+    else:
+        raise ValueError(f"no formula for {name} {shape}")
+    return torch.from_numpy(values.astype(np.float32).reshape(shape))
+
+
+def hf_config(spec):
+    return {**COMMON, **spec["config"]}
+
+
+def build(config_dict, seed, attn="eager"):
+    """The model of config_dict with formula weights; tied lm_head shares the embeddings."""
+    args = {k: v for k, v in config_dict.items() if k not in ("architectures", "model_type", "torch_dtype")}
+    config = AutoConfig.for_model(config_dict["model_type"], **args)
+    config.architectures = config_dict["architectures"]
+    model = AutoModelForCausalLM.from_config(config, attn_implementation=attn, dtype=torch.float32)
+    model.eval()
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if name == "lm_head.weight" and config.tie_word_embeddings:
+            continue
+        state[name] = formula_tensor(name, tuple(tensor.shape), seed)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or [m for m in missing if m != "lm_head.weight"]:
+        raise RuntimeError(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
+    if config.tie_word_embeddings and model.lm_head.weight.data_ptr() != model.model.embed_tokens.weight.data_ptr():
+        raise RuntimeError("lm_head is not tied to the embeddings")
+    return model, state
+
+
+def full_forward_logits(model, prompt_ids, generated):
+    """Logits [64, vocab] of the whole sequence in one pass without a cache, at the steps that chose each id."""
+    sequence = torch.tensor([prompt_ids + generated[:-1]])
+    with torch.no_grad():
+        logits = model(input_ids=sequence, use_cache=False).logits[0].float()
+    return logits[len(prompt_ids) - 1:]
+
+
+def ablated(spec, model):
+    """The model without the feature under test."""
+    config = hf_config(spec)
+    name = spec["name"]
+    if name == "mistral-sliding-window":
+        return build({**config, "sliding_window": None}, spec["seed"])[0]
+    if name == "llama3-rope-scaling":
+        return build({**config, "rope_scaling": None}, spec["seed"])[0]
+    other, _ = build(config, spec["seed"])
+    with torch.no_grad():
+        if name == "qwen2-bias-tied":
+            for layer in other.model.layers:
+                for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                    proj.bias.zero_()
+        else:
+            other.lm_head.weight.copy_(other.model.embed_tokens.weight)
+    return other
+
+
+def first_difference(a, b):
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+
+
+def golden(spec, shared):
+    config = hf_config(spec)
+    tokenizer = tokenizers.Tokenizer.from_file(str(shared / "tokenizers" / spec["tokenizer"] / "tokenizer.json"))
+    if tokenizer.get_vocab_size(with_added_tokens=True) != config["vocab_size"]:
+        raise ValueError(f"{spec['name']}: vocab_size {config['vocab_size']} != tokenizer size "
+                         f"{tokenizer.get_vocab_size(with_added_tokens=True)}")
+    model, state = build(config, spec["seed"])
+    prompt_ids = tokenizer.encode(spec["prompt"]).ids
+    ids, logits = greedy(model, prompt_ids, NEW_TOKENS)
+    stacked = torch.stack(logits)
+
+    top2 = torch.topk(stacked, 2).values
+    margin = float((top2[:, 0] - top2[:, 1]).min())
+    if margin < MIN_MARGIN:
+        raise RuntimeError(f"{spec['name']}: top-1 margin {margin} < {MIN_MARGIN}; choose another seed")
+    full = full_forward_logits(model, prompt_ids, ids)
+    cached_vs_full = float((full - stacked).abs().max())
+    if cached_vs_full > 1e-4:
+        raise RuntimeError(f"{spec['name']}: cached and full forward differ by {cached_vs_full}")
+
+    other = ablated(spec, model)
+    other_ids, _ = greedy(other, prompt_ids, NEW_TOKENS)
+    change = float((full_forward_logits(other, prompt_ids, ids) - stacked).abs().max())
+    if change < 1e-2:
+        raise RuntimeError(f"{spec['name']}: removing the feature changes logits by only {change}")
+    if spec["name"] == "mistral-sliding-window" and len(prompt_ids) + NEW_TOKENS <= config["sliding_window"]:
+        raise RuntimeError("the sequence does not exceed the sliding window")
+
+    return {
+        "model": spec["name"],
+        "about": spec["about"],
+        "generator": f"transformers {transformers.__version__} torch {torch.__version__} "
+                     f"tokenizers {tokenizers.__version__}, attn_implementation=eager, float32",
+        "tokenizer": spec["tokenizer"],
+        "config": config,
+        "weights": {
+            "seed": spec["seed"],
+            "samples": {name: {"first": [float(v) for v in t.flatten()[:2]],
+                               "sum": round(float(t.double().sum()), 6)} for name, t in sorted(state.items())},
+        },
+        "prompt": spec["prompt"],
+        "prompt_ids": prompt_ids,
+        "greedy_ids": ids,
+        "greedy_text": tokenizer.decode(ids, skip_special_tokens=False),
+        "logits": [top_entries(logits[s], len(prompt_ids) - 1 + s) for s in range(NEW_TOKENS)],
+        "checks": {
+            "min_top1_margin": round(margin, 6),
+            "max_abs_logit": round(float(stacked.abs().max()), 6),
+            "cached_vs_full_max_diff": cached_vs_full,
+            "ablation": {
+                "removed": spec["ablation"],
+                "max_logit_change": round(change, 6),
+                "first_differing_greedy_step": first_difference(ids, other_ids),
+            },
+        },
+    }
+
+
+def main(shared_dir, out_dir):
+    torch.set_grad_enabled(False)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for spec in MODELS:
+        doc = golden(spec, Path(shared_dir))
+        (out / f"{spec['name']}.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n",
+                                                   encoding="utf-8")
+        checks = doc["checks"]
+        print(f"{spec['name']}: {len(doc['prompt_ids'])} prompt ids, margin {checks['min_top1_margin']}, "
+              f"max |logit| {checks['max_abs_logit']}, cached vs full {checks['cached_vs_full_max_diff']:.2e}, "
+              f"ablation ({checks['ablation']['removed']}): {checks['ablation']}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
