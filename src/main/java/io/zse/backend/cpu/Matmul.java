@@ -21,8 +21,6 @@ public abstract sealed class Matmul implements WeightMatrix
     static final VectorSpecies<Integer> INTS = FLOATS.withLanes(int.class);
     static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(FLOATS.vectorBitSize() / 2));
     static final VectorSpecies<Byte> BYTES = VectorSpecies.of(byte.class, VectorShape.forBitSize(FLOATS.vectorBitSize() / 4));
-    /** Weight rows decoded together during prefill: each activation row then stays in L1 across them. */
-    private static final int TILE_ROWS = 16;
 
     protected final TensorType type;
     protected final MemorySegment data;
@@ -104,22 +102,25 @@ public abstract sealed class Matmul implements WeightMatrix
             multiplyVector(x, out, threads);
             return;
         }
-        // Prefill: decode a tile of weight rows once, then dot it with all n activation rows.
-        int tiles = (rows + TILE_ROWS - 1) / TILE_ROWS;
-        threads.parallelFor(tiles, (long) TILE_ROWS * cols * n, (startTile, endTile) -> {
-            float[] tile = new float[TILE_ROWS * cols];
+        // Prefill: decode a tile of weight rows once (sized to stay in L2), then multiply it with every activation row
+        // in blocks of 4 weight rows x 2 activation rows, so each load feeds two multiply-adds instead of one.
+        int tileRows = tileRows(cols);
+        int tiles = (rows + tileRows - 1) / tileRows;
+        threads.parallelFor(tiles, (long) tileRows * cols * n, (startTile, endTile) -> {
+            float[] tile = new float[tileRows * cols];
             for (int t = startTile; t < endTile; t++) {
-                int first = t * TILE_ROWS;
-                int last = Math.min(rows, first + TILE_ROWS);
-                for (int r = first; r < last; r++) {
-                    decodeRow(r, tile, (r - first) * cols);
+                int first = t * tileRows;
+                int count = Math.min(rows, first + tileRows) - first;
+                for (int r = 0; r < count; r++) {
+                    decodeRow(first + r, tile, r * cols);
                 }
-                for (int i = 0; i < n; i++) {
-                    for (int r = first; r < last; r++) {
-                        out[i * rows + r] = F32Matmul.dot(tile, (r - first) * cols, x, i * cols, cols);
-                    }
-                }
+                TileProduct.multiply(tile, count, x, n, cols, out, rows, first);
             }
         });
+    }
+
+    /** Weight rows per prefill tile: about 128 KiB of F32, a multiple of 4, at least 4. */
+    private static int tileRows(int cols) {
+        return Math.max(4, Math.min(64, (128 << 10) / (4 * cols)) & ~3);
     }
 }
