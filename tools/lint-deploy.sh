@@ -26,7 +26,7 @@ else
 fi
 if command -v dockerfilelint > /dev/null; then
   for file in Dockerfile Dockerfile.native; do
-    run "dockerfilelint $file" dockerfilelint -c deploy/docker/.dockerfilelintrc "$file"
+    run "dockerfilelint $file" dockerfilelint -c deploy/docker "$file"
   done
 else
   echo "skipped dockerfilelint (not installed: npm install -g dockerfilelint)"
