@@ -1,24 +1,22 @@
 #!/usr/bin/env bash
 # Builds libzse_cuda.so into the directory given as $1 (the Maven build passes target/native).
 # Without nvcc it prints one line and succeeds, so builds on machines without CUDA stay green.
-# nvcc is looked up on PATH, then in $CUDA_HOME/bin, then in /usr/local/cuda/bin.
+# nvcc is looked up on PATH, then in $CUDA_HOME/bin ($CUDA_HOME defaults to /usr/local/cuda).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${1:?usage: build.sh OUTPUT_DIR}"
 
 nvcc="$(command -v nvcc || true)"
-for candidate in "${CUDA_HOME:-}/bin/nvcc" /usr/local/cuda/bin/nvcc; do
-  if [ -z "$nvcc" ] && [ -x "$candidate" ]; then nvcc="$candidate"; fi
-done
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+if [ -z "$nvcc" ] && [ -x "$cuda_home/bin/nvcc" ]; then nvcc="$cuda_home/bin/nvcc"; fi
 if [ -z "$nvcc" ]; then
-  echo "[zse] nvcc not found (PATH, \$CUDA_HOME/bin, /usr/local/cuda/bin): skipping libzse_cuda.so; the CPU backend is unaffected"
+  echo "[zse] nvcc not found on PATH or in $cuda_home/bin: skipping libzse_cuda.so; the CPU backend is unaffected"
   exit 0
 fi
 
 library="$out/libzse_cuda.so"
 sources=("$here"/*.cu "$here"/*.cuh "$here"/*.h "$here/build.sh")
 if [ -f "$library" ] && [ -z "$(find "${sources[@]}" -newer "$library" -print -quit)" ]; then
-  echo "[zse] $library is up to date"
   exit 0
 fi
 
