@@ -1,8 +1,8 @@
 package io.zse.cli;
 
 import io.zse.backend.KvCache;
-import io.zse.backend.cpu.CpuBackend;
-import io.zse.backend.cpu.CpuThreads;
+import io.zse.backend.Backend;
+import io.zse.backend.cuda.CudaBackend;
 import io.zse.format.ZseFile;
 import io.zse.model.LlamaModel;
 import picocli.CommandLine.Command;
@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code zse bench}: load time, time to first token, prefill and decode throughput and peak RSS of a .zse model on the
- * CPU backend, measured after a warm-up run (so JIT compilation is not counted).
+ * chosen backend (CPU or CUDA), measured after a warm-up run (so JIT compilation is not counted).
  */
 @Command(name = "bench", description = "Measure load time, time to first token, prefill and decode speed of a model.")
 public final class BenchCommand implements Callable<Integer> {
@@ -35,8 +35,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "2", description = "Untimed runs first (default ${DEFAULT-VALUE}).")
     int warmupRuns;
 
-    @Option(names = "--threads", description = "CPU threads (default: zse.threads, else all cores).")
-    Integer threads;
+    @Mixin
+    BackendOption backendOption;
 
     @Mixin
     DebugOption debug;
@@ -51,10 +51,14 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
-        int threadCount = threads != null ? threads : CpuThreads.defaultThreads();
         long start = System.nanoTime();
-        try (ZseFile file = ZseFile.open(model); CpuBackend backend = new CpuBackend(threadCount)) {
+        try (ZseFile file = ZseFile.open(model);
+             Backend backend = backendOption.open(file, (long) promptTokens + decodeTokens, promptTokens,
+                     spec.commandLine().getErr())) {
             LlamaModel llama = LlamaModel.load(file, backend);
+            if (backend instanceof CudaBackend cuda) {
+                cuda.finishUploads(); // load time includes the upload
+            }
             double loadSeconds = (System.nanoTime() - start) / 1e9;
             int context = llama.config().contextLength();
             int prompt = Math.min(promptTokens, context - 1);
@@ -65,7 +69,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
             Run r = run(llama, promptIds, decode);
             out.printf("model            %s%n", model.getFileName());
-            out.printf("threads          %d%n", threadCount);
+            out.printf("backend          %s%n", backend instanceof CudaBackend cuda ? cuda.device()
+                    : "cpu, " + backendOption.cpuThreads() + " threads");
             out.printf("load             %.1f ms%n", loadSeconds * 1e3);
             out.printf("first token      %.1f ms (prompt of %d tokens)%n", r.prefillSeconds() * 1e3, prompt);
             out.printf("prefill          %.1f tok/s%n", prompt / r.prefillSeconds());
