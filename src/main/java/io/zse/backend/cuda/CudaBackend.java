@@ -183,14 +183,7 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void swiglu(float[] gate, float[] up, int length) {
-        check(length > 0, "length must be positive");
-        checkLength("gate", gate, length);
-        checkLength("up", up, length);
-        computeEnter();
-        MemorySegment g = slot(0).upload(gate, 0, length, stream);
-        MemorySegment u = slot(1).upload(up, 0, length, stream);
-        cuda.call("zse_cuda_swiglu", g, u, (long) length, stream.handle());
-        slot(0).download(gate, length, stream);
+        elementwise("zse_cuda_swiglu", gate, up, length);
     }
 
     @Override
@@ -214,13 +207,18 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void add(float[] x, float[] y, int length) {
+        elementwise("zse_cuda_add", x, y, length);
+    }
+
+    /** x[k] = f(x[k], y[k]) for k < length, by a kernel taking (x, y, length, stream). */
+    private void elementwise(String kernel, float[] x, float[] y, int length) {
         check(length > 0, "length must be positive");
         checkLength("x", x, length);
         checkLength("y", y, length);
         computeEnter();
         MemorySegment a = slot(0).upload(x, 0, length, stream);
         MemorySegment b = slot(1).upload(y, 0, length, stream);
-        cuda.call("zse_cuda_add", a, b, (long) length, stream.handle());
+        cuda.call(kernel, a, b, (long) length, stream.handle());
         slot(0).download(x, length, stream);
     }
 

@@ -48,19 +48,19 @@ final class StagedBuffer implements AutoCloseable {
 
     /** Copies count values back into target[0..count), waiting for the stream. */
     void download(float[] target, int count, CudaStream stream) {
-        long bytes = (long) count * Float.BYTES;
-        MemorySegment staged = host.segment().asSlice(0, bytes);
-        device.copyTo(staged, 0, stream);
-        stream.synchronize();
-        MemorySegment.copy(staged, ValueLayout.JAVA_FLOAT, 0, target, 0, count);
+        MemorySegment.copy(downloaded((long) count * Float.BYTES, stream), ValueLayout.JAVA_FLOAT, 0, target, 0, count);
     }
 
     void download(int[] target, int count, CudaStream stream) {
-        long bytes = (long) count * Integer.BYTES;
+        MemorySegment.copy(downloaded((long) count * Integer.BYTES, stream), ValueLayout.JAVA_INT, 0, target, 0, count);
+    }
+
+    /** The first {@code bytes} of the device buffer, copied into the pinned buffer once the stream has run. */
+    private MemorySegment downloaded(long bytes, CudaStream stream) {
         MemorySegment staged = host.segment().asSlice(0, bytes);
         device.copyTo(staged, 0, stream);
         stream.synchronize();
-        MemorySegment.copy(staged, ValueLayout.JAVA_INT, 0, target, 0, count);
+        return staged;
     }
 
     @Override
