@@ -1,7 +1,8 @@
 package io.zse.cli;
 
 import io.zse.backend.KvCache;
-import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.Backend;
+import io.zse.backend.cuda.CudaBackend;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.backend.cpu.ReadBandwidth;
 import io.zse.format.TensorInfo;
@@ -26,7 +27,7 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code zse bench}: load time, time to first token, prefill and decode throughput and peak RSS of a .zse model on the
- * CPU backend, measured after a warm-up run (so JIT compilation is not counted).
+ * chosen backend (CPU or CUDA), measured after a warm-up run (so JIT compilation is not counted).
  */
 @Command(name = "bench", description = "Measure load time, time to first token, prefill and decode speed of a model.")
 public final class BenchCommand implements Callable<Integer> {
@@ -51,6 +52,9 @@ public final class BenchCommand implements Callable<Integer> {
     int bandwidthMegabytes;
 
     @Mixin
+    BackendOption backendOption;
+
+    @Mixin
     DebugOption debug;
 
     @Spec
@@ -73,10 +77,17 @@ public final class BenchCommand implements Callable<Integer> {
         long weightBytes = 0;
         int prompt = 0;
         int decode = 0;
+        String device = "cpu";
         for (int threadCount : threadCounts) {
             long start = System.nanoTime();
-            try (ZseFile file = ZseFile.open(model); CpuBackend backend = new CpuBackend(threadCount)) {
+            try (ZseFile file = ZseFile.open(model);
+                 Backend backend = backendOption.open(file, (long) promptTokens + decodeTokens, promptTokens,
+                         threadCount, spec.commandLine().getErr())) {
                 LlamaModel llama = LlamaModel.load(file, backend);
+                if (backend instanceof CudaBackend cuda) {
+                    cuda.finishUploads(); // load time includes the upload
+                }
+                device = backend instanceof CudaBackend cuda ? cuda.device().toString() : "cpu";
                 double loadSeconds = (System.nanoTime() - start) / 1e9;
                 weightBytes = weightBytesPerToken(file, llama.config());
                 int context = llama.config().contextLength();
@@ -97,8 +108,8 @@ public final class BenchCommand implements Callable<Integer> {
                         peakRss()));
             }
         }
-        out.printf("model %s: %.1f MB of weights read per decoded token; prompt %d tokens, %d decoded%n",
-                model.getFileName(), weightBytes / 1e6, prompt, decode);
+        out.printf("model %s on %s: %.1f MB of weights read per decoded token; prompt %d tokens, %d decoded%n",
+                model.getFileName(), device, weightBytes / 1e6, prompt, decode);
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
         return 0;

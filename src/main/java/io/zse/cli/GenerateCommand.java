@@ -2,7 +2,7 @@ package io.zse.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.Backend;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.SectionKind;
 import io.zse.format.ZseFile;
@@ -25,7 +25,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code zse generate}: complete a prompt (or answer it as a chat message) and stream the text to stdout. */
-@Command(name = "generate", description = "Generate text from a .zse model on the CPU.")
+@Command(name = "generate", description = "Generate text from a .zse model (CPU or CUDA).")
 public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse file.")
     Path model;
@@ -57,11 +57,14 @@ public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--stop", paramLabel = "TEXT", description = "Stop before this text (repeatable).")
     List<String> stops = List.of();
 
+    @Option(names = "--json", description = "Print one JSON object: prompt_ids, ids, text, finish_reason.")
+    boolean json;
+
     @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: zse.threads, else all cores).")
     Integer threads;
 
-    @Option(names = "--json", description = "Print one JSON object: prompt_ids, ids, text, finish_reason.")
-    boolean json;
+    @Mixin
+    BackendOption backendOption;
 
     @Mixin
     DebugOption debug;
@@ -74,33 +77,39 @@ public final class GenerateCommand implements Callable<Integer> {
         SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
                 .withMinP(minP);
         PrintWriter out = spec.commandLine().getOut();
-        try (ZseFile file = ZseFile.open(model);
-             CpuBackend backend = new CpuBackend(threads != null ? threads : CpuThreads.defaultThreads())) {
-            LlamaModel llama = LlamaModel.load(file, backend);
+        try (ZseFile file = ZseFile.open(model)) {
             Tokenizer tokenizer = TokenizerSource.fromZse(file);
             int[] promptIds = chat ? tokenizer.encode(chatPrompt(file), false) : tokenizer.encode(prompt, true);
-            Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds());
-            Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
-                    seed != null ? seed : System.nanoTime(), stops, piece -> {
-                        if (!json) {
-                            out.print(piece);
-                            out.flush();
-                        }
-                    });
-            if (json) {
-                ObjectMapper mapper = new ObjectMapper();
-                ObjectNode o = mapper.createObjectNode();
-                o.putPOJO("prompt_ids", result.promptIds());
-                o.putPOJO("ids", result.ids());
-                o.put("text", result.text());
-                o.put("finish_reason", result.finishReason());
-                out.println(mapper.writeValueAsString(o));
-            } else {
-                out.println();
+            try (Backend backend = backendOption.open(file, (long) promptIds.length + maxTokens, promptIds.length,
+                    threads != null ? threads : CpuThreads.defaultThreads(), spec.commandLine().getErr())) {
+                generate(LlamaModel.load(file, backend), tokenizer, promptIds, parameters, out);
             }
-            out.flush();
         }
         return 0;
+    }
+
+    private void generate(LlamaModel llama, Tokenizer tokenizer, int[] promptIds, SamplingParameters parameters,
+                          PrintWriter out) throws Exception {
+        Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds());
+        Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
+                seed != null ? seed : System.nanoTime(), stops, piece -> {
+                    if (!json) {
+                        out.print(piece);
+                        out.flush();
+                    }
+                });
+        if (json) {
+            ObjectMapper mapper = new ObjectMapper();
+            ObjectNode o = mapper.createObjectNode();
+            o.putPOJO("prompt_ids", result.promptIds());
+            o.putPOJO("ids", result.ids());
+            o.put("text", result.text());
+            o.put("finish_reason", result.finishReason());
+            out.println(mapper.writeValueAsString(o));
+        } else {
+            out.println();
+        }
+        out.flush();
     }
 
     private String chatPrompt(ZseFile file) {

@@ -1,0 +1,87 @@
+package io.zse.backend.cuda;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Finds out whether CUDA can be used here and, if not, why: no library, a library that will not load, no driver, no
+ * device, or only devices older than sm_80. Never throws and never lets native code see an unchecked argument.
+ *
+ * @param library the loaded library; empty when it could not be loaded
+ * @param devices the supported devices; empty when CUDA is unusable
+ * @param reason  why CUDA is unusable; empty when it is usable
+ */
+public record CudaProbe(Optional<CudaLibrary> library, List<CudaDevice> devices, Optional<String> reason) {
+
+    public boolean usable() {
+        return reason.isEmpty();
+    }
+
+    /** Probes with the library {@link CudaLibraryPath#find()} picks. */
+    public static CudaProbe run() {
+        Optional<Path> path = CudaLibraryPath.find();
+        if (path.isEmpty()) {
+            return unusable(null, "no CUDA library (" + CudaLibraryPath.FILE_NAME + " not found in "
+                    + CudaLibraryPath.besideApp() + "; set " + CudaLibraryPath.PROPERTY + ")");
+        }
+        return run(path.get());
+    }
+
+    /** Probes with the library at {@code path}. */
+    public static CudaProbe run(Path path) {
+        if (!Files.isRegularFile(path)) {
+            return unusable(null, "no CUDA library (" + path + " does not exist)");
+        }
+        CudaLibrary library;
+        try {
+            library = CudaLibrary.load(path);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            return unusable(null, "CUDA library " + path + " cannot be used: " + e.getMessage());
+        }
+        int count;
+        try {
+            count = library.deviceCount();
+        } catch (CudaException e) {
+            if (e.isMissingDriver()) {
+                return unusable(library, "no NVIDIA driver (" + e.getMessage() + ")");
+            }
+            if (e.status() == CudaException.NO_DEVICE) {
+                return unusable(library, "no CUDA device (" + e.getMessage() + ")");
+            }
+            return unusable(library, "CUDA unavailable (" + e.getMessage() + ")");
+        }
+        if (count == 0) {
+            return unusable(library, "no CUDA device");
+        }
+        List<CudaDevice> supported = new ArrayList<>();
+        List<String> refused = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            try {
+                CudaDevice device = library.device(i);
+                if (device.isSupported()) {
+                    supported.add(device);
+                } else {
+                    refused.add(device + ": compute capability below 8.0");
+                }
+            } catch (CudaException e) {
+                refused.add("cuda:" + i + ": " + e.getMessage());
+            }
+        }
+        if (supported.isEmpty()) {
+            return unusable(library, "no usable CUDA device (" + String.join("; ", refused) + ")");
+        }
+        return new CudaProbe(Optional.of(library), List.copyOf(supported), Optional.empty());
+    }
+
+    private static CudaProbe unusable(CudaLibrary library, String reason) {
+        return new CudaProbe(Optional.ofNullable(library), List.of(), Optional.of(reason));
+    }
+
+    /** The device with this index, if it is usable. */
+    public Optional<CudaDevice> device(int index) {
+        return devices.stream().filter(d -> d.index() == index).findFirst();
+    }
+}

@@ -1,0 +1,83 @@
+package io.zse.backend.cuda;
+
+import io.zse.backend.WeightMatrix;
+import io.zse.format.TensorType;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A 2-D weight [rows, cols] uploaded in its .zse layout: the data bytes at offset 0 of its own device allocation and
+ * the F16 scales (quantized types) at the next 256-byte boundary, so the kernels' 16-byte loads stay aligned.
+ */
+final class CudaWeight implements WeightMatrix, AutoCloseable {
+    static final long ALIGNMENT = 256;
+
+    private final String name;
+    private final TensorType type;
+    private final int groupSize;
+    private final int rows;
+    private final int cols;
+    private final DeviceBuffer memory;
+    private final long dataBytes;
+    private final long scalesOffset;
+    private final long scalesBytes;
+
+    CudaWeight(String name, TensorType type, int groupSize, int rows, int cols, DeviceBuffer memory, long dataBytes,
+               long scalesBytes) {
+        this.name = name;
+        this.type = type;
+        this.groupSize = groupSize;
+        this.rows = rows;
+        this.cols = cols;
+        this.memory = memory;
+        this.dataBytes = dataBytes;
+        this.scalesOffset = scalesOffset(dataBytes);
+        this.scalesBytes = scalesBytes;
+    }
+
+    static long scalesOffset(long dataBytes) {
+        return (dataBytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    }
+
+    MemorySegment data() {
+        return memory.at(0, dataBytes);
+    }
+
+    /** The scales' device address, NULL for unquantized types. */
+    MemorySegment scales() {
+        return scalesBytes == 0 ? MemorySegment.NULL : memory.at(scalesOffset, scalesBytes);
+    }
+
+    int groupSize() {
+        return groupSize;
+    }
+
+    long deviceBytes() {
+        return memory.bytes();
+    }
+
+    @Override
+    public int rows() {
+        return rows;
+    }
+
+    @Override
+    public int cols() {
+        return cols;
+    }
+
+    @Override
+    public TensorType type() {
+        return type;
+    }
+
+    @Override
+    public String toString() {
+        return name + " " + type + " [" + rows + ", " + cols + "] on the GPU";
+    }
+
+    @Override
+    public void close() {
+        memory.close();
+    }
+}

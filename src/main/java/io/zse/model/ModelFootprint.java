@@ -1,0 +1,23 @@
+package io.zse.model;
+
+import io.zse.backend.MemoryFootprint;
+import io.zse.format.ZseFile;
+
+/** The device memory a model in a .zse file will need, from its tensors and config (for the backend's VRAM check). */
+public final class ModelFootprint {
+    private ModelFootprint() {
+    }
+
+    /**
+     * @param positions KV cache positions held at once (all sequences together)
+     * @param batchRows the most tokens one forward pass processes
+     */
+    public static MemoryFootprint of(ZseFile file, ModelConfig config, long positions, int batchRows) {
+        int kvDim = config.numKvHeads() * config.headDim();
+        int qDim = config.numHeads() * config.headDim();
+        // Per token: residual, normed, projected (3 d), q and attended (2 q), k and v (2 kv), gate and up (2 ff), logits.
+        long rowFloats = 3L * config.hiddenSize() + 2L * qDim + 2L * kvDim + 2L * config.intermediateSize()
+                + config.vocabSize();
+        return MemoryFootprint.of(file.tensors(), config.numLayers(), kvDim, positions, batchRows, rowFloats);
+    }
+}

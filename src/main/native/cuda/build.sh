@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds libzse_cuda.so into the directory given as $1 (the Maven build passes target/native).
+# Without nvcc it prints one line and succeeds, so builds on machines without CUDA stay green.
+# nvcc is looked up on PATH, then in $CUDA_HOME/bin ($CUDA_HOME defaults to /usr/local/cuda).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${1:?usage: build.sh OUTPUT_DIR}"
+
+nvcc="$(command -v nvcc || true)"
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+if [ -z "$nvcc" ] && [ -x "$cuda_home/bin/nvcc" ]; then nvcc="$cuda_home/bin/nvcc"; fi
+if [ -z "$nvcc" ]; then
+  echo "[zse] nvcc not found on PATH or in $cuda_home/bin: skipping libzse_cuda.so; the CPU backend is unaffected"
+  exit 0
+fi
+
+library="$out/libzse_cuda.so"
+sources=("$here"/*.cu "$here"/*.cuh "$here"/*.h "$here/build.sh")
+if [ -f "$library" ] && [ -z "$(find "${sources[@]}" -newer "$library" -print -quit)" ]; then
+  exit 0
+fi
+
+mkdir -p "$out"
+# Real code for each Ampere/Ada/Hopper target plus compute_90 PTX, which the driver JIT-compiles for newer GPUs.
+# --threads compiles the targets in parallel; ZSE_NVCC_THREADS overrides it (default 2, the CI core count).
+# The runtime is linked statically so the host needs only the NVIDIA driver (libcuda.so.1).
+start=$(date +%s)
+"$nvcc" -std=c++17 -O3 -shared -cudart static \
+  -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
+  --threads "${ZSE_NVCC_THREADS:-2}" \
+  -gencode arch=compute_80,code=sm_80 \
+  -gencode arch=compute_86,code=sm_86 \
+  -gencode arch=compute_89,code=sm_89 \
+  -gencode arch=compute_90,code=sm_90 \
+  -gencode arch=compute_90,code=compute_90 \
+  -I"$here" -o "$library.tmp" "$here"/*.cu
+mv "$library.tmp" "$library"
+echo "[zse] built $library with $("$nvcc" --version | tail -1) in $(( $(date +%s) - start )) s"

@@ -1,0 +1,126 @@
+// Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add.
+#include "status.cuh"
+
+namespace zse {
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t length) {
+    return static_cast<int>((length + kThreads - 1) / kThreads);
+}
+
+// One block per row: the sum of squares reduced through shared memory, then the scaled row.
+__global__ void rms_norm_kernel(const float *__restrict__ x, const float *__restrict__ weight, int dim, float eps,
+                                float *__restrict__ out) {
+    __shared__ float partial[kThreads / 32];
+    const float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
+    float *row_out = out + static_cast<int64_t>(blockIdx.x) * dim;
+    float sum = 0.f;
+    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+        sum = fmaf(row[k], row[k], sum);
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    }
+    if (threadIdx.x % 32 == 0) {
+        partial[threadIdx.x / 32] = sum;
+    }
+    __syncthreads();
+    float total = 0.f;
+    for (int w = 0; w < kThreads / 32; w++) {
+        total += partial[w];
+    }
+    const float inverse_rms = rsqrtf(total / dim + eps);
+    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+        row_out[k] = weight[k] * (row[k] * inverse_rms);
+    }
+}
+
+// One thread per (row, head, pair j): elements j and j + head_dim/2 rotate by position * inverse_frequencies[j].
+__global__ void rope_kernel(float *x, int n, int heads, int head_dim, int start_pos,
+                            const float *__restrict__ inverse_frequencies) {
+    const int half = head_dim / 2;
+    const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (item >= static_cast<int64_t>(n) * heads * half) {
+        return;
+    }
+    const int j = static_cast<int>(item % half);
+    const int64_t row_head = item / half;  // i * heads + h
+    const int i = static_cast<int>(row_head / heads);
+    const float angle = static_cast<float>(start_pos + i) * inverse_frequencies[j];  // F32 like the reference
+    float sin, cos;
+    sincosf(angle, &sin, &cos);
+    float *base = x + row_head * head_dim;
+    const float a = base[j], b = base[j + half];
+    base[j] = a * cos - b * sin;
+    base[j + half] = b * cos + a * sin;
+}
+
+__global__ void swiglu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < length) {
+        const float g = gate[k];
+        gate[k] = g / (1.f + expf(-g)) * up[k];
+    }
+}
+
+__global__ void add_kernel(float *x, const float *__restrict__ y, int64_t length) {
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < length) {
+        x[k] += y[k];
+    }
+}
+
+__global__ void add_bias_kernel(float *x, int64_t length, const float *__restrict__ bias, int dim) {
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < length) {
+        x[k] += bias[k % dim];
+    }
+}
+
+}  // namespace
+}  // namespace zse
+
+extern "C" {
+
+int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream) {
+    ZSE_REQUIRE(x != nullptr && weight != nullptr && out != nullptr, "zse_cuda_rms_norm: NULL pointer");
+    ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
+    zse::rms_norm_kernel<<<n, zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, weight, dim, eps, out);
+    return zse::launched("rms_norm_kernel");
+}
+
+int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const float *inverse_frequencies,
+                  void *stream) {
+    ZSE_REQUIRE(x != nullptr && inverse_frequencies != nullptr, "zse_cuda_rope: NULL pointer");
+    ZSE_REQUIRE(n > 0 && heads > 0 && head_dim > 0 && head_dim % 2 == 0 && start_pos >= 0,
+                "zse_cuda_rope: n, heads and an even head_dim must be positive, start_pos >= 0");
+    const int64_t items = static_cast<int64_t>(n) * heads * (head_dim / 2);
+    zse::rope_kernel<<<zse::blocks_for(items), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        x, n, heads, head_dim, start_pos, inverse_frequencies);
+    return zse::launched("rope_kernel");
+}
+
+int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) {
+    ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_swiglu: NULL pointer or length <= 0");
+    zse::swiglu_kernel<<<zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(gate, up,
+                                                                                                         length);
+    return zse::launched("swiglu_kernel");
+}
+
+int zse_cuda_add(float *x, const float *y, int64_t length, void *stream) {
+    ZSE_REQUIRE(x != nullptr && y != nullptr && length > 0, "zse_cuda_add: NULL pointer or length <= 0");
+    zse::add_kernel<<<zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, y, length);
+    return zse::launched("add_kernel");
+}
+
+int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream) {
+    ZSE_REQUIRE(x != nullptr && bias != nullptr && n > 0 && dim > 0, "zse_cuda_add_bias: NULL pointer or empty shape");
+    const int64_t length = static_cast<int64_t>(n) * dim;
+    zse::add_bias_kernel<<<zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        x, length, bias, dim);
+    return zse::launched("add_bias_kernel");
+}
+
+}  // extern "C"

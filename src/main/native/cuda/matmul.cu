@@ -1,0 +1,309 @@
+// Matrix products on weights in their .zse layout, and the embedding lookup.
+//
+// Decode (n <= kMaxVectorRows): one warp per weight row streams the row once with 16-byte loads, decodes a chunk of
+// elements in registers and dots it with each of the n activation rows. Larger n: a tiled kernel decodes a 64 x 32
+// weight tile into shared memory once and multiplies it with a 64-token activation tile.
+#include <cstdio>
+
+#include "status.cuh"
+#include "weights.cuh"
+
+namespace zse {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kMatvecWarps = 8;
+constexpr int kMaxVectorRows = 8;
+
+// Elements one lane decodes per step: one 16-byte load of stored data.
+template <int TYPE>
+struct Chunk;
+template <>
+struct Chunk<F32> { static constexpr int size = 4; };
+template <>
+struct Chunk<F16> { static constexpr int size = 8; };
+template <>
+struct Chunk<BF16> { static constexpr int size = 8; };
+template <>
+struct Chunk<Q8> { static constexpr int size = 16; };
+template <>
+struct Chunk<Q4> { static constexpr int size = 32; };
+template <>
+struct Chunk<NF4> { static constexpr int size = 32; };
+
+// Decodes chunk c of `row` into w[0..size). The chunk's first half covers columns low.., its second half
+// high.. (contiguous types: high = low + size/2; 4-bit types: the two nibble runs of a group).
+template <int TYPE>
+__device__ __forceinline__ void decode_chunk(const Weight &m, int row, int c, float *w, int &low, int &high) {
+    constexpr int size = Chunk<TYPE>::size;
+    const int64_t row_start = static_cast<int64_t>(row) * m.cols;
+    if (TYPE == F32) {
+        low = c * size;
+        high = low + size / 2;
+        float4 v = __ldg(reinterpret_cast<const float4 *>(m.data) + (row_start + low) / 4);
+        w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
+    } else if (TYPE == F16 || TYPE == BF16) {
+        low = c * size;
+        high = low + size / 2;
+        uint4 v = __ldg(reinterpret_cast<const uint4 *>(m.data) + (row_start + low) / 8);
+        const uint16_t *h = reinterpret_cast<const uint16_t *>(&v);
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            w[e] = TYPE == F16 ? __half2float(__ushort_as_half(h[e])) : bf16_to_float(h[e]);
+        }
+    } else if (TYPE == Q8) {
+        low = c * size;
+        high = low + size / 2;
+        uint4 v = __ldg(reinterpret_cast<const uint4 *>(m.data) + (row_start + low) / 16);
+        const int8_t *q = reinterpret_cast<const int8_t *>(&v);
+        float d = __half2float(m.scales[(row_start + low) / m.group]);
+#pragma unroll
+        for (int e = 0; e < 16; e++) {
+            w[e] = q[e] * d;
+        }
+    } else {  // Q4, NF4: 16 packed bytes of one group
+        const int half = m.group / 2;
+        const int chunks_per_group = half / 16;
+        const int group_in_row = c / chunks_per_group;
+        const int j = (c % chunks_per_group) * 16;
+        low = group_in_row * m.group + j;
+        high = low + half;
+        const int64_t group = row_start / m.group + group_in_row;
+        uint4 v = __ldg(reinterpret_cast<const uint4 *>(m.data + row_start / 2) + c);
+        const uint8_t *p = reinterpret_cast<const uint8_t *>(&v);
+        if (TYPE == Q4) {
+            float d = __half2float(m.scales[2 * group]);
+            float mn = __half2float(m.scales[2 * group + 1]);
+#pragma unroll
+            for (int e = 0; e < 16; e++) {
+                w[e] = (p[e] & 0x0F) * d + mn;
+                w[16 + e] = (p[e] >> 4) * d + mn;
+            }
+        } else {
+            float absmax = __half2float(m.scales[group]);
+#pragma unroll
+            for (int e = 0; e < 16; e++) {
+                w[e] = kNf4Codebook[p[e] & 0x0F] * absmax;
+                w[16 + e] = kNf4Codebook[p[e] >> 4] * absmax;
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+        v += __shfl_xor_sync(0xffffffffu, v, offset);
+    }
+    return v;
+}
+
+// out[t, row] for t < n <= kMaxVectorRows; one warp per row, 16-byte loads (cols is a multiple of the chunk).
+template <int TYPE>
+__global__ void matvec_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
+    constexpr int size = Chunk<TYPE>::size;
+    const int row = blockIdx.x * kMatvecWarps + threadIdx.x / kWarp;
+    const int lane = threadIdx.x % kWarp;
+    if (row >= m.rows) {
+        return;
+    }
+    float acc[kMaxVectorRows] = {};
+    const int chunks = m.cols / size;
+    for (int c = lane; c < chunks; c += kWarp) {
+        float w[size];
+        int low, high;
+        decode_chunk<TYPE>(m, row, c, w, low, high);
+#pragma unroll
+        for (int t = 0; t < kMaxVectorRows; t++) {
+            if (t < n) {
+                const float *xt = x + static_cast<int64_t>(t) * m.cols;
+                float s = 0.f;
+#pragma unroll
+                for (int e = 0; e < size / 2; e++) {
+                    s = fmaf(w[e], __ldg(xt + low + e), s);
+                    s = fmaf(w[size / 2 + e], __ldg(xt + high + e), s);
+                }
+                acc[t] += s;
+            }
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < kMaxVectorRows; t++) {
+        if (t < n) {
+            float s = warp_sum(acc[t]);
+            if (lane == 0) {
+                out[static_cast<int64_t>(t) * m.rows + row] = s;
+            }
+        }
+    }
+}
+
+// The same product element by element, for unquantized rows whose length is not a multiple of the chunk.
+__global__ void matvec_scalar_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
+    const int row = blockIdx.x * kMatvecWarps + threadIdx.x / kWarp;
+    const int lane = threadIdx.x % kWarp;
+    if (row >= m.rows) {
+        return;
+    }
+    for (int t = 0; t < n; t++) {
+        const float *xt = x + static_cast<int64_t>(t) * m.cols;
+        float s = 0.f;
+        for (int k = lane; k < m.cols; k += kWarp) {
+            s = fmaf(decode(m, row, k), xt[k], s);
+        }
+        s = warp_sum(s);
+        if (lane == 0) {
+            out[static_cast<int64_t>(t) * m.rows + row] = s;
+        }
+    }
+}
+
+constexpr int kTileRows = 64;    // weight rows per block
+constexpr int kTileTokens = 64;  // activation rows per block
+constexpr int kTileK = 32;       // columns per step
+
+// out[n, rows] = x[n, cols] . w^T, 256 threads each computing a 4 x 4 block of the 64 x 64 output tile.
+__global__ void __launch_bounds__(256) matmul_tiled_kernel(Weight m, const float *__restrict__ x, int n,
+                                                           float *__restrict__ out) {
+    __shared__ float ws[kTileK][kTileRows + 1];
+    __shared__ float xs[kTileK][kTileTokens + 1];
+    const int row0 = blockIdx.x * kTileRows;
+    const int token0 = blockIdx.y * kTileTokens;
+    const int tr = (threadIdx.x % 16) * 4;  // this thread's first weight row in the tile
+    const int tt = (threadIdx.x / 16) * 4;  // its first token
+    float acc[4][4] = {};
+    for (int k0 = 0; k0 < m.cols; k0 += kTileK) {
+        for (int i = threadIdx.x; i < kTileK * kTileRows; i += blockDim.x) {
+            int r = i / kTileK, k = i % kTileK;
+            int row = row0 + r, col = k0 + k;
+            ws[k][r] = row < m.rows && col < m.cols ? decode(m, row, col) : 0.f;
+        }
+        for (int i = threadIdx.x; i < kTileK * kTileTokens; i += blockDim.x) {
+            int t = i / kTileK, k = i % kTileK;
+            int token = token0 + t, col = k0 + k;
+            xs[k][t] = token < n && col < m.cols ? x[static_cast<int64_t>(token) * m.cols + col] : 0.f;
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (int k = 0; k < kTileK; k++) {
+            float wr[4], xr[4];
+#pragma unroll
+            for (int a = 0; a < 4; a++) {
+                wr[a] = ws[k][tr + a];
+                xr[a] = xs[k][tt + a];
+            }
+#pragma unroll
+            for (int a = 0; a < 4; a++) {
+#pragma unroll
+                for (int b = 0; b < 4; b++) {
+                    acc[b][a] = fmaf(xr[b], wr[a], acc[b][a]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+    for (int b = 0; b < 4; b++) {
+        for (int a = 0; a < 4; a++) {
+            int token = token0 + tt + b, row = row0 + tr + a;
+            if (token < n && row < m.rows) {
+                out[static_cast<int64_t>(token) * m.rows + row] = acc[b][a];
+            }
+        }
+    }
+}
+
+template <int TYPE>
+bool vector_path_fits(const Weight &m) {
+    return m.cols % Chunk<TYPE>::size == 0;
+}
+
+template <int TYPE>
+void launch_matvec(const Weight &m, const float *x, int n, float *out, cudaStream_t stream) {
+    dim3 grid((m.rows + kMatvecWarps - 1) / kMatvecWarps);
+    if (vector_path_fits<TYPE>(m)) {
+        matvec_kernel<TYPE><<<grid, kMatvecWarps * kWarp, 0, stream>>>(m, x, n, out);
+    } else {
+        matvec_scalar_kernel<<<grid, kMatvecWarps * kWarp, 0, stream>>>(m, x, n, out);
+    }
+}
+
+__global__ void embed_kernel(Weight m, const int32_t *__restrict__ tokens, float *__restrict__ out) {
+    const int i = blockIdx.x;
+    const int token = tokens[i];
+    float *row_out = out + static_cast<int64_t>(i) * m.cols;
+    const bool valid = token >= 0 && token < m.rows;  // the host checks ids; this keeps a bad id from reading past the table
+    for (int k = threadIdx.x; k < m.cols; k += blockDim.x) {
+        row_out[k] = valid ? decode(m, token, k) : __int_as_float(0x7fc00000);
+    }
+}
+
+// Checks what every weight-reading entry point needs; returns 0 or the refusal status.
+int check_weight(const Weight &m, const char *entry) {
+    static thread_local char message[256];
+    auto refuse_with = [&](const char *why) {
+        std::snprintf(message, sizeof message, "%s: %s", entry, why);
+        return refuse(message);
+    };
+    if (m.data == nullptr) return refuse_with("weight data is NULL");
+    if (m.rows <= 0 || m.cols <= 0) return refuse_with("weight shape must be positive");
+    switch (m.type) {
+        case F32:
+        case F16:
+        case BF16:
+            return 0;
+        case Q8:
+            if (m.group != 32) return refuse_with("Q8 groups are 32 elements");
+            break;
+        case Q4:
+            if (m.group != 32 && m.group != 64 && m.group != 128) return refuse_with("Q4 groups are 32, 64 or 128");
+            break;
+        case NF4:
+            if (m.group != 64) return refuse_with("NF4 groups are 64 elements");
+            break;
+        default:
+            return refuse_with("unknown storage type code");
+    }
+    if (m.scales == nullptr) return refuse_with("quantized weight without scales");
+    if (m.cols % m.group != 0) return refuse_with("row length is not a multiple of the group size");
+    return 0;
+}
+
+}  // namespace
+}  // namespace zse
+
+extern "C" {
+
+int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
+                    const float *x, int n, float *out, void *stream) {
+    using namespace zse;
+    Weight m{static_cast<const uint8_t *>(data), static_cast<const __half *>(scales), type, group_size, rows, cols};
+    if (int status = check_weight(m, "zse_cuda_matmul")) return status;
+    ZSE_REQUIRE(x != nullptr && out != nullptr && n > 0, "zse_cuda_matmul: NULL activations or n <= 0");
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (n > kMaxVectorRows) {
+        dim3 grid((rows + kTileRows - 1) / kTileRows, (n + kTileTokens - 1) / kTileTokens);
+        matmul_tiled_kernel<<<grid, 256, 0, s>>>(m, x, n, out);
+        return launched("matmul_tiled_kernel");
+    }
+    switch (type) {
+        case F32: launch_matvec<F32>(m, x, n, out, s); break;
+        case F16: launch_matvec<F16>(m, x, n, out, s); break;
+        case BF16: launch_matvec<BF16>(m, x, n, out, s); break;
+        case Q8: launch_matvec<Q8>(m, x, n, out, s); break;
+        case Q4: launch_matvec<Q4>(m, x, n, out, s); break;
+        default: launch_matvec<NF4>(m, x, n, out, s); break;
+    }
+    return launched("matvec_kernel");
+}
+
+int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
+                   const int32_t *tokens, int n, float *out, void *stream) {
+    using namespace zse;
+    Weight m{static_cast<const uint8_t *>(data), static_cast<const __half *>(scales), type, group_size, rows, cols};
+    if (int status = check_weight(m, "zse_cuda_embed")) return status;
+    ZSE_REQUIRE(tokens != nullptr && out != nullptr && n > 0, "zse_cuda_embed: NULL tokens/output or n <= 0");
+    embed_kernel<<<n, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, tokens, out);
+    return launched("embed_kernel");
+}
+
+}  // extern "C"

@@ -1,0 +1,117 @@
+/*
+ * zse_cuda.h: the plain C ABI of libzse_cuda, bound from Java through FFM (io.zse.backend.cuda.CudaLibrary).
+ *
+ * Conventions
+ *  - Every function returns an int status: 0 on success, a CUDA runtime error code (> 0) when CUDA failed, or
+ *    ZSE_CUDA_INVALID_ARGUMENT when an argument was refused before CUDA saw it. zse_cuda_last_error() returns the
+ *    message of the last failure on the calling thread (never NULL; "" after success).
+ *  - Handles (streams, events, graphs) and device pointers cross the ABI as void*; a NULL stream is the legacy
+ *    default stream.
+ *  - Tensor storage types use the .zse codes (docs/zse-format.md, "Tensor types"): 0 F32, 1 F16, 2 BF16, 3 Q8,
+ *    4 Q4, 5 NF4. Weights are read in their .zse layout (row-groups): `data` holds the element bytes of the whole
+ *    matrix, `scales` the F16 scales (Q4: d then m per group), NULL for unquantized types.
+ *  - Activations are F32, row-major, first dimension n (tokens processed together).
+ *  - Kernel launches are asynchronous on `stream`; a launch error is reported at once, an execution error by the
+ *    next synchronizing call.
+ */
+#ifndef ZSE_CUDA_H
+#define ZSE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Only the functions below are exported (the library is built with -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
+#define ZSE_CUDA_ABI_VERSION 1
+#define ZSE_CUDA_INVALID_ARGUMENT (-1)
+
+/* ---- library and errors ---- */
+int zse_cuda_abi_version(void);
+const char *zse_cuda_last_error(void);
+/* CUDA driver version (e.g. 12080), 0 when no driver is installed. */
+int zse_cuda_driver_version(int *version);
+
+/* ---- devices ---- */
+int zse_cuda_device_count(int *count);
+/* Writes the NUL-terminated device name into name[0..capacity). */
+int zse_cuda_device_name(int device, char *name, int capacity);
+int zse_cuda_device_capability(int device, int *major, int *minor);
+/* Free and total memory of the device, in bytes. */
+int zse_cuda_device_memory(int device, uint64_t *free_bytes, uint64_t *total_bytes);
+int zse_cuda_device_multiprocessors(int device, int *count);
+int zse_cuda_set_device(int device);
+int zse_cuda_device_synchronize(void);
+
+/* ---- memory ---- */
+int zse_cuda_malloc(void **pointer, uint64_t bytes);
+int zse_cuda_free(void *pointer);
+/* Page-locked host memory for staging uploads. */
+int zse_cuda_malloc_host(void **pointer, uint64_t bytes);
+int zse_cuda_free_host(void *pointer);
+/* Page-locks an existing host range (e.g. a mapped .zse file) so copies from it run at full PCIe speed. */
+int zse_cuda_host_register(void *pointer, uint64_t bytes);
+int zse_cuda_host_unregister(void *pointer);
+int zse_cuda_copy_to_device(void *device_dst, const void *host_src, uint64_t bytes, void *stream);
+int zse_cuda_copy_to_host(void *host_dst, const void *device_src, uint64_t bytes, void *stream);
+int zse_cuda_copy_on_device(void *device_dst, const void *device_src, uint64_t bytes, void *stream);
+int zse_cuda_memset(void *device_dst, int value, uint64_t bytes, void *stream);
+
+/* ---- streams, events, graphs ---- */
+int zse_cuda_stream_create(void **stream);
+int zse_cuda_stream_destroy(void *stream);
+int zse_cuda_stream_synchronize(void *stream);
+/* Makes `stream` wait for `event` (recorded on another stream) without blocking the host. */
+int zse_cuda_stream_wait_event(void *stream, void *event);
+int zse_cuda_event_create(void **event);
+int zse_cuda_event_destroy(void *event);
+int zse_cuda_event_record(void *event, void *stream);
+int zse_cuda_event_synchronize(void *event);
+int zse_cuda_event_elapsed_ms(float *milliseconds, void *start, void *end);
+/* Captures the work queued on `stream` between begin and end into an instantiated graph. */
+int zse_cuda_graph_begin_capture(void *stream);
+int zse_cuda_graph_end_capture(void *stream, void **graph);
+int zse_cuda_graph_launch(void *graph, void *stream);
+int zse_cuda_graph_destroy(void *graph);
+
+/* ---- kernels ---- */
+/* out[n, rows] = x[n, cols] . w^T for a weight w [rows, cols] in its .zse layout (n == 1: the matrix-vector kernel). */
+int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
+                    const float *x, int n, float *out, void *stream);
+/* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
+int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
+                   const int32_t *tokens, int n, float *out, void *stream);
+/* x[i, :] += bias for the n rows of x [n, dim]. */
+int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream);
+/* out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. */
+int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream);
+/* Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at start_pos + i; inverse_frequencies [head_dim/2]. */
+int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const float *inverse_frequencies,
+                  void *stream);
+/*
+ * Causal scaled dot-product attention of q [n, heads * head_dim] at positions start_pos..start_pos+n-1 over keys and
+ * values [capacity, kv_heads * head_dim] holding positions 0..start_pos+n-1; GQA (heads % kv_heads == 0); a
+ * sliding window > 0 lets a query at p see keys > p - window. n == 1 runs the decode kernel, n > 1 the tiled prefill
+ * kernel. head_dim <= 256.
+ */
+int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, const float *values, int heads,
+                       int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
+/* gate[k] = silu(gate[k]) * up[k] for k < length. */
+int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
+/* x[k] += y[k] for k < length. */
+int zse_cuda_add(float *x, const float *y, int64_t length, void *stream);
+/* ids[i] = index of the largest of logits[i, 0..vocab) (lowest index on ties, NaN never wins), i < n. */
+int zse_cuda_argmax(const float *logits, int n, int vocab, int32_t *ids, void *stream);
+/* The k largest logits of one row, descending (ties: lower index first), k <= 1024; for top-k/top-p sampling. */
+int zse_cuda_top_k(const float *logits, int vocab, int k, float *values, int32_t *ids, void *stream);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

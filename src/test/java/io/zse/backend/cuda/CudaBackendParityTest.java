@@ -1,0 +1,225 @@
+package io.zse.backend.cuda;
+
+import io.zse.TestModels;
+import io.zse.backend.AttentionShape;
+import io.zse.backend.KvCache;
+import io.zse.backend.WeightMatrix;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.format.TensorInfo;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.model.LlamaModel;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Every CUDA kernel against the CPU backend on the same inputs, and TinyStories-656K greedy decoding on both. Needs a
+ * usable CUDA device; skipped with the reason otherwise (the GPU machine runs them: see src/main/native/README.md).
+ */
+class CudaBackendParityTest {
+    private static CudaProbe probe;
+    private static CudaBackend cuda;
+    private static CpuBackend cpu;
+
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void open() {
+        probe = CudaProbe.run();
+        if (!probe.usable()) {
+            return;
+        }
+        cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
+        cpu = new CpuBackend(2);
+    }
+
+    /** Per test, so each one is reported as skipped with the reason. */
+    @BeforeEach
+    void requireCuda() {
+        assumeTrue(probe.usable(), () -> "no usable CUDA device: " + probe.reason().orElseThrow());
+    }
+
+    @AfterAll
+    static void close() {
+        if (cuda != null) {
+            cuda.close();
+            cpu.close();
+        }
+    }
+
+    private static float[] random(int length, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] a = new float[length];
+        for (int i = 0; i < length; i++) {
+            a[i] = (float) r.nextDouble(-2, 2);
+        }
+        return a;
+    }
+
+    /** No NaN, and every element within tolerance x the largest CPU magnitude (summation order differs). */
+    private static void assertClose(float[] expected, float[] actual, double tolerance, String what) {
+        double scale = 1e-6;
+        for (float e : expected) {
+            scale = Math.max(scale, Math.abs(e));
+        }
+        for (int i = 0; i < expected.length; i++) {
+            assertFalse(Float.isNaN(actual[i]), what + ": NaN at " + i);
+            assertEquals(expected[i], actual[i], tolerance * scale, what + " at " + i);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TensorType.class)
+    void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
+            for (TensorInfo info : file.tensors()) {
+                if (info.rank() != 2) {
+                    continue;
+                }
+                WeightMatrix onCpu = cpu.weight(file.tensor(info.name()));
+                WeightMatrix onGpu = cuda.weight(file.tensor(info.name()));
+                for (int n : new int[]{1, 3, 8, 9, 70}) { // vector kernel, its batch limit, the tiled kernel
+                    float[] x = random(n * onCpu.cols(), n);
+                    float[] expected = new float[n * onCpu.rows()];
+                    float[] actual = new float[n * onCpu.rows()];
+                    cpu.matmul(x, n, onCpu, expected);
+                    cuda.matmul(x, n, onGpu, actual);
+                    assertClose(expected, actual, 1e-4, type + " " + info.name() + " n=" + n);
+                }
+                int[] tokens = {0, onCpu.rows() - 1, onCpu.rows() / 2};
+                float[] expected = new float[tokens.length * onCpu.cols()];
+                float[] actual = new float[expected.length];
+                cpu.embed(onCpu, tokens, expected);
+                cuda.embed(onGpu, tokens, actual);
+                assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + info.name());
+            }
+        }
+    }
+
+    @Test
+    void elementwiseOpsMatchTheCpu() {
+        int n = 5;
+        int dim = 96;
+        float[] x = random(n * dim, 1);
+        float[] weight = random(dim, 2);
+        float[] expected = new float[n * dim];
+        float[] actual = new float[n * dim];
+        cpu.rmsNorm(x, n, weight, 1e-5f, expected);
+        cuda.rmsNorm(x, n, weight, 1e-5f, actual);
+        assertClose(expected, actual, 1e-5, "rmsNorm");
+
+        float[] frequencies = random(dim / 4, 3);
+        float[] a = x.clone();
+        float[] b = x.clone();
+        cpu.rope(a, n, 2, dim / 2, 1000, frequencies);
+        cuda.rope(b, n, 2, dim / 2, 1000, frequencies);
+        assertClose(a, b, 1e-4, "rope at position 1000");
+
+        float[] up = random(n * dim, 4);
+        a = x.clone();
+        b = x.clone();
+        cpu.swiglu(a, up, n * dim);
+        cuda.swiglu(b, up, n * dim);
+        assertClose(a, b, 1e-6, "swiglu");
+
+        a = x.clone();
+        b = x.clone();
+        cpu.add(a, up, n * dim);
+        cuda.add(b, up, n * dim);
+        assertArrayEquals(a, b, 0f, "add");
+        cpu.addBias(a, n, weight);
+        cuda.addBias(b, n, weight);
+        assertArrayEquals(a, b, 0f, "addBias");
+    }
+
+    @Test
+    void attentionMatchesTheCpuForDecodeAndPrefillWithGqaAndWindows() {
+        for (int window : new int[]{0, 7}) {
+            for (int headDim : new int[]{32, 64, 128, 256}) {
+                AttentionShape shape = new AttentionShape(8, 2, headDim, window);
+                int prompt = 37;
+                KvCache cpuCache = new KvCache(1, 64, shape.kvDim());
+                KvCache gpuCache = new KvCache(1, 64, shape.kvDim());
+                for (int[] step : new int[][]{{0, prompt}, {prompt, 1}, {prompt + 1, 1}, {20, 3}}) { // prefill, decode, rewind
+                    int start = step[0];
+                    int n = step[1];
+                    float[] k = random(n * shape.kvDim(), 10L + start);
+                    float[] v = random(n * shape.kvDim(), 20L + start);
+                    float[] q = random(n * shape.queryDim(), 30L + start);
+                    cpuCache.store(0, start, n, k, v);
+                    gpuCache.store(0, start, n, k, v);
+                    float[] expected = new float[n * shape.queryDim()];
+                    float[] actual = new float[expected.length];
+                    cpu.attention(q, n, start, cpuCache, 0, shape, expected);
+                    cuda.attention(q, n, start, gpuCache, 0, shape, actual);
+                    assertClose(expected, actual, 1e-4, "attention head dim " + headDim + " window " + window
+                            + " at " + start + " n=" + n);
+                }
+            }
+        }
+    }
+
+    @Test
+    void argmaxAndTopKOrderLikeTheCpu() {
+        float[] logits = random(3 * 1000, 5);
+        logits[1000 + 17] = 9f;
+        logits[1000 + 3] = 9f; // tie: the lower id wins
+        logits[2000 + 5] = Float.NaN;
+        logits[2000 + 6] = 8f;
+        assertArrayEquals(new int[]{argmax(logits, 0, 1000), 3, 6}, cuda.argmax(logits, 3, 1000));
+        int[] top = cuda.topK(java.util.Arrays.copyOfRange(logits, 1000, 2000), 1000, 4);
+        assertEquals(3, top[0]);
+        assertEquals(17, top[1]);
+        assertTrue(logits[1000 + top[2]] >= logits[1000 + top[3]]);
+    }
+
+    private static int argmax(float[] a, int from, int length) {
+        int best = 0;
+        for (int i = 1; i < length; i++) {
+            if (a[from + i] > a[from + best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TensorType.class, names = {"F32", "Q4"})
+    void tinyStoriesGreedyIdsAreTheCpuIds(TensorType type) throws IOException {
+        int[] prompt = {1, 415, 2215, 2213, 287};
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve("greedy-" + type)));
+             CpuBackend cpuBackend = new CpuBackend(2)) {
+            assertArrayEquals(greedy(LlamaModel.load(file, cpuBackend), prompt, 32),
+                    greedy(LlamaModel.load(file, cuda), prompt, 32), type + " greedy ids");
+        }
+    }
+
+    private static int[] greedy(LlamaModel model, int[] prompt, int count) {
+        KvCache cache = model.newCache(prompt.length + count);
+        float[] logits = model.forward(prompt, 0, cache);
+        int[] ids = new int[count];
+        for (int i = 0; i < count; i++) {
+            ids[i] = argmax(logits, 0, logits.length);
+            if (i + 1 < count) {
+                logits = model.forward(new int[]{ids[i]}, prompt.length + i, cache);
+            }
+        }
+        return ids;
+    }
+}
