@@ -1,12 +1,14 @@
 package io.zse.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.Backend;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.SectionKind;
 import io.zse.format.ZseFile;
 import io.zse.generate.Generator;
+import io.zse.generate.Sampler;
 import io.zse.generate.SamplingParameters;
 import io.zse.model.LlamaModel;
 import io.zse.tokenizer.Tokenizer;
@@ -60,6 +62,10 @@ public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object: prompt_ids, ids, text, finish_reason.")
     boolean json;
 
+    @Option(names = "--logprobs", paramLabel = "N",
+            description = "With --json: each generated token's log-probability and its N most likely alternatives (0..20).")
+    Integer logprobs;
+
     @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: zse.threads, else all cores).")
     Integer threads;
 
@@ -75,7 +81,7 @@ public final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
-                .withMinP(minP);
+                .withMinP(minP).withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile file = ZseFile.open(model)) {
             Tokenizer tokenizer = TokenizerSource.fromZse(file);
@@ -105,6 +111,21 @@ public final class GenerateCommand implements Callable<Integer> {
             o.putPOJO("ids", result.ids());
             o.put("text", result.text());
             o.put("finish_reason", result.finishReason());
+            if (logprobs != null) {
+                ArrayNode tokens = o.putArray("logprobs");
+                for (Sampler.Choice choice : result.choices()) {
+                    ObjectNode t = tokens.addObject();
+                    t.put("id", choice.token());
+                    t.put("token", tokenizer.decode(new int[]{choice.token()}, false));
+                    t.put("logprob", choice.logprob());
+                    ArrayNode top = t.putArray("top_logprobs");
+                    for (Sampler.TokenLogprob alternative : choice.top()) {
+                        top.addObject().put("id", alternative.token())
+                                .put("token", tokenizer.decode(new int[]{alternative.token()}, false))
+                                .put("logprob", alternative.logprob());
+                    }
+                }
+            }
             out.println(mapper.writeValueAsString(o));
         } else {
             out.println();

@@ -37,6 +37,34 @@ class GenerateCommandTest {
     }
 
     @Test
+    void logprobsOfEachTokenAndItsAlternativesMatchTransformers() throws IOException {
+        JsonNode golden;
+        try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
+            golden = new ObjectMapper().readTree(in).get("cases").get(0);
+        }
+        Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                golden.get("prompt").asText(), "--max-tokens", "16", "--temperature", "0", "--json", "--logprobs", "5");
+        assertEquals(0, run.exit(), run.err());
+        JsonNode logprobs = new ObjectMapper().readTree(run.out()).get("logprobs");
+        assertEquals(16, logprobs.size());
+        int promptLength = golden.get("prompt_ids").size();
+        for (JsonNode expected : golden.get("logits")) {
+            // Logits at position p choose generated token p - (promptLength - 1).
+            JsonNode token = logprobs.get(expected.get("position").asInt() - promptLength + 1);
+            assertEquals(expected.get("top5_ids").get(0).asInt(), token.get("id").asInt());
+            assertEquals(expected.get("top5_logprobs").get(0).asDouble(), token.get("logprob").asDouble(), 1e-4);
+            JsonNode top = token.get("top_logprobs");
+            assertEquals(5, top.size());
+            for (int i = 0; i < 5; i++) {
+                assertEquals(expected.get("top5_ids").get(i).asInt(), top.get(i).get("id").asInt(), "alternative " + i);
+                assertEquals(expected.get("top5_logprobs").get(i).asDouble(), top.get(i).get("logprob").asDouble(), 1e-4);
+                assertTrue(top.get(i).get("token").isTextual());
+            }
+        }
+    }
+
+    @Test
     void stopStringEndsTheTextBeforeIt() throws IOException {
         Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
         ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
