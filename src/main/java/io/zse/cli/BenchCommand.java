@@ -1,6 +1,7 @@
 package io.zse.cli;
 
 import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.ZseFile;
@@ -39,6 +40,9 @@ public final class BenchCommand implements Callable<Integer> {
     Integer threads;
 
     @Mixin
+    KvCacheOption kvCache;
+
+    @Mixin
     DebugOption debug;
 
     @Spec
@@ -52,6 +56,7 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         int threadCount = threads != null ? threads : CpuThreads.defaultThreads();
+        KvCacheType kvCacheType = kvCache.type();
         long start = System.nanoTime();
         try (ZseFile file = ZseFile.open(model); CpuBackend backend = new CpuBackend(threadCount)) {
             LlamaModel llama = LlamaModel.load(file, backend);
@@ -61,11 +66,13 @@ public final class BenchCommand implements Callable<Integer> {
             int decode = Math.min(decodeTokens, context - prompt);
             int[] promptIds = syntheticPrompt(prompt, llama.config().vocabSize());
             for (int i = 0; i < warmupRuns; i++) {
-                run(llama, promptIds, decode);
+                run(llama, promptIds, decode, kvCacheType);
             }
-            Run r = run(llama, promptIds, decode);
+            Run r = run(llama, promptIds, decode, kvCacheType);
             out.printf("model            %s%n", model.getFileName());
             out.printf("threads          %d%n", threadCount);
+            out.printf("KV cache         %s (%d bytes per token)%n", kvCacheType.label(),
+                    llama.newCache(1, kvCacheType).bytesPerPosition());
             out.printf("load             %.1f ms%n", loadSeconds * 1e3);
             out.printf("first token      %.1f ms (prompt of %d tokens)%n", r.prefillSeconds() * 1e3, prompt);
             out.printf("prefill          %.1f tok/s%n", prompt / r.prefillSeconds());
@@ -76,8 +83,8 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** Prefill then greedy decoding; the first token comes from the prefill, the rest are timed as decode. */
-    private static Run run(LlamaModel llama, int[] promptIds, int decode) {
-        KvCache cache = llama.newCache(promptIds.length + decode);
+    private static Run run(LlamaModel llama, int[] promptIds, int decode, KvCacheType kvCacheType) {
+        KvCache cache = llama.newCache(promptIds.length + decode, kvCacheType);
         long start = System.nanoTime();
         int token = argmax(llama.forward(promptIds, 0, cache));
         long firstToken = System.nanoTime();

@@ -2,6 +2,7 @@ package io.zse.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.SectionKind;
@@ -64,6 +65,9 @@ public final class GenerateCommand implements Callable<Integer> {
     boolean json;
 
     @Mixin
+    KvCacheOption kvCache;
+
+    @Mixin
     DebugOption debug;
 
     @Spec
@@ -71,6 +75,7 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        KvCacheType kvCacheType = kvCache.type();
         SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
                 .withMinP(minP);
         PrintWriter out = spec.commandLine().getOut();
@@ -79,7 +84,7 @@ public final class GenerateCommand implements Callable<Integer> {
             LlamaModel llama = LlamaModel.load(file, backend);
             Tokenizer tokenizer = TokenizerSource.fromZse(file);
             int[] promptIds = chat ? tokenizer.encode(chatPrompt(file), false) : tokenizer.encode(prompt, true);
-            Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds());
+            Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCacheType);
             Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
                     seed != null ? seed : System.nanoTime(), stops, piece -> {
                         if (!json) {
