@@ -27,5 +27,16 @@ class BenchCommandTest {
         for (String row : new String[]{"load", "first token", "prefill", "decode", "peak RSS"}) {
             assertTrue(out.toString().contains(row), out.toString());
         }
+        assertTrue(out.toString().contains("KV cache         f32 (1024 bytes per token)"), out.toString());
+    }
+
+    @Test
+    void printsTheKvCacheTypeItRanWith() {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
+                "--prompt-tokens", "16", "--tokens", "8", "--warmup", "0", "--threads", "1", "--kv-cache", "int8");
+        assertEquals(0, run.exit(), run.err());
+        // 2 layers x (keys + values) x (64 one-byte codes + 4 four-byte head scales)
+        assertTrue(run.out().contains("KV cache         int8 (320 bytes per token)"), run.out());
     }
 }
