@@ -71,7 +71,7 @@ class QualityComparisonTest {
      * itself is exact (Q8 against the same weights dequantized to F32: KL 0, 100 %).
      */
     @Test
-    void q8WeightsStayCloseToF32() {
+    void q8WeightsStayCloseToF32() throws IOException {
         try (ZseFile q8File = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir))) {
             QualityComparison.Report r = QualityComparison.compare(reference,
                     new QualityComparison.Side(LlamaModel.load(q8File, backend), KvCacheType.F32), text,
