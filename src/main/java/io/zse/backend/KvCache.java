@@ -1,25 +1,36 @@
 package io.zse.backend;
 
 /**
- * Keys and values of one sequence, F32, for every layer and every position written so far.
- * Layout per layer: keys[position * kvDim + kvHead * headDim + i], values likewise.
+ * Keys and values of one sequence, for every layer and every position written so far, stored as its
+ * {@link KvCacheType} says. Per layer, {@link #keys} and {@link #values} hold one row of kvDim = numKvHeads * headDim
+ * elements per position.
  */
 public final class KvCache {
+    private final KvCacheType type;
     private final int capacity;
     private final int kvDim;
-    private final float[][] keys;   // [layers][capacity * kvDim]
-    private final float[][] values; // [layers][capacity * kvDim]
+    private final KvRows[] keys;   // [layers]
+    private final KvRows[] values; // [layers]
     private int length;
 
-    public KvCache(int layers, int capacity, int kvDim) {
-        if (layers <= 0 || capacity <= 0 || kvDim <= 0) {
+    public KvCache(KvCacheType type, int layers, int capacity, int numKvHeads, int headDim) {
+        if (layers <= 0 || capacity <= 0 || numKvHeads <= 0 || headDim <= 0) {
             throw new IllegalArgumentException("bad KV cache size: " + layers + " layers, " + capacity
-                    + " positions, kv dim " + kvDim);
+                    + " positions, " + numKvHeads + " kv heads of " + headDim);
         }
+        this.type = type;
         this.capacity = capacity;
-        this.kvDim = kvDim;
-        this.keys = new float[layers][Math.multiplyExact(capacity, kvDim)];
-        this.values = new float[layers][capacity * kvDim];
+        this.kvDim = Math.multiplyExact(numKvHeads, headDim);
+        this.keys = new KvRows[layers];
+        this.values = new KvRows[layers];
+        for (int layer = 0; layer < layers; layer++) {
+            keys[layer] = KvRows.create(type, capacity, numKvHeads, headDim);
+            values[layer] = KvRows.create(type, capacity, numKvHeads, headDim);
+        }
+    }
+
+    public KvCacheType type() {
+        return type;
     }
 
     /** Positions this cache can hold. */
@@ -36,14 +47,31 @@ public final class KvCache {
         return kvDim;
     }
 
+    public int layers() {
+        return keys.length;
+    }
+
+    /** Bytes one position takes over all layers, keys and values (scales included). */
+    public long bytesPerPosition() {
+        return (long) keys.length * (keys[0].bytesPerPosition() + values[0].bytesPerPosition());
+    }
+
     /** Writes k and v rows [n, kvDim] of {@code layer} at positions startPos..startPos+n-1. */
     public void store(int layer, int startPos, int n, float[] k, float[] v) {
-        if (startPos < 0 || startPos + n > capacity) {
+        if (layer < 0 || layer >= keys.length) {
+            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (keys.length - 1));
+        }
+        if (startPos < 0 || n < 0 || startPos + n > capacity) {
             throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
                     + " do not fit a KV cache of " + capacity);
         }
-        System.arraycopy(k, 0, keys[layer], startPos * kvDim, n * kvDim);
-        System.arraycopy(v, 0, values[layer], startPos * kvDim, n * kvDim);
+        if (k.length < n * kvDim || v.length < n * kvDim) {
+            throw new IllegalArgumentException("k and v need " + n + " rows of " + kvDim);
+        }
+        for (int i = 0; i < n; i++) {
+            keys[layer].write(startPos + i, k, i * kvDim);
+            values[layer].write(startPos + i, v, i * kvDim);
+        }
     }
 
     /** Marks positions below {@code length} as valid (after a forward pass wrote them in every layer). */
@@ -54,13 +82,13 @@ public final class KvCache {
         this.length = length;
     }
 
-    /** The keys of {@code layer}, [capacity, kvDim]; read by the attention kernels. */
-    public float[] keys(int layer) {
+    /** The keys of {@code layer}, [capacity, kvDim]; read in place by the attention kernels. */
+    public KvRows keys(int layer) {
         return keys[layer];
     }
 
     /** The values of {@code layer}, [capacity, kvDim]. */
-    public float[] values(int layer) {
+    public KvRows values(int layer) {
         return values[layer];
     }
 }

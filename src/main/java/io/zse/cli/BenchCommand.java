@@ -2,6 +2,7 @@ package io.zse.cli;
 
 import io.zse.backend.KvCache;
 import io.zse.backend.Backend;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.cuda.CudaBackend;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.backend.cpu.ReadBandwidth;
@@ -55,6 +56,9 @@ public final class BenchCommand implements Callable<Integer> {
     BackendOption backendOption;
 
     @Mixin
+    KvCacheOption kvCache;
+
+    @Mixin
     DebugOption debug;
 
     @Spec
@@ -73,11 +77,13 @@ public final class BenchCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--threads must be at least 1, not " + t);
             }
         }
+        KvCacheType kvCacheType = kvCache.type();
         List<String> rows = new ArrayList<>();
         long weightBytes = 0;
         int prompt = 0;
         int decode = 0;
         String device = "cpu";
+        long kvBytes = 0;
         for (int threadCount : threadCounts) {
             long start = System.nanoTime();
             try (ZseFile file = ZseFile.open(model);
@@ -95,9 +101,10 @@ public final class BenchCommand implements Callable<Integer> {
                 decode = Math.min(decodeTokens, context - prompt);
                 int[] promptIds = syntheticPrompt(prompt, llama.config().vocabSize());
                 for (int i = 0; i < warmupRuns; i++) {
-                    run(llama, promptIds, decode);
+                    run(llama, promptIds, decode, kvCacheType);
                 }
-                Run r = run(llama, promptIds, decode);
+                Run r = run(llama, promptIds, decode, kvCacheType);
+                kvBytes = llama.newCache(1, kvCacheType).bytesPerPosition();
                 double decodeRate = (decode - 1) / r.decodeSeconds();
                 double decodeBandwidth = decodeRate * weightBytes;
                 double roofline = bandwidthMegabytes == 0 ? Double.NaN : bandwidth(threadCount);
@@ -110,6 +117,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         out.printf("model %s on %s: %.1f MB of weights read per decoded token; prompt %d tokens, %d decoded%n",
                 model.getFileName(), device, weightBytes / 1e6, prompt, decode);
+        out.printf("KV cache %s (%d bytes per token)%n", kvCacheType.label(), kvBytes);
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
         return 0;
@@ -137,8 +145,8 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** Prefill then greedy decoding; the first token comes from the prefill, the rest are timed as decode. */
-    private static Run run(LlamaModel llama, int[] promptIds, int decode) {
-        KvCache cache = llama.newCache(promptIds.length + decode);
+    private static Run run(LlamaModel llama, int[] promptIds, int decode, KvCacheType kvCacheType) {
+        KvCache cache = llama.newCache(promptIds.length + decode, kvCacheType);
         long start = System.nanoTime();
         int token = argmax(llama.forward(promptIds, 0, cache));
         long firstToken = System.nanoTime();

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.Backend;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.SectionKind;
 import io.zse.format.ZseFile;
@@ -73,6 +74,9 @@ public final class GenerateCommand implements Callable<Integer> {
     BackendOption backendOption;
 
     @Mixin
+    KvCacheOption kvCache;
+
+    @Mixin
     DebugOption debug;
 
     @Spec
@@ -80,6 +84,7 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        KvCacheType kvCacheType = kvCache.type(); // a bad value fails before the model is opened
         SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
                 .withMinP(minP).withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
@@ -88,15 +93,15 @@ public final class GenerateCommand implements Callable<Integer> {
             int[] promptIds = chat ? tokenizer.encode(chatPrompt(file), false) : tokenizer.encode(prompt, true);
             try (Backend backend = backendOption.open(file, (long) promptIds.length + maxTokens, promptIds.length,
                     threads != null ? threads : CpuThreads.defaultThreads(), spec.commandLine().getErr())) {
-                generate(LlamaModel.load(file, backend), tokenizer, promptIds, parameters, out);
+                generate(LlamaModel.load(file, backend), tokenizer, promptIds, parameters, kvCacheType, out);
             }
         }
         return 0;
     }
 
     private void generate(LlamaModel llama, Tokenizer tokenizer, int[] promptIds, SamplingParameters parameters,
-                          PrintWriter out) throws Exception {
-        Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds());
+                          KvCacheType kvCacheType, PrintWriter out) throws Exception {
+        Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCacheType);
         Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
                 seed != null ? seed : System.nanoTime(), stops, piece -> {
                     if (!json) {

@@ -9,7 +9,7 @@ import java.io.PrintWriter;
 @Command(name = "zse", mixinStandardHelpOptions = true, version = "zse 0.1.0",
         description = "Convert Hugging Face models to .zse files and serve them.",
         subcommands = {ConvertCommand.class, InspectCommand.class, SynthCommand.class, TokenizeCommand.class,
-                DetokenizeCommand.class, GenerateCommand.class, BenchCommand.class})
+                DetokenizeCommand.class, GenerateCommand.class, BenchCommand.class, EvalCommand.class})
 public final class ZseCommand implements Runnable {
 
     @CommandLine.Spec

@@ -1,6 +1,7 @@
 package io.zse.generate;
 
 import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
 import io.zse.model.LlamaModel;
 import io.zse.tokenizer.IncrementalDecoder;
 import io.zse.tokenizer.Tokenizer;
@@ -16,14 +17,22 @@ public final class Generator {
     private final LlamaModel model;
     private final Tokenizer tokenizer;
     private final Set<Integer> eosIds;
+    private final KvCacheType kvCacheType;
+
+    /** A generator with an F32 KV cache. */
+    public Generator(LlamaModel model, Tokenizer tokenizer, List<Integer> eosIds) {
+        this(model, tokenizer, eosIds, KvCacheType.F32);
+    }
 
     /**
-     * @param eosIds every id that ends generation (config and generation_config merged at convert time)
+     * @param eosIds      every id that ends generation (config and generation_config merged at convert time)
+     * @param kvCacheType how each generation's KV cache stores keys and values
      */
-    public Generator(LlamaModel model, Tokenizer tokenizer, List<Integer> eosIds) {
+    public Generator(LlamaModel model, Tokenizer tokenizer, List<Integer> eosIds, KvCacheType kvCacheType) {
         this.model = model;
         this.tokenizer = tokenizer;
         this.eosIds = new HashSet<>(eosIds);
+        this.kvCacheType = kvCacheType;
     }
 
     /** What was generated; finishReason is "stop" (EOS or stop string) or "length". */
@@ -44,7 +53,7 @@ public final class Generator {
                     + context);
         }
         int budget = Math.min(maxTokens, context - promptIds.length);
-        KvCache cache = model.newCache(promptIds.length + budget);
+        KvCache cache = model.newCache(promptIds.length + budget, kvCacheType);
         Sampler sampler = new Sampler(parameters, seed);
         IncrementalDecoder decoder = tokenizer.newIncrementalDecoder(true);
         StopMatcher matcher = new StopMatcher(stops);

@@ -3,6 +3,7 @@ package io.zse.model;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseFile;
 
@@ -36,13 +37,18 @@ public final class LlamaModel {
         return config;
     }
 
-    /** A cache for one sequence of up to {@code capacity} positions (at most the context length). */
+    /** An F32 cache for one sequence of up to {@code capacity} positions (at most the context length). */
     public KvCache newCache(int capacity) {
+        return newCache(capacity, KvCacheType.F32);
+    }
+
+    /** A cache for one sequence of up to {@code capacity} positions, storing keys and values as {@code type}. */
+    public KvCache newCache(int capacity, KvCacheType type) {
         if (capacity <= 0 || capacity > config.contextLength()) {
             throw new IllegalArgumentException("KV cache of " + capacity + " positions: must be 1.."
                     + config.contextLength() + " (the context length)");
         }
-        return new KvCache(config.numLayers(), capacity, attentionShape.kvDim());
+        return new KvCache(type, config.numLayers(), capacity, config.numKvHeads(), config.headDim());
     }
 
     /** Runs {@code tokens} at positions startPos.. and returns the logits of the last one [vocab]. */

@@ -26,9 +26,20 @@ class BenchCommandTest {
         assertEquals(0, code, err.toString());
         String[] lines = out.toString().split("\n");
         assertTrue(lines[0].contains("tinystories-q4.zse") && lines[0].contains("prompt 16 tokens, 8 decoded"), lines[0]);
-        assertTrue(lines[1].startsWith("threads  load ms  TTFT ms  prefill tok/s  decode tok/s"), lines[1]);
-        assertEquals(4, lines.length, out.toString());
-        assertTrue(lines[2].trim().startsWith("1 ") && lines[3].trim().startsWith("2 "), out.toString());
-        assertTrue(lines[3].trim().endsWith("%") || lines[3].matches(".*%\\s+[0-9.]+$"), out.toString());
+        assertEquals("KV cache f32 (1024 bytes per token)", lines[1]);
+        assertTrue(lines[2].startsWith("threads  load ms  TTFT ms  prefill tok/s  decode tok/s"), lines[1]);
+        assertEquals(5, lines.length, out.toString());
+        assertTrue(lines[3].trim().startsWith("1 ") && lines[4].trim().startsWith("2 "), out.toString());
+        assertTrue(lines[4].matches(".*[0-9] %\\s+[0-9.]+$"), out.toString());
+    }
+
+    @Test
+    void printsTheKvCacheTypeItRanWith() {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
+                "--prompt-tokens", "16", "--tokens", "8", "--warmup", "0", "--threads", "1", "--kv-cache", "int8");
+        assertEquals(0, run.exit(), run.err());
+        // 2 layers x (keys + values) x (64 one-byte codes + 4 four-byte head scales)
+        assertTrue(run.out().contains("KV cache int8 (320 bytes per token)"), run.out());
     }
 }

@@ -65,6 +65,28 @@ class GenerateCommandTest {
     }
 
     @Test
+    void quantizedKvCachesKeepTheGreedyStory() throws IOException {
+        JsonNode golden;
+        try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
+            golden = new ObjectMapper().readTree(in).get("cases").get(0);
+        }
+        Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
+        for (String kv : new String[]{"f16", "int8"}) {
+            ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                    golden.get("prompt").asText(), "--max-tokens", "32", "--temperature", "0", "--kv-cache", kv, "--json");
+            assertEquals(0, run.exit(), run.err());
+            JsonNode ids = new ObjectMapper().readTree(run.out()).get("ids");
+            for (int i = 0; i < 32; i++) {
+                assertEquals(golden.get("greedy_ids").get(i), ids.get(i), kv + " KV cache, token " + i);
+            }
+        }
+        ConvertInspectCliTest.Run bad = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                "Once", "--kv-cache", "bf16");
+        assertEquals(1, bad.exit());
+        assertEquals("zse generate: unknown KV cache type 'bf16' (use f32, f16 or int8)\n", bad.err());
+    }
+
+    @Test
     void stopStringEndsTheTextBeforeIt() throws IOException {
         Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
         ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",

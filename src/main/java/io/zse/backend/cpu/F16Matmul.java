@@ -15,6 +15,11 @@ public final class F16Matmul extends TwoByteMatmul {
 
     @Override
     FloatVector widen(IntVector bits) {
+        return widenF16(bits);
+    }
+
+    /** F32 values of FLOATS.length() binary16 patterns, sign-extended in {@code bits}; exact (F16 ⊂ F32). */
+    static FloatVector widenF16(IntVector bits) {
         // Exponent and mantissa moved into F32 position, then rebiased by 2^(127-15): exact for normals and
         // subnormals alike. Infinity/NaN (exponent 31) get the F32 all-ones exponent instead.
         IntVector magnitude = bits.and(0x7fff).lanewise(VectorOperators.LSHL, 13);

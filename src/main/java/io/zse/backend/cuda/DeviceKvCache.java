@@ -1,6 +1,8 @@
 package io.zse.backend.cuda;
 
+import io.zse.backend.F32KvRows;
 import io.zse.backend.KvCache;
+import io.zse.backend.KvRows;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -35,9 +37,21 @@ final class DeviceKvCache implements AutoCloseable {
         mirrored.set(layer, end);
     }
 
-    private void copy(float[] host, DeviceBuffer device, int from, int end, StagedBuffer staging, CudaStream stream) {
+    /**
+     * The device holds F32 rows whatever the host cache type: F16 and INT8 rows are decoded on the way (they still
+     * save host memory; a device-side quantized cache would need its own attention kernels).
+     */
+    private void copy(KvRows rows, DeviceBuffer device, int from, int end, StagedBuffer staging, CudaStream stream) {
         int count = (end - from) * kvDim;
-        staging.upload(host, from * kvDim, count, stream);
+        if (rows instanceof F32KvRows f32) {
+            staging.upload(f32.data(), from * kvDim, count, stream);
+        } else {
+            float[] decoded = new float[count];
+            for (int p = from; p < end; p++) {
+                rows.read(p, decoded, (p - from) * kvDim);
+            }
+            staging.upload(decoded, 0, count, stream);
+        }
         device.copyFrom(staging.device(0), 0, (long) from * kvDim * Float.BYTES, (long) count * Float.BYTES, stream);
         stream.synchronize(); // the staging buffer is reused by the next copy
     }

@@ -3,6 +3,7 @@ package io.zse.backend.cuda;
 import io.zse.TestModels;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.format.TensorInfo;
@@ -154,8 +155,8 @@ class CudaBackendParityTest {
             for (int headDim : new int[]{32, 64, 128, 256}) {
                 AttentionShape shape = new AttentionShape(8, 2, headDim, window);
                 int prompt = 37;
-                KvCache cpuCache = new KvCache(1, 64, shape.kvDim());
-                KvCache gpuCache = new KvCache(1, 64, shape.kvDim());
+                KvCache cpuCache = new KvCache(KvCacheType.F32, 1, 64, shape.numKvHeads(), shape.headDim());
+                KvCache gpuCache = new KvCache(KvCacheType.F32, 1, 64, shape.numKvHeads(), shape.headDim());
                 for (int[] step : new int[][]{{0, prompt}, {prompt, 1}, {prompt + 1, 1}, {20, 3}}) { // prefill, decode, rewind
                     int start = step[0];
                     int n = step[1];

@@ -1,0 +1,100 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.backend.KvCacheType;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.CpuThreads;
+import io.zse.format.ZseFile;
+import io.zse.generate.QualityComparison;
+import io.zse.model.LlamaModel;
+import io.zse.tokenizer.TokenizerSource;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code zse eval}: the quality cost of a quantized model or KV cache, as {@link QualityComparison} measures it
+ * against a reference on a text.
+ */
+@Command(name = "eval", description = "Compare a model's next-token predictions with a reference's over a text: "
+        + "KL divergence, top-1 agreement, perplexity.")
+public final class EvalCommand implements Callable<Integer> {
+    @Option(names = "--reference", required = true, paramLabel = "FILE",
+            description = "The reference .zse (usually F32 or BF16 weights); its KV cache is F32.")
+    Path reference;
+
+    @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse to evaluate.")
+    Path model;
+
+    @Option(names = "--text", required = true, paramLabel = "FILE", description = "UTF-8 text to run both over.")
+    Path text;
+
+    @Option(names = "--max-tokens", paramLabel = "N", description = "Evaluate at most N positions (default: the whole text).")
+    Integer maxTokens;
+
+    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: zse.threads, else all cores).")
+    Integer threads;
+
+    @Option(names = "--json", description = "Print one JSON object instead of the table.")
+    boolean json;
+
+    @Mixin
+    KvCacheOption kvCache;
+
+    @Mixin
+    DebugOption debug;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        KvCacheType kvCacheType = kvCache.type();
+        String content = Files.readString(text);
+        PrintWriter out = spec.commandLine().getOut();
+        try (ZseFile referenceFile = ZseFile.open(reference); ZseFile modelFile = ZseFile.open(model);
+             CpuBackend backend = new CpuBackend(threads != null ? threads : CpuThreads.defaultThreads())) {
+            int[] ids = TokenizerSource.fromZse(referenceFile).encode(content, true);
+            QualityComparison.Report r = QualityComparison.compare(
+                    new QualityComparison.Side(LlamaModel.load(referenceFile, backend), KvCacheType.F32),
+                    new QualityComparison.Side(LlamaModel.load(modelFile, backend), kvCacheType),
+                    ids, maxTokens != null ? maxTokens : Integer.MAX_VALUE);
+            if (json) {
+                ObjectMapper mapper = new ObjectMapper();
+                ObjectNode o = mapper.createObjectNode();
+                o.put("reference", reference.toString());
+                o.put("model", model.toString());
+                o.put("kv_cache", kvCacheType.label());
+                o.put("tokens", r.tokens());
+                o.put("windows", r.windows());
+                o.put("window_length", r.windowLength());
+                o.put("kl_mean", r.meanKl());
+                o.put("kl_p99", r.p99Kl());
+                o.put("kl_max", r.maxKl());
+                o.put("top1_agreement", r.top1Agreement());
+                o.put("reference_perplexity", r.referencePerplexity());
+                o.put("model_perplexity", r.modelPerplexity());
+                out.println(mapper.writeValueAsString(o));
+            } else {
+                out.printf("reference        %s (KV cache f32)%n", reference.getFileName());
+                out.printf("model            %s (KV cache %s)%n", model.getFileName(), kvCacheType.label());
+                out.printf("tokens           %d (%d windows of at most %d)%n", r.tokens(), r.windows(), r.windowLength());
+                out.printf("KL mean          %.6f%n", r.meanKl());
+                out.printf("KL p99           %.6f%n", r.p99Kl());
+                out.printf("KL max           %.6f%n", r.maxKl());
+                out.printf("top-1 agreement  %.2f %%%n", 100 * r.top1Agreement());
+                out.printf("perplexity       %.4f reference, %.4f model%n", r.referencePerplexity(), r.modelPerplexity());
+            }
+            out.flush();
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,120 @@
+package io.zse.backend.cpu;
+
+import io.zse.backend.AttentionShape;
+import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Attention over each KV cache type against a plain double-precision attention over the F32 inputs: F32 to rounding,
+ * F16 and INT8 within the error their storage allows. Shapes include grouped-query heads, a sliding window, a batch of
+ * queries after earlier positions, and head widths that are not a multiple of the vector length.
+ */
+class CpuAttentionTest {
+    static CpuBackend backend;
+
+    @BeforeAll
+    static void start() {
+        backend = new CpuBackend(2);
+    }
+
+    @AfterAll
+    static void stop() {
+        backend.close();
+    }
+
+    /** Relative error (L2) of attention over a cache of {@code type} against the exact result. */
+    private static double relativeError(KvCacheType type, AttentionShape shape, int startPos, int n, long seed) {
+        Random random = new Random(seed);
+        int positions = startPos + n;
+        float[] q = gaussian(random, n * shape.queryDim(), 2);
+        float[] k = gaussian(random, positions * shape.kvDim(), 2);
+        float[] v = gaussian(random, positions * shape.kvDim(), 1);
+        KvCache cache = new KvCache(type, 1, positions, shape.numKvHeads(), shape.headDim());
+        cache.store(0, 0, positions, k, v);
+        cache.setLength(positions);
+        float[] out = new float[n * shape.queryDim()];
+        backend.attention(q, n, startPos, cache, 0, shape, out);
+        double[] expected = exactAttention(q, n, startPos, k, v, shape);
+        double diff = 0;
+        double norm = 0;
+        for (int i = 0; i < out.length; i++) {
+            diff += (out[i] - expected[i]) * (out[i] - expected[i]);
+            norm += expected[i] * expected[i];
+        }
+        return Math.sqrt(diff / norm);
+    }
+
+    private static float[] gaussian(Random random, int length, double sigma) {
+        float[] x = new float[length];
+        for (int i = 0; i < length; i++) {
+            x[i] = (float) (random.nextGaussian() * sigma);
+        }
+        return x;
+    }
+
+    private static double[] exactAttention(float[] q, int n, int startPos, float[] k, float[] v, AttentionShape s) {
+        double[] out = new double[n * s.queryDim()];
+        int group = s.numHeads() / s.numKvHeads();
+        for (int i = 0; i < n; i++) {
+            int position = startPos + i;
+            for (int head = 0; head < s.numHeads(); head++) {
+                int qBase = i * s.queryDim() + head * s.headDim();
+                int kvBase = (head / group) * s.headDim();
+                int first = s.firstVisible(position);
+                double[] p = new double[position + 1];
+                double max = Double.NEGATIVE_INFINITY;
+                for (int t = first; t <= position; t++) {
+                    double dot = 0;
+                    for (int j = 0; j < s.headDim(); j++) {
+                        dot += (double) q[qBase + j] * k[t * s.kvDim() + kvBase + j];
+                    }
+                    p[t] = dot / Math.sqrt(s.headDim());
+                    max = Math.max(max, p[t]);
+                }
+                double sum = 0;
+                for (int t = first; t <= position; t++) {
+                    p[t] = Math.exp(p[t] - max);
+                    sum += p[t];
+                }
+                for (int t = first; t <= position; t++) {
+                    for (int j = 0; j < s.headDim(); j++) {
+                        out[qBase + j] += p[t] / sum * v[t * s.kvDim() + kvBase + j];
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    private static final AttentionShape[] SHAPES = {
+        new AttentionShape(8, 4, 16, 0),  // TinyStories
+        new AttentionShape(4, 1, 64, 0),  // multi-query, Llama-sized heads
+        new AttentionShape(6, 2, 12, 5),  // head width not a multiple of the lanes, sliding window
+        new AttentionShape(2, 2, 7, 0),   // narrower than one vector
+    };
+
+    @Test
+    void everyTypeStaysCloseToExactAttention() {
+        long seed = 0;
+        for (AttentionShape shape : SHAPES) {
+            for (int[] run : new int[][]{{0, 9}, {20, 1}, {13, 6}}) {
+                seed++;
+                double f32 = relativeError(KvCacheType.F32, shape, run[0], run[1], seed);
+                double f16 = relativeError(KvCacheType.F16, shape, run[0], run[1], seed);
+                double int8 = relativeError(KvCacheType.INT8, shape, run[0], run[1], seed);
+                String where = shape + " start " + run[0] + " n " + run[1] + ": f32 " + f32 + " f16 " + f16 + " int8 " + int8;
+                assertTrue(f32 < 1e-5, where);
+                assertTrue(f16 < 1.5e-3, where); // 2^-11 per element, scores amplified by |q|·|k| / sqrt(d)
+                assertTrue(int8 < 3e-2, where);  // absmax/254 per element on Gaussian rows
+                assertTrue(f16 < int8, where);
+            }
+        }
+    }
+}

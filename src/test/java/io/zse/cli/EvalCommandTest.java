@@ -1,0 +1,72 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.format.TensorType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code zse eval} on the real TinyStories-656K and the sampled story text fixture. */
+class EvalCommandTest {
+    @TempDir
+    Path dir;
+
+    private static Path storyText() throws URISyntaxException {
+        return Path.of(EvalCommandTest.class.getResource("/eval/tinystories-sampled.txt").toURI());
+    }
+
+    @Test
+    void printsTheTableForQuantizedWeights() throws Exception {
+        Path f32 = TestModels.convertTinyStories(TensorType.F32, dir);
+        Path q4 = TestModels.convertTinyStories(TensorType.Q4, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                q4.toString(), "--text", storyText().toString(), "--max-tokens", "600", "--threads", "2");
+        assertEquals(0, run.exit(), run.err());
+        assertTrue(run.out().contains("model            tinystories-q4.zse (KV cache f32)"), run.out());
+        assertTrue(run.out().contains("tokens           600 (2 windows of at most 512)"), run.out());
+        for (String row : new String[]{"KL mean", "KL p99", "KL max", "top-1 agreement", "perplexity"}) {
+            assertTrue(run.out().contains(row), run.out());
+        }
+    }
+
+    @Test
+    void jsonWithAQuantizedKvCache() throws Exception {
+        Path f32 = TestModels.convertTinyStories(TensorType.F32, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                f32.toString(), "--kv-cache", "int8", "--text", storyText().toString(), "--max-tokens", "300", "--json");
+        assertEquals(0, run.exit(), run.err());
+        JsonNode report = new ObjectMapper().readTree(run.out());
+        assertEquals("int8", report.get("kv_cache").asText());
+        assertEquals(300, report.get("tokens").asInt());
+        assertTrue(report.get("kl_mean").asDouble() > 0 && report.get("kl_mean").asDouble() < 1e-3, run.out());
+        assertTrue(report.get("kl_max").asDouble() >= report.get("kl_p99").asDouble(), run.out());
+        assertTrue(report.get("top1_agreement").asDouble() > 0.95, run.out());
+        assertTrue(report.get("model_perplexity").asDouble() > 1, run.out());
+    }
+
+    @Test
+    void badInputIsOneLine() throws Exception {
+        Path f32 = TestModels.convertTinyStories(TensorType.F32, dir);
+        ConvertInspectCliTest.Run kv = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                f32.toString(), "--kv-cache", "q4", "--text", storyText().toString());
+        assertEquals(1, kv.exit());
+        assertEquals("zse eval: unknown KV cache type 'q4' (use f32, f16 or int8)\n", kv.err());
+
+        ConvertInspectCliTest.Run text = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                f32.toString(), "--text", dir.resolve("none.txt").toString());
+        assertEquals(1, text.exit());
+        assertEquals("zse eval: no such file: " + dir.resolve("none.txt") + "\n", text.err());
+
+        ConvertInspectCliTest.Run tokens = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                f32.toString(), "--text", storyText().toString(), "--max-tokens", "0");
+        assertEquals(1, tokens.exit());
+        assertEquals("zse eval: max tokens must be at least 1, not 0\n", tokens.err());
+    }
+}
