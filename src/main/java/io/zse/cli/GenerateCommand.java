@@ -21,7 +21,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -89,14 +94,42 @@ public final class GenerateCommand implements Callable<Integer> {
                 .withMinP(minP).withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile file = ZseFile.open(model)) {
-            Tokenizer tokenizer = TokenizerSource.fromZse(file);
-            int[] promptIds = chat ? tokenizer.encode(chatPrompt(file), false) : tokenizer.encode(prompt, true);
-            try (Backend backend = backendOption.open(file, (long) promptIds.length + maxTokens, promptIds.length,
+            String text = chat ? chatPrompt(file) : prompt;
+            // A large vocabulary takes a second to load: it loads on another thread while the backend and model load.
+            CompletableFuture<Tokenizer> tokenizer = CompletableFuture.supplyAsync(() -> loadTokenizer(file));
+            // Every token holds at least one byte of the text (plus BOS/EOS): a bound for the memory check.
+            int promptBound = text.getBytes(StandardCharsets.UTF_8).length + 2;
+            try (Backend backend = backendOption.open(file, (long) promptBound + maxTokens, promptBound,
                     threads != null ? threads : CpuThreads.defaultThreads(), spec.commandLine().getErr())) {
-                generate(LlamaModel.load(file, backend), tokenizer, promptIds, parameters, kvCacheType, out);
+                LlamaModel llama = LlamaModel.load(file, backend);
+                Tokenizer loaded = join(tokenizer);
+                int[] promptIds = chat ? loaded.encode(text, false) : loaded.encode(text, true);
+                generate(llama, loaded, promptIds, parameters, kvCacheType, out);
+            } finally {
+                tokenizer.exceptionally(e -> null).join(); // the file must stay open until the loader is done with it
             }
         }
         return 0;
+    }
+
+    private static Tokenizer loadTokenizer(ZseFile file) {
+        try {
+            return TokenizerSource.fromZse(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The loaded tokenizer, or the loader's own exception (not wrapped), so the one-line error names it. */
+    private static Tokenizer join(CompletableFuture<Tokenizer> tokenizer) throws IOException {
+        try {
+            return tokenizer.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof UncheckedIOException io) {
+                throw io.getCause();
+            }
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
     }
 
     private void generate(LlamaModel llama, Tokenizer tokenizer, int[] promptIds, SamplingParameters parameters,
