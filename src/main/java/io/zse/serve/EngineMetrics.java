@@ -1,6 +1,7 @@
 package io.zse.serve;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
@@ -29,9 +30,14 @@ public final class EngineMetrics {
 
     /** Registers the gauges that read the engine's live state. */
     void bind(Supplier<Number> queued, Supplier<Number> running, Supplier<Number> kvBytes) {
-        registry.gauge("zse.queue.depth", java.util.List.of(), queued, s -> s.get().doubleValue());
-        registry.gauge("zse.running.sequences", java.util.List.of(), running, s -> s.get().doubleValue());
-        registry.gauge("zse.kv.cache.bytes", java.util.List.of(), kvBytes, s -> s.get().doubleValue());
+        gauge("zse.queue.depth", "Requests waiting for a place in the batch", queued);
+        gauge("zse.running.sequences", "Sequences in the running batch", running);
+        gauge("zse.kv.cache.bytes", "KV cache bytes held by running sequences", kvBytes);
+    }
+
+    private void gauge(String name, String description, Supplier<Number> value) {
+        // strong reference: the supplier is a lambda nothing else holds
+        Gauge.builder(name, value).description(description).strongReference(true).register(registry);
     }
 
     void prefilled(int tokens) {
