@@ -16,6 +16,7 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.nio.file.Path;
+import java.time.Duration;
 
 /** Loads the model on a background thread once the port is open, and drains it at shutdown. */
 @ApplicationScoped
@@ -75,8 +76,9 @@ public class ModelLifecycle {
             return;
         }
         try {
-            if (!state.model().engine().awaitIdle(config.shutdownGrace())) {
-                LOG.warnf("shutdown: cancelling requests still running after %s", config.shutdownGrace());
+            // Quarkus has already given in-flight HTTP requests the grace period (quarkus.shutdown.timeout)
+            if (!state.model().engine().awaitIdle(Duration.ofSeconds(1))) {
+                LOG.warnf("shutdown: cancelling requests still running after the %s grace period", config.shutdownGrace());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
