@@ -171,6 +171,7 @@ public final class BatchingEngine implements AutoCloseable {
             }
             if (s.cancelled) {
                 s.release();
+                metrics.cancelled();
                 continue;
             }
             prefilled += s.prompt.length;
@@ -188,6 +189,7 @@ public final class BatchingEngine implements AutoCloseable {
             Sequence s = it.next();
             if (s.cancelled) {
                 s.release();
+                metrics.cancelled();
                 it.remove();
             }
         }

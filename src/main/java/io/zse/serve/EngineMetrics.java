@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 public final class EngineMetrics {
     private final Counter promptTokens;
     private final Counter generatedTokens;
+    private final Counter cancelled;
     private final Timer timeToFirstToken;
     private final Timer interTokenLatency;
     private final MeterRegistry registry;
@@ -20,6 +21,8 @@ public final class EngineMetrics {
         this.registry = registry;
         promptTokens = Counter.builder("zse.prompt.tokens").description("Prompt tokens prefilled").register(registry);
         generatedTokens = Counter.builder("zse.generated.tokens").description("Tokens generated").register(registry);
+        cancelled = Counter.builder("zse.cancelled.sequences").description("Sequences cancelled (client gone) before "
+                + "they finished").register(registry);
         timeToFirstToken = Timer.builder("zse.time.to.first.token")
                 .description("From admission to the first generated token").publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(60)).register(registry);
@@ -38,6 +41,10 @@ public final class EngineMetrics {
     private void gauge(String name, String description, Supplier<Number> value) {
         // strong reference: the supplier is a lambda nothing else holds
         Gauge.builder(name, value).description(description).strongReference(true).register(registry);
+    }
+
+    void cancelled() {
+        cancelled.increment();
     }
 
     void prefilled(int tokens) {
