@@ -2,7 +2,8 @@ package io.zse.api;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.zse.serve.DemoModel;
@@ -14,9 +15,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
+import sun.misc.Signal;
 
 import java.nio.file.Path;
-import java.time.Duration;
 
 /** Loads the model on a background thread once the port is open, and drains it at shutdown. */
 @ApplicationScoped
@@ -37,6 +38,9 @@ public class ModelLifecycle {
 
     void onStart(@Observes StartupEvent event) {
         Thread.ofPlatform().name("zse-model-loader").daemon().start(this::load);
+        if (LaunchMode.current() != LaunchMode.TEST) {
+            installTermHandler();
+        }
     }
 
     private void load() {
@@ -65,24 +69,40 @@ public class ModelLifecycle {
         }
     }
 
-    /** The first sign of shutdown when a shutdown delay is configured: stop admitting at once. */
-    void onShutdownDelay(@Observes ShutdownDelayInitiatedEvent event) {
-        host.drain();
+    /**
+     * SIGTERM: readiness goes DOWN and new requests get 503 at once, while HTTP keeps running so requests in flight
+     * get the grace period to finish; what still runs after it is cancelled (its stream gets an error event). Then
+     * Quarkus shuts down as usual. Quarkus's own SIGTERM handling closes HTTP without waiting for our streams, hence
+     * the handler. Not installed under tests, which share the JVM with the test runner.
+     */
+    private void installTermHandler() {
+        Signal.handle(new Signal("TERM"), signal -> Thread.ofPlatform().name("zse-drain").start(() -> {
+            drain();
+            Quarkus.asyncExit(0);
+        }));
     }
 
-    void onStop(@Observes ShutdownEvent event) {
+    void drain() {
         ModelHost.State state = host.drain();
+        LOG.infof("shutting down: no new requests; in-flight ones get %s", config.shutdownGrace());
         if (state.model() == null) {
             return;
         }
         try {
-            // Quarkus has already given in-flight HTTP requests the grace period (quarkus.shutdown.timeout)
-            if (!state.model().engine().awaitIdle(Duration.ofSeconds(1))) {
+            if (!state.model().engine().awaitIdle(config.shutdownGrace())) {
                 LOG.warnf("shutdown: cancelling requests still running after the %s grace period", config.shutdownGrace());
+                state.model().engine().close();
+                Thread.sleep(100); // lets the error events reach the clients before HTTP closes
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        state.model().close();
+    }
+
+    void onStop(@Observes ShutdownEvent event) {
+        ModelHost.State state = host.drain();
+        if (state.model() != null) {
+            state.model().close();
+        }
     }
 }

@@ -144,7 +144,8 @@ public final class BatchingEngine implements AutoCloseable {
                 break;
             } catch (RuntimeException | Error e) {
                 // a bug in a step: fail the batch rather than the engine, which goes on serving new requests
-                RuntimeException error = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                RuntimeException error = closed ? new AdmissionException("the server stopped before the request finished", 5)
+                        : e instanceof RuntimeException r ? r : new IllegalStateException(e);
                 for (Sequence s : running) {
                     s.fail(error);
                 }
