@@ -31,6 +31,7 @@ measure() { # $1 model arg ("" demo, "none" no model, else a path)  $2 extra JVM
   # shellcheck disable=SC2086
   "$JAVA_HOME/bin/java" "${flags[@]}" $extra -jar "$jar" "${args[@]}" > /tmp/zse-cold.log 2>&1 &
   pid=$!
+  server_pid=$pid
   until curl -sf -o /dev/null "localhost:$port/q/health/live"; do sleep 0.005; done
   live=$(now)
   if [ "$model" = none ]; then
@@ -45,11 +46,14 @@ measure() { # $1 model arg ("" demo, "none" no model, else a path)  $2 extra JVM
     -d "{\"model\":\"$id\",\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],\"max_tokens\":8,\"stream\":true}" |
     while IFS= read -r line; do
       case "$line" in *'"content":"'[!\"]*) break ;; esac
-    done
+    done || true # curl dies of SIGPIPE once we stop reading
   first=$(now)
   kill $pid; wait $pid 2>/dev/null || true
   echo "$(ms "$t0" "$live") $(ms "$t0" "$ready") $(ms "$t0" "$first")"
 }
+
+server_pid=""
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0 || a[1]=="-") print "-"; else print a[int((NR+1)/2)]}'; }
 
