@@ -83,7 +83,7 @@ public enum CpuKernelChoice {
     /** Why the vector kernels cannot run in this process, or empty when they can. */
     static Optional<String> vectorUnavailableReason() {
         return vectorUnavailableReason(System.getProperty("org.graalvm.nativeimage.imagecode") != null,
-                ModuleLayer.boot().findModule(MODULE).isPresent(), () -> VectorKernels.preferredFloatBits());
+                ModuleLayer.boot().findModule(MODULE).isPresent(), () -> PreferredFloatVector.bits());
     }
 
     /**

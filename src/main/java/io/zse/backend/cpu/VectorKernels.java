@@ -9,17 +9,12 @@ import java.nio.ByteOrder;
 
 /**
  * The Vector API kernels: {@link Matmul} with a subclass per weight type, {@link VectorKvRowProducts} for attention.
- * {@link CpuKernelChoice} touches this class only after finding {@code jdk.incubator.vector} in the boot layer.
+ * {@link CpuKernelChoice} touches this class only once it has found that they can run here.
  */
 public final class VectorKernels implements CpuKernels {
     static final VectorKernels INSTANCE = new VectorKernels();
 
     private VectorKernels() {
-    }
-
-    /** Width of this JVM's preferred float vector, which {@link Matmul} builds its species from. */
-    static int preferredFloatBits() {
-        return FloatVector.SPECIES_PREFERRED.vectorBitSize();
     }
 
     @Override
