@@ -13,11 +13,11 @@ import java.util.function.IntSupplier;
  * {@code auto} takes the vector kernels where they run with SIMD and the scalar ones elsewhere, logging one line that
  * says why; an explicit {@code vector} that cannot run is a {@link BackendUnavailableException} naming the reason.
  * <p>
- * The vector kernels need: not a native image (GraalVM/Mandrel run the Vector API as plain Java there, far slower
- * than the scalar kernels), the {@code jdk.incubator.vector} module in the boot layer ({@code --add-modules}), and a
- * preferred float vector of 256 or 512 bits, the widths {@link Matmul}'s species and group loops are built for (a
- * 128-bit NEON or {@code -XX:MaxVectorSize=16} JVM gets the scalar kernels). Each check runs only when the previous
- * one passed, so no Vector API class is loaded before the module is known to be there.
+ * The vector kernels need: not a native image for {@code auto} (GraalVM CE/Mandrel run the Vector API as plain Java
+ * there, far slower than the scalar kernels), the {@code jdk.incubator.vector} module in the boot layer
+ * ({@code --add-modules}), and a preferred float vector of 256 or 512 bits, the widths {@link Matmul}'s species and
+ * group loops are built for (a 128-bit NEON or {@code -XX:MaxVectorSize=16} JVM gets the scalar kernels). Each check
+ * runs only when the previous one passed, so no Vector API class is loaded before the module is known to be there.
  */
 public enum CpuKernelChoice {
     AUTO, VECTOR, SCALAR;
@@ -61,7 +61,11 @@ public enum CpuKernelChoice {
 
     /** The kernels this choice gives in this process; {@code log} receives the line of an automatic fall-back. */
     public CpuKernels kernels(Consumer<String> log) {
-        return this == SCALAR ? ScalarKernels.INSTANCE : kernels(vectorUnavailableReason(), log);
+        if (this == SCALAR) {
+            return ScalarKernels.INSTANCE;
+        }
+        return kernels(vectorUnavailable(System.getProperty("org.graalvm.nativeimage.imagecode") != null,
+                ModuleLayer.boot().findModule(MODULE).isPresent(), () -> PreferredFloatVector.bits()), log);
     }
 
     /** As {@link #kernels(Consumer)}, given why the vector kernels cannot run (empty: they can). */
@@ -80,19 +84,14 @@ public enum CpuKernelChoice {
         return ScalarKernels.INSTANCE;
     }
 
-    /** Why the vector kernels cannot run in this process, or empty when they can. */
-    static Optional<String> vectorUnavailableReason() {
-        return vectorUnavailableReason(System.getProperty("org.graalvm.nativeimage.imagecode") != null,
-                ModuleLayer.boot().findModule(MODULE).isPresent(), () -> PreferredFloatVector.bits());
-    }
-
     /**
-     * The rule, with its inputs given. {@code preferredFloatBits} is only asked when the module is there: answering
-     * it loads the Vector API.
+     * Why the vector kernels cannot run, or empty when they can, given the facts of the process. A native image rules
+     * them out for {@code auto} only: an explicit {@code vector} there gets them if the Vector API has its full width
+     * (Oracle GraalVM's {@code -H:+VectorAPISupport}); elsewhere it reports a 64-bit preferred vector and is refused.
+     * {@code preferredFloatBits} is only asked when the module is there: answering loads the Vector API.
      */
-    static Optional<String> vectorUnavailableReason(boolean nativeImage, boolean moduleLoaded,
-                                                    IntSupplier preferredFloatBits) {
-        if (nativeImage) {
+    Optional<String> vectorUnavailable(boolean nativeImage, boolean moduleLoaded, IntSupplier preferredFloatBits) {
+        if (nativeImage && this == AUTO) {
             return Optional.of("this is a native image, where the Vector API runs without SIMD");
         }
         if (!moduleLoaded) {

@@ -45,15 +45,24 @@ class CpuKernelChoiceTest {
 
     @Test
     void vectorKernelsNeedAJvmWithTheModuleAnd256Or512BitVectors() {
-        assertTrue(CpuKernelChoice.vectorUnavailableReason(true, true, NOT_ASKED).orElseThrow().contains("native image"));
-        assertTrue(CpuKernelChoice.vectorUnavailableReason(false, false, NOT_ASKED).orElseThrow()
+        CpuKernelChoice auto = CpuKernelChoice.AUTO;
+        assertTrue(auto.vectorUnavailable(true, true, NOT_ASKED).orElseThrow().contains("native image"));
+        assertTrue(auto.vectorUnavailable(false, false, NOT_ASKED).orElseThrow()
                 .contains("--add-modules jdk.incubator.vector"));
         for (int bits : new int[]{64, 128, 1024}) {
             assertEquals(Optional.of("the preferred float vector is " + bits + " bits; the vector kernels need 256 or 512"),
-                    CpuKernelChoice.vectorUnavailableReason(false, true, () -> bits));
+                    auto.vectorUnavailable(false, true, () -> bits));
         }
-        assertEquals(Optional.empty(), CpuKernelChoice.vectorUnavailableReason(false, true, () -> 256));
-        assertEquals(Optional.empty(), CpuKernelChoice.vectorUnavailableReason(false, true, () -> 512));
+        assertEquals(Optional.empty(), auto.vectorUnavailable(false, true, () -> 256));
+        assertEquals(Optional.empty(), auto.vectorUnavailable(false, true, () -> 512));
+    }
+
+    @Test
+    void anExplicitVectorChoiceOverridesOnlyTheNativeImageRule() {
+        CpuKernelChoice vector = CpuKernelChoice.VECTOR;
+        assertEquals(Optional.empty(), vector.vectorUnavailable(true, true, () -> 256));
+        assertTrue(vector.vectorUnavailable(true, true, () -> 64).orElseThrow().contains("64 bits"));
+        assertTrue(vector.vectorUnavailable(true, false, NOT_ASKED).orElseThrow().contains("not loaded"));
     }
 
     @Test
