@@ -5,7 +5,7 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Scalar decoder for every {@link TensorType}, written to be obviously right: one element at a time, the scales read
- * once per group. It is the reference that tests, {@code zse inspect --verify} and the Vector API kernels' tests
+ * and the 4-bit codes unpacked once per group. It is the reference that tests, {@code zse inspect --verify} and the Vector API kernels' tests
  * compare against, and the row decoder of the CPU backend's scalar kernels (for JVMs and native images without the
  * Vector API).
  */
@@ -44,16 +44,20 @@ public final class TensorDecoder {
                 }
             }
             case Q8, Q4, NF4 -> {
+                byte[] codes = new byte[groupSize];
                 for (int i = 0; i < count; i += groupSize) {
-                    decodeGroup(type, groupSize, data, scales, (firstElement + i) / groupSize, out, outOffset + i);
+                    decodeGroup(type, groupSize, data, scales, (firstElement + i) / groupSize, codes, out, outOffset + i);
                 }
             }
         }
     }
 
-    /** Decodes group {@code group} of a quantized tensor into out[outOffset .. outOffset + groupSize). */
+    /**
+     * Decodes group {@code group} of a quantized tensor into out[outOffset .. outOffset + groupSize); {@code codes}
+     * holds the group's unpacked 4-bit codes.
+     */
     private static void decodeGroup(TensorType type, int groupSize, MemorySegment data, MemorySegment scales,
-            long group, float[] out, int outOffset) {
+            long group, byte[] codes, float[] out, int outOffset) {
         long groupStart = group * groupSize;
         switch (type) {
             case Q8 -> {
@@ -65,14 +69,16 @@ public final class TensorDecoder {
             case Q4 -> {
                 float d = scale(scales, 2 * group);
                 float m = scale(scales, 2 * group + 1);
+                Nibbles.unpackGroup(data, groupStart / 2, groupSize, codes);
                 for (int j = 0; j < groupSize; j++) {
-                    out[outOffset + j] = Nibbles.code(data, groupStart / 2, groupSize, j) * d + m;
+                    out[outOffset + j] = codes[j] * d + m;
                 }
             }
             case NF4 -> {
                 float absmax = scale(scales, group);
+                Nibbles.unpackGroup(data, groupStart / 2, groupSize, codes);
                 for (int j = 0; j < groupSize; j++) {
-                    out[outOffset + j] = Nf4.value(Nibbles.code(data, groupStart / 2, groupSize, j)) * absmax;
+                    out[outOffset + j] = Nf4.value(codes[j]) * absmax;
                 }
             }
             default -> throw new IllegalArgumentException(type + " has no groups");
