@@ -5,7 +5,7 @@ import io.zse.backend.F32KvRows;
 import io.zse.backend.Int8KvRows;
 import io.zse.backend.KvRows;
 
-/** {@link KvRowProducts} one element at a time; also the element access the vector kernels finish their tails with. */
+/** {@link KvRowProducts} one element at a time; the vector kernels finish their rows' tails with its loops. */
 final class ScalarKvRowProducts implements KvRowProducts {
     static final ScalarKvRowProducts INSTANCE = new ScalarKvRowProducts();
 
@@ -15,25 +15,33 @@ final class ScalarKvRowProducts implements KvRowProducts {
     @Override
     public float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim) {
         int base = position * rows.kvDim() + headOffset;
-        float sum = 0;
-        for (int i = 0; i < headDim; i++) {
-            sum += element(rows, base + i) * q[qOffset + i];
-        }
-        return sum * rowScale(rows, position, headOffset, headDim);
+        return dotFrom(0, 0f, rows, base, q, qOffset, headDim) * rowScale(rows, position, headOffset, headDim);
     }
 
     @Override
     public void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset,
                            int headDim) {
         int base = position * rows.kvDim() + headOffset;
-        float a = p * rowScale(rows, position, headOffset, headDim);
-        for (int i = 0; i < headDim; i++) {
+        accumulateFrom(0, rows, base, p * rowScale(rows, position, headOffset, headDim), out, outOffset, headDim);
+    }
+
+    /** sum + Σ stored[base + i] · q[qOffset + i] for from <= i < headDim, unscaled (the vector kernels' tail too). */
+    static float dotFrom(int from, float sum, KvRows rows, int base, float[] q, int qOffset, int headDim) {
+        for (int i = from; i < headDim; i++) {
+            sum += element(rows, base + i) * q[qOffset + i];
+        }
+        return sum;
+    }
+
+    /** out[outOffset + i] += a · stored[base + i] for from <= i < headDim (the vector kernels' tail too). */
+    static void accumulateFrom(int from, KvRows rows, int base, float a, float[] out, int outOffset, int headDim) {
+        for (int i = from; i < headDim; i++) {
             out[outOffset + i] += a * element(rows, base + i);
         }
     }
 
     /** One stored element widened to F32 (INT8: the code, unscaled). */
-    static float element(KvRows rows, int index) {
+    private static float element(KvRows rows, int index) {
         return switch (rows) {
             case F32KvRows r -> r.data()[index];
             case F16KvRows r -> Float.float16ToFloat(r.data()[index]);

@@ -10,7 +10,8 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
-import static io.zse.backend.cpu.ScalarKvRowProducts.element;
+import static io.zse.backend.cpu.ScalarKvRowProducts.accumulateFrom;
+import static io.zse.backend.cpu.ScalarKvRowProducts.dotFrom;
 import static io.zse.backend.cpu.ScalarKvRowProducts.rowScale;
 
 /** {@link KvRowProducts} with the Vector API, widening the stored elements to F32 inside the vector loop. */
@@ -29,10 +30,7 @@ final class VectorKvRowProducts implements KvRowProducts {
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
             acc = load(rows, base + i).fma(FloatVector.fromArray(Matmul.FLOATS, q, qOffset + i), acc);
         }
-        float sum = acc.reduceLanes(VectorOperators.ADD);
-        for (; i < headDim; i++) {
-            sum += element(rows, base + i) * q[qOffset + i];
-        }
+        float sum = dotFrom(i, acc.reduceLanes(VectorOperators.ADD), rows, base, q, qOffset, headDim);
         return sum * rowScale(rows, position, headOffset, headDim);
     }
 
@@ -47,9 +45,7 @@ final class VectorKvRowProducts implements KvRowProducts {
             load(rows, base + i).fma(broadcast, FloatVector.fromArray(Matmul.FLOATS, out, outOffset + i))
                     .intoArray(out, outOffset + i);
         }
-        for (; i < headDim; i++) {
-            out[outOffset + i] += a * element(rows, base + i);
-        }
+        accumulateFrom(i, rows, base, a, out, outOffset, headDim);
     }
 
     /** LANES stored elements from {@code index}, widened to F32 (INT8: the codes, unscaled). */
