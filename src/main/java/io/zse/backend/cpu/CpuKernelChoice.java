@@ -78,7 +78,7 @@ public enum CpuKernelChoice {
         }
         if (this == VECTOR) {
             throw new BackendUnavailableException(PROPERTY + "=vector unavailable: " + vectorUnavailable.get()
-                    + " (auto or scalar runs the scalar kernels)");
+                    + "; auto or scalar runs the scalar kernels");
         }
         log.accept("zse: using the scalar CPU kernels: " + vectorUnavailable.get());
         return ScalarKernels.INSTANCE;

@@ -75,7 +75,7 @@ class CpuKernelChoiceTest {
 
         BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
                 () -> CpuKernelChoice.VECTOR.kernels(reason, log::add));
-        assertEquals("zse.cpu.kernels=vector unavailable: " + reason.get() + " (auto or scalar runs the scalar kernels)",
+        assertEquals("zse.cpu.kernels=vector unavailable: " + reason.get() + "; auto or scalar runs the scalar kernels",
                 e.getMessage());
 
         assertSame(ScalarKernels.INSTANCE, CpuKernelChoice.SCALAR.kernels(Optional.empty(), log::add));
