@@ -2,6 +2,7 @@ package io.zse.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
@@ -27,6 +28,8 @@ public class OpenAiRoutes {
     static final String CALLER = "zse.caller";
     /** Funqy serves each function at /{name}; these names cannot collide with /v1, /q or the health path. */
     static final String FUNCTION_PATHS = "/fn-[a-z-]+";
+    /** Every path but Quarkus's own under /q: an unknown one, or a failure, is answered in OpenAI's error shape. */
+    static final String API_PATHS = "^(?!/q(/|$)).*";
     private static final Set<String> POST_PATHS = Set.of("/v1/chat/completions", "/v1/completions");
 
     @Inject
@@ -57,15 +60,16 @@ public class OpenAiRoutes {
             }
             HttpResponses.json(ctx.response(), 200, OpenAiShapes.model(m.id(), m.createdAt()));
         });
-        router.route("/v1/*").order(10_000).handler(ctx -> {
+        // after every other route (Funqy's functions, static resources): a wrong method on a /v1 route, or no such path
+        router.routeWithRegex(API_PATHS).order(RouteConstants.ROUTE_ORDER_AFTER_DEFAULT + 1).handler(ctx -> {
             String path = ctx.normalizedPath();
             if (POST_PATHS.contains(path) || path.startsWith("/v1/models")) {
                 throw ApiException.methodNotAllowed(ctx.request().method() + " is not allowed on " + path);
             }
-            throw ApiException.notFound("Invalid URL (" + ctx.request().method() + " " + path + ")", null, "unknown_url");
+            throw unknownUrl(ctx);
         });
-        router.route("/v1/*").order(-100).failureHandler(this::failure);
-        router.routeWithRegex(FUNCTION_PATHS).order(-100).failureHandler(this::failure);
+        // every failure outside /q (a 404 from a route included) is answered in OpenAI's shape
+        router.routeWithRegex(API_PATHS).order(-100).failureHandler(this::failure);
     }
 
     /** API key, then the key's rate limits; health, /ping, OpenAPI and metrics never come here. */
@@ -124,13 +128,19 @@ public class OpenAiRoutes {
             ApiException e = switch (ctx.statusCode()) {
                 case 413 -> ApiException.tooLarge(config.maxBodyBytes());
                 case 400 -> ApiException.invalid("We could not parse the JSON body of your request", null, "invalid_json");
-                case 404 -> ApiException.notFound("Invalid URL (" + ctx.normalizedPath() + ")", null, "unknown_url");
+                case 404 -> unknownUrl(ctx);
+                case 405 -> ApiException.methodNotAllowed(ctx.request().method() + " is not allowed on " + ctx.normalizedPath());
                 default -> ApiException.internal(incident(null));
             };
             HttpResponses.error(response, e);
             return;
         }
         HttpResponses.error(response, toApiException(ctx.failure()));
+    }
+
+    private static ApiException unknownUrl(RoutingContext ctx) {
+        return ApiException.notFound("Invalid URL (" + ctx.request().method() + " " + ctx.normalizedPath() + ")", null,
+                "unknown_url");
     }
 
     static ApiException toApiException(Throwable t) {

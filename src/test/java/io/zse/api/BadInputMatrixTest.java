@@ -10,11 +10,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.stream.Stream;
 
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
@@ -89,7 +93,13 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"suffix\":\"y\"}", 400, "suffix"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"messages\":[]}", 400, "messages"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "messages"),
-                Arguments.of("/v1/embeddings", "{" + M + ",\"input\":\"x\"}", 404, null));
+                Arguments.of("/v1/embeddings", "{" + M + ",\"input\":\"x\"}", 404, null),
+                Arguments.of("/v1", "{}", 404, null),
+                Arguments.of("/v2/chat/completions", "{" + M + "," + MSG + "}", 404, null),
+                Arguments.of("/chat/completions", "{" + M + "," + MSG + "}", 404, null),
+                Arguments.of("/nothing", "{}", 404, null),
+                Arguments.of("/", "{}", 404, null),
+                Arguments.of("/v1/models", "{}", 405, null));
     }
 
     @ParameterizedTest
@@ -100,6 +110,24 @@ class BadInputMatrixTest extends ApiTestBase {
         r.then().statusCode(status).body("error.message", notNullValue()).body("error.type", notNullValue())
                 .body("error.param", equalTo(param));
         assertFalse(r.asString().contains("\tat "), "no stack trace: " + r.asString());
+    }
+
+    @ParameterizedTest
+    @Order(1)
+    @ValueSource(strings = {"GET /nothing", "DELETE /nothing", "PUT /v1/chat", "GET /v1/nothing/deeper", "GET /ping/x",
+            "PATCH /fn-unknown"})
+    void unknownPathsGetOpenAisNotFound(String request) {
+        String[] methodAndPath = request.split(" ");
+        Response r = api().request(methodAndPath[0], methodAndPath[1]);
+        r.then().statusCode(404).contentType("application/json").body("error.type", equalTo("invalid_request_error"))
+                .body("error.code", equalTo("unknown_url")).body("error.param", nullValue())
+                .body("error.message", equalTo("Invalid URL (" + request + ")"));
+    }
+
+    @Test
+    void quarkusPathsKeepTheirOwnAnswers() {
+        RestAssured.given().get("/q/nothing").then().statusCode(404).body(not(containsString("unknown_url")));
+        RestAssured.given().get("/q/health/live").then().statusCode(200);
     }
 
     @Test
