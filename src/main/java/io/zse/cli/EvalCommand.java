@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
-import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.ZseFile;
 import io.zse.generate.QualityComparison;
 import io.zse.model.LlamaModel;
@@ -40,8 +39,8 @@ public final class EvalCommand implements Callable<Integer> {
     @Option(names = "--max-tokens", paramLabel = "N", description = "Evaluate at most N positions (default: the whole text).")
     Integer maxTokens;
 
-    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: zse.threads, else all cores).")
-    Integer threads;
+    @Mixin
+    ThreadsOption threads;
 
     @Option(names = "--json", description = "Print one JSON object instead of the table.")
     boolean json;
@@ -61,7 +60,7 @@ public final class EvalCommand implements Callable<Integer> {
         String content = Files.readString(text);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile referenceFile = ZseFile.open(reference); ZseFile modelFile = ZseFile.open(model);
-             CpuBackend backend = new CpuBackend(threads != null ? threads : CpuThreads.defaultThreads())) {
+             CpuBackend backend = new CpuBackend(threads.count())) {
             int[] ids = TokenizerSource.fromZse(referenceFile).encode(content, true);
             QualityComparison.Report r = QualityComparison.compare(
                     new QualityComparison.Side(LlamaModel.load(referenceFile, backend), KvCacheType.F32),

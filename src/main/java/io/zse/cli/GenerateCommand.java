@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.Backend;
 import io.zse.backend.KvCacheType;
-import io.zse.backend.cpu.CpuThreads;
 import io.zse.format.SectionKind;
 import io.zse.format.ZseFile;
 import io.zse.generate.Generator;
@@ -72,8 +71,8 @@ public final class GenerateCommand implements Callable<Integer> {
             description = "With --json: each generated token's log-probability and its N most likely alternatives (0..20).")
     Integer logprobs;
 
-    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: zse.threads, else all cores).")
-    Integer threads;
+    @Mixin
+    ThreadsOption threads;
 
     @Mixin
     BackendOption backendOption;
@@ -100,7 +99,7 @@ public final class GenerateCommand implements Callable<Integer> {
             // Every token holds at least one byte of the text (plus BOS/EOS): a bound for the memory check.
             int promptBound = text.getBytes(StandardCharsets.UTF_8).length + 2;
             try (Backend backend = backendOption.open(file, (long) promptBound + maxTokens, promptBound,
-                    threads != null ? threads : CpuThreads.defaultThreads(), spec.commandLine().getErr())) {
+                    threads.count(), spec.commandLine().getErr())) {
                 LlamaModel llama = LlamaModel.load(file, backend);
                 Tokenizer loaded = join(tokenizer);
                 int[] promptIds = chat ? loaded.encode(text, false) : loaded.encode(text, true);
