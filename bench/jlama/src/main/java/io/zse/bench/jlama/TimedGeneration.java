@@ -6,6 +6,7 @@ import com.github.tjake.jlama.tensor.KvBufferCache;
 
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.IntStream;
 
 /**
  * One greedy generation through Jlama's public forward API, timed like {@code zse bench}: the prompt as one batch
@@ -13,8 +14,15 @@ import java.util.UUID;
  * tokenizing, so the prompt can be the same synthetic ids zse bench feeds its own engine.
  */
 final class TimedGeneration {
-    /** Wall-clock seconds of the prefill (to the first token) and of the remaining decode steps. */
-    record Run(double prefillSeconds, double decodeSeconds) {
+    /** Wall-clock nanoseconds of the prefill (to the first token) and of the remaining decode steps. */
+    record Run(long prefillNanos, long decodeNanos) {
+        double prefillSeconds() {
+            return prefillNanos / 1e9;
+        }
+
+        double decodeSeconds() {
+            return Math.max(1, decodeNanos) / 1e9;
+        }
     }
 
     private final AbstractModel model;
@@ -31,28 +39,26 @@ final class TimedGeneration {
         try (KvBufferCache caches = new KvBufferCache(model);
              KvBufferCache.KvBuffer kv = caches.getKvBuffer(UUID.randomUUID());
              AbstractTensor logits = model.makeDenseTensor(model.getConfig().vocabularySize)) {
-            long start = System.nanoTime();
+            long prefillStart = System.nanoTime();
             int token;
             try (AbstractTensor hidden = model.batchForward(promptIds, 0, kv)) {
                 token = model.sample(hidden.slice(hidden.shape().first() - 1), 0.0f, 0.0f, logits);
             }
-            long firstToken = System.nanoTime();
-            for (int i = 1; i < decode; i++) {
-                try (AbstractTensor hidden = model.forward(token, promptIds.length + i - 1, kv, Optional.empty())) {
+            long decodeStart = System.nanoTime();
+            for (int position = promptIds.length; position < promptIds.length + decode - 1; position++) {
+                try (AbstractTensor hidden = model.forward(token, position, kv, Optional.empty())) {
                     token = model.sample(hidden, 0.0f, 0.0f, logits);
                 }
             }
-            long end = System.nanoTime();
-            return new Run((firstToken - start) / 1e9, Math.max(1e-9, (end - firstToken) / 1e9));
+            return new Run(decodeStart - prefillStart, System.nanoTime() - decodeStart);
         }
     }
 
-    /** The ids zse bench uses: spread over the vocabulary (speed does not depend on which tokens). */
+    /**
+     * The prompt zse bench feeds its own engine (BenchCommand.syntheticPrompt: keep the two in step), so both engines
+     * see the same ids; speed does not depend on which tokens they are.
+     */
     private static int[] syntheticPrompt(int length, int vocab) {
-        int[] ids = new int[length];
-        for (int i = 0; i < length; i++) {
-            ids[i] = (int) ((i * 7919L + 3) % vocab);
-        }
-        return ids;
+        return IntStream.range(0, length).map(i -> (int) ((i * 7919L + 3) % vocab)).toArray();
     }
 }
