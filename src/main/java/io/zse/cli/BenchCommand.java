@@ -4,6 +4,8 @@ import io.zse.backend.KvCache;
 import io.zse.backend.Backend;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cuda.CudaBackend;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.CpuKernelChoice;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.backend.cpu.ReadBandwidth;
 import io.zse.format.TensorInfo;
@@ -93,7 +95,11 @@ public final class BenchCommand implements Callable<Integer> {
                 if (backend instanceof CudaBackend cuda) {
                     cuda.finishUploads(); // load time includes the upload
                 }
-                device = backend instanceof CudaBackend cuda ? cuda.device().toString() : "cpu";
+                device = switch (backend) {
+                    case CudaBackend cuda -> cuda.device().toString();
+                    case CpuBackend cpu -> "cpu (" + cpu.kernels().name() + " kernels)";
+                    default -> "cpu";
+                };
                 double loadSeconds = (System.nanoTime() - start) / 1e9;
                 weightBytes = weightBytesPerToken(file, llama.config());
                 int context = llama.config().contextLength();
@@ -140,7 +146,7 @@ public final class BenchCommand implements Callable<Integer> {
     /** Read bandwidth with this many threads: what decoding would reach if it were purely memory-bound. */
     private double bandwidth(int threadCount) {
         try (CpuThreads pool = new CpuThreads(threadCount)) {
-            return ReadBandwidth.measure(pool, (long) bandwidthMegabytes << 20, 5);
+            return ReadBandwidth.measure(pool, CpuKernelChoice.selected(), (long) bandwidthMegabytes << 20, 5);
         }
     }
 

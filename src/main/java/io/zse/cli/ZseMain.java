@@ -3,7 +3,9 @@ package io.zse.cli;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Process entry point. Only {@code serve} boots Quarkus (and so opens an HTTP port); every other command runs as
@@ -16,9 +18,51 @@ public final class ZseMain {
 
     public static void main(String... args) {
         if (args.length > 0 && args[0].equals("serve")) {
-            Quarkus.run(Arrays.copyOfRange(args, 1, args.length));
+            String[] rest = serveOptions(Arrays.copyOfRange(args, 1, args.length));
+            if (rest == null) {
+                System.exit(2);
+            }
+            Quarkus.run(rest);
             return;
         }
         System.exit(ZseCommand.execute(args));
+    }
+
+    /**
+     * {@code serve [--model FILE] [--port N]}: the options become MicroProfile Config system properties
+     * (zse.model-path, quarkus.http.port), which outrank env vars and application.properties. Returns the arguments
+     * left for Quarkus, or null after printing a usage error.
+     */
+    static String[] serveOptions(String[] args) {
+        List<String> rest = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String key = switch (a) {
+                case "--model" -> "zse.model-path";
+                case "--port" -> "quarkus.http.port";
+                default -> null;
+            };
+            if (key == null) {
+                if (a.equals("--help") || a.equals("-h")) {
+                    System.out.println("Usage: zse serve [--model FILE.zse] [--port N]\n"
+                            + "  Serves the OpenAI-compatible API (default port 8080, or $PORT); without --model (or\n"
+                            + "  $ZSE_MODEL_PATH) it serves the bundled TinyStories demo model. See docs/http-api.md.");
+                    return null;
+                }
+                rest.add(a);
+                continue;
+            }
+            if (i + 1 >= args.length) {
+                System.err.println("zse serve: " + a + " needs a value");
+                return null;
+            }
+            String value = args[++i];
+            if (key.equals("quarkus.http.port") && !value.matches("\\d{1,5}")) {
+                System.err.println("zse serve: --port must be a number, not '" + value + "'");
+                return null;
+            }
+            System.setProperty(key, value);
+        }
+        return rest.toArray(String[]::new);
     }
 }

@@ -20,10 +20,13 @@ public final class Nibbles {
         }
     }
 
-    /** Code of element {@code element} (0 <= element < groupSize) of the group packed at {@code groupOffset}. */
-    public static int code(MemorySegment data, long groupOffset, int groupSize, int element) {
+    /** Unpacks the {@code groupSize} codes (each 0..15) of the group packed at {@code offset}: packGroup's inverse. */
+    public static void unpackGroup(MemorySegment data, long offset, int groupSize, byte[] codes) {
         int half = groupSize / 2;
-        int packed = data.get(ValueLayout.JAVA_BYTE, groupOffset + element % half) & 0xFF;
-        return element < half ? packed & 0x0F : packed >>> 4;
+        for (int j = 0; j < half; j++) {
+            int packed = data.get(ValueLayout.JAVA_BYTE, offset + j);
+            codes[j] = (byte) (packed & 0x0F);
+            codes[j + half] = (byte) (packed >> 4 & 0x0F);
+        }
     }
 }

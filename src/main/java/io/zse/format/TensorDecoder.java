@@ -4,8 +4,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Reference decoder for every {@link TensorType}: scalar, one element at a time, written to be obviously right rather
- * than fast. Tests, {@code zse inspect --verify} and the fast kernels' tests compare against it.
+ * Scalar decoder for every {@link TensorType}, written to be obviously right: one element at a time, the scales read
+ * and the 4-bit codes unpacked once per group. It is the reference that tests, {@code zse inspect --verify} and the Vector API kernels' tests
+ * compare against, and the row decoder of the CPU backend's scalar kernels (for JVMs and native images without the
+ * Vector API).
  */
 public final class TensorDecoder {
     private TensorDecoder() {
@@ -29,41 +31,62 @@ public final class TensorDecoder {
             throw new IllegalArgumentException("first element " + firstElement + " and count " + count
                     + " must be multiples of the group size " + groupSize);
         }
-        for (int i = 0; i < count; i++) {
-            out[outOffset + i] = element(type, groupSize, data, scales, firstElement + i);
+        switch (type) {
+            case F32 -> MemorySegment.copy(data, LittleEndian.FLOAT, firstElement * 4, out, outOffset, count);
+            case F16 -> {
+                for (int i = 0; i < count; i++) {
+                    out[outOffset + i] = HalfFloats.fromF16(data.get(LittleEndian.SHORT, (firstElement + i) * 2));
+                }
+            }
+            case BF16 -> {
+                for (int i = 0; i < count; i++) {
+                    out[outOffset + i] = HalfFloats.fromBf16(data.get(LittleEndian.SHORT, (firstElement + i) * 2));
+                }
+            }
+            case Q8, Q4, NF4 -> {
+                byte[] codes = new byte[groupSize];
+                for (int i = 0; i < count; i += groupSize) {
+                    decodeGroup(type, groupSize, data, scales, (firstElement + i) / groupSize, codes, out, outOffset + i);
+                }
+            }
         }
     }
 
-    /** Decodes one element, addressed by its index in the whole tensor. */
-    public static float element(TensorType type, int groupSize, MemorySegment data, MemorySegment scales, long index) {
-        return switch (type) {
-            case F32 -> data.get(LittleEndian.FLOAT, index * 4);
-            case F16 -> HalfFloats.fromF16(data.get(LittleEndian.SHORT, index * 2));
-            case BF16 -> HalfFloats.fromBf16(data.get(LittleEndian.SHORT, index * 2));
+    /**
+     * Decodes group {@code group} of a quantized tensor into out[outOffset .. outOffset + groupSize); {@code codes}
+     * holds the group's unpacked 4-bit codes.
+     */
+    private static void decodeGroup(TensorType type, int groupSize, MemorySegment data, MemorySegment scales,
+            long group, byte[] codes, float[] out, int outOffset) {
+        long groupStart = group * groupSize;
+        switch (type) {
             case Q8 -> {
-                float d = scale(scales, index / groupSize);
-                yield data.get(ValueLayout.JAVA_BYTE, index) * d;
+                float d = scale(scales, group);
+                for (int j = 0; j < groupSize; j++) {
+                    out[outOffset + j] = data.get(ValueLayout.JAVA_BYTE, groupStart + j) * d;
+                }
             }
             case Q4 -> {
-                long group = index / groupSize;
                 float d = scale(scales, 2 * group);
                 float m = scale(scales, 2 * group + 1);
-                yield nibble(data, group, groupSize, index) * d + m;
+                Nibbles.unpackGroup(data, groupStart / 2, groupSize, codes);
+                for (int j = 0; j < groupSize; j++) {
+                    out[outOffset + j] = codes[j] * d + m;
+                }
             }
             case NF4 -> {
-                long group = index / groupSize;
                 float absmax = scale(scales, group);
-                yield Nf4.value(nibble(data, group, groupSize, index)) * absmax;
+                Nibbles.unpackGroup(data, groupStart / 2, groupSize, codes);
+                for (int j = 0; j < groupSize; j++) {
+                    out[outOffset + j] = Nf4.value(codes[j]) * absmax;
+                }
             }
-        };
+            default -> throw new IllegalArgumentException(type + " has no groups");
+        }
     }
 
     /** The i-th F16 value of the scales region. */
     private static float scale(MemorySegment scales, long i) {
         return HalfFloats.fromF16(scales.get(LittleEndian.SHORT, i * 2));
-    }
-
-    private static int nibble(MemorySegment data, long group, int groupSize, long index) {
-        return Nibbles.code(data, group * groupSize / 2, groupSize, (int) (index % groupSize));
     }
 }

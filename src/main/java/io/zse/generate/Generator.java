@@ -3,7 +3,6 @@ package io.zse.generate;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.model.LlamaModel;
-import io.zse.tokenizer.IncrementalDecoder;
 import io.zse.tokenizer.Tokenizer;
 
 import java.util.ArrayList;
@@ -12,14 +11,14 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
 
-/** One generation: prefill the prompt, then sample token by token until EOS, max tokens or a stop string. */
+/** One generation on the calling thread: prefill the prompt, then decode token by token with a {@link SequenceDecoder}. */
 public final class Generator {
     private final LlamaModel model;
     private final Tokenizer tokenizer;
     private final Set<Integer> eosIds;
     private final KvCacheType kvCacheType;
 
-    /** A generator with an F32 KV cache. */
+    /** Generates with an F32 KV cache. */
     public Generator(LlamaModel model, Tokenizer tokenizer, List<Integer> eosIds) {
         this(model, tokenizer, eosIds, KvCacheType.F32);
     }
@@ -44,61 +43,43 @@ public final class Generator {
      */
     public Result generate(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
                            List<String> stops, Consumer<String> onText) {
-        if (promptIds.length == 0) {
+        int budget = tokenBudget(promptIds.length, maxTokens, model.config().contextLength());
+        KvCache cache = model.newCache(promptIds.length + budget, kvCacheType);
+        SequenceDecoder sequence = new SequenceDecoder(tokenizer, eosIds, promptIds, budget, parameters, seed, stops);
+        StringBuilder text = new StringBuilder();
+        List<Sampler.Choice> choices = new ArrayList<>();
+        float[] logits = model.forward(promptIds, 0, cache);
+        while (true) {
+            SequenceDecoder.Step step = sequence.next(logits);
+            if (step.choice() != null) {
+                choices.add(step.choice());
+            }
+            if (!step.text().isEmpty()) {
+                text.append(step.text());
+                onText.accept(step.text());
+            }
+            if (step.finished()) {
+                return new Result(promptIds, sequence.generatedIds(), text.toString(), step.finish(), choices);
+            }
+            logits = model.forward(new int[]{sequence.lastToken()}, cache.length(), cache);
+        }
+    }
+
+    /**
+     * How many tokens a prompt of {@code promptTokens} may generate: {@code maxTokens} capped by what the context
+     * leaves. Rejects an empty prompt or one that fills the context.
+     */
+    public static int tokenBudget(int promptTokens, int maxTokens, int contextLength) {
+        if (promptTokens == 0) {
             throw new IllegalArgumentException("the prompt is empty");
         }
-        int context = model.config().contextLength();
-        if (promptIds.length >= context) {
-            throw new IllegalArgumentException("the prompt has " + promptIds.length + " tokens; the model's context is "
-                    + context);
+        if (promptTokens >= contextLength) {
+            throw new IllegalArgumentException("the prompt has " + promptTokens + " tokens; the model's context is "
+                    + contextLength);
         }
-        int budget = Math.min(maxTokens, context - promptIds.length);
-        KvCache cache = model.newCache(promptIds.length + budget, kvCacheType);
-        Sampler sampler = new Sampler(parameters, seed);
-        IncrementalDecoder decoder = tokenizer.newIncrementalDecoder(true);
-        StopMatcher matcher = new StopMatcher(stops);
-        StringBuilder text = new StringBuilder();
-        List<Integer> ids = new ArrayList<>();
-        List<Sampler.Choice> choices = new ArrayList<>();
-        int[] history = promptIds.clone();
-        float[] logits = model.forward(promptIds, 0, cache);
-        String finish = "length";
-        while (ids.size() < budget) {
-            Sampler.Choice choice = sampler.sample(logits, history);
-            if (eosIds.contains(choice.token())) {
-                finish = "stop";
-                break;
-            }
-            ids.add(choice.token());
-            choices.add(choice);
-            emit(matcher.append(decoder.next(choice.token())), text, onText);
-            if (matcher.stopped()) {
-                finish = "stop";
-                break;
-            }
-            history = append(history, choice.token());
-            if (ids.size() < budget) {
-                logits = model.forward(new int[]{choice.token()}, history.length - 1, cache);
-            }
+        if (maxTokens <= 0) {
+            throw new IllegalArgumentException("max tokens must be positive, not " + maxTokens);
         }
-        if (!matcher.stopped()) {
-            emit(matcher.append(decoder.flush()), text, onText);
-            emit(matcher.flush(), text, onText);
-        }
-        return new Result(promptIds, ids.stream().mapToInt(Integer::intValue).toArray(), text.toString(), finish,
-                choices);
-    }
-
-    private static void emit(String piece, StringBuilder text, Consumer<String> onText) {
-        if (!piece.isEmpty()) {
-            text.append(piece);
-            onText.accept(piece);
-        }
-    }
-
-    private static int[] append(int[] history, int token) {
-        int[] next = java.util.Arrays.copyOf(history, history.length + 1);
-        next[history.length] = token;
-        return next;
+        return Math.min(maxTokens, contextLength - promptTokens);
     }
 }

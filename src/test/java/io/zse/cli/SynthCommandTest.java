@@ -22,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class SynthCommandTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -42,8 +43,14 @@ class SynthCommandTest {
         }
     }
 
+    /** The presets' default tokenizers live in ../shared (some may not be redistributed); without it, skip. */
+    private static void requireSharedTokenizers() {
+        assumeTrue(Files.isDirectory(Path.of("../shared/tokenizers")), "../shared/tokenizers is not beside this checkout");
+    }
+
     @Test
     void qwenLayoutWithBiasesAndTiedEmbeddings() throws IOException {
+        requireSharedTokenizers();
         Path out = dir.resolve("qwen");
         // Real Qwen2.5-0.5B widths, one layer, shrunken vocabulary and MLP to keep the file small.
         Object[] r = zse("synth", "--preset", "qwen2.5-0.5b", "--layers", "1", "--set", "vocab_size=512",
@@ -93,6 +100,7 @@ class SynthCommandTest {
 
     @Test
     void shardedTinyLlamaWithSeparateHeadIsDeterministic() throws IOException {
+        requireSharedTokenizers();
         List<String> args = List.of("synth", "--preset", "tinyllama-1.1b", "--layers", "2", "--shards", "3",
                 "--dtype", "f16", "--seed", "7", "--set", "vocab_size=300", "--set", "hidden_size=128",
                 "--set", "intermediate_size=64", "--set", "num_attention_heads=4", "--set", "num_key_value_heads=2");
@@ -127,6 +135,7 @@ class SynthCommandTest {
 
     @Test
     void llama32ConfigHasLlama3RopeScaling() throws IOException {
+        requireSharedTokenizers();
         Path out = dir.resolve("llama");
         Object[] r = zse("synth", "--preset", "llama-3.2-1b", "--layers", "1", "--dtype", "f32",
                 "--set", "vocab_size=256", "--set", "intermediate_size=32", "-o", out.toString());

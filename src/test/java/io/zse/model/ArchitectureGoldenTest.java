@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.TestModels;
 import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
 import io.zse.convert.ConvertOptions;
 import io.zse.convert.HfConfigNormalizer;
 import io.zse.format.TensorType;
@@ -12,13 +13,16 @@ import io.zse.tokenizer.TestTokenizers;
 import io.zse.tokenizer.Tokenizer;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,28 +41,46 @@ class ArchitectureGoldenTest {
     private static final double LOGIT_TOLERANCE = 1e-4;
 
     @TempDir
-    Path dir;
+    static Path dir;
 
-    @ParameterizedTest
-    @ValueSource(strings = {"llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window"})
-    void f32ReproducesTransformers(String name) throws IOException {
+    /** Every architecture on each CPU kernel family. */
+    static Stream<Arguments> architectures() {
+        return Stream.of("llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window")
+                .flatMap(name -> Stream.of(Arguments.of(name, "vector"), Arguments.of(name, "scalar")));
+    }
+
+    @ParameterizedTest(name = "{0} on {1} kernels")
+    @MethodSource("architectures")
+    void f32ReproducesTransformers(String name, String kernels) throws IOException {
         JsonNode golden = read("/golden/architectures/" + name + ".json");
+        GreedyGolden run = GreedyGolden.of(golden);
+        try (ZseFile file = ZseFile.open(converted(name, golden, run));
+             CpuBackend backend = TestKernels.backend(kernels, 2)) {
+            double maxDiff = run.assertReproducedBy(LlamaModel.load(file, backend), LOGIT_TOLERANCE);
+            System.out.printf("%s F32, %s kernels: 64 greedy ids match, max |logit - transformers| = %.2e%n", name,
+                    kernels, maxDiff);
+        }
+    }
+
+    /**
+     * The architecture's checkpoint converted to F32 .zse, once for both kernel families, after checking its tokenizer
+     * and formula weights against the ones transformers ran.
+     */
+    private static Path converted(String name, JsonNode golden, GreedyGolden run) throws IOException {
+        Path zse = dir.resolve(name + ".zse");
+        if (Files.exists(zse)) {
+            return zse;
+        }
         JsonNode hfConfig = golden.get("config");
         byte[] tokenizerJson = TestTokenizers.json(golden.get("tokenizer").asText());
-
         Tokenizer tokenizer = Tokenizer.fromJson(tokenizerJson);
         assertEquals(hfConfig.get("vocab_size").asInt(), tokenizer.vocabSize(), "vocab_size is the tokenizer's size");
-        GreedyGolden run = GreedyGolden.of(golden);
         assertArrayEquals(run.promptIds(), tokenizer.encode(run.prompt(), true), "prompt ids");
 
         long seed = golden.get("weights").get("seed").asLong();
         assertSameWeightsAsThePythonFormula(hfConfig, seed, golden.get("weights").get("samples"));
-        Path hf = FormulaCheckpoint.write(hfConfig, seed, tokenizerJson, dir.resolve("hf"));
-        Path zse = TestModels.convert(hf, ConvertOptions.of(TensorType.F32), dir.resolve(name + ".zse"));
-        try (ZseFile file = ZseFile.open(zse); CpuBackend backend = new CpuBackend(2)) {
-            double maxDiff = run.assertReproducedBy(LlamaModel.load(file, backend), LOGIT_TOLERANCE);
-            System.out.printf("%s F32: 64 greedy ids match, max |logit - transformers| = %.2e%n", name, maxDiff);
-        }
+        Path hf = FormulaCheckpoint.write(hfConfig, seed, tokenizerJson, dir.resolve(name + "-hf"));
+        return TestModels.convert(hf, ConvertOptions.of(TensorType.F32), zse);
     }
 
     /** The same tensor names as transformers' state dict, and the same values (first two, and the sum). */

@@ -5,26 +5,31 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.TestModels;
 import io.zse.backend.KvCache;
 import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * TinyStories-656K through the CPU backend against transformers' greedy output
- * (golden/tinystories-656k-greedy-f32.json, made by tools/reference/tinystories_greedy.py).
+ * TinyStories-656K through the CPU backend, on each kernel family (vector and scalar), against transformers' greedy
+ * output (golden/tinystories-656k-greedy-f32.json, made by tools/reference/tinystories_greedy.py).
  */
 class LlamaModelGoldenTest {
     private static final double LOGIT_TOLERANCE = 1e-4;
@@ -32,24 +37,26 @@ class LlamaModelGoldenTest {
     @TempDir
     static Path dir;
     static JsonNode golden;
-    static CpuBackend backend;
     static ZseFile file;
-    static LlamaModel model;
+    static final Map<String, CpuBackend> BACKENDS = new ConcurrentHashMap<>();
 
     @BeforeAll
     static void readGolden() throws IOException {
         try (InputStream in = LlamaModelGoldenTest.class.getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
             golden = new ObjectMapper().readTree(in);
         }
-        backend = new CpuBackend(2);
         file = ZseFile.open(TestModels.convertTinyStories(TensorType.F32, dir));
-        model = LlamaModel.load(file, backend);
     }
 
     @AfterAll
     static void close() {
         file.close();
-        backend.close();
+        BACKENDS.values().forEach(CpuBackend::close);
+    }
+
+    /** The F32 model on the kernel family named (loading is O(header): weights stay in the mapped file). */
+    static LlamaModel model(String kernels) {
+        return LlamaModel.load(file, BACKENDS.computeIfAbsent(kernels, k -> TestKernels.backend(k, 2)));
     }
 
     static int[] ints(JsonNode array) {
@@ -85,13 +92,15 @@ class LlamaModelGoldenTest {
         return ids;
     }
 
-    @Test
-    void f32ReproducesTransformersGreedyIdsAndLogits() {
+    @ParameterizedTest
+    @ValueSource(strings = {"vector", "scalar"})
+    void f32ReproducesTransformersGreedyIdsAndLogits(String kernels) {
+        LlamaModel model = model(kernels);
         double maxDiff = 0;
         for (JsonNode c : golden.get("cases")) {
             maxDiff = Math.max(maxDiff, GreedyGolden.of(c).assertReproducedBy(model, LOGIT_TOLERANCE));
         }
-        System.out.printf("TinyStories-656K F32: max |logit - transformers| = %.2e%n", maxDiff);
+        System.out.printf("TinyStories-656K F32, %s kernels: max |logit - transformers| = %.2e%n", kernels, maxDiff);
     }
 
     static int[] topIds(float[] logits, int k) {
@@ -101,8 +110,10 @@ class LlamaModelGoldenTest {
         return Arrays.stream(ids, 0, k).mapToInt(Integer::intValue).toArray();
     }
 
-    @Test
-    void batchedPrefillMatchesTokenByToken() {
+    @ParameterizedTest
+    @ValueSource(strings = {"vector", "scalar"})
+    void batchedPrefillMatchesTokenByToken(String kernels) {
+        LlamaModel model = model(kernels);
         int[] tokens = ints(golden.get("cases").get(3).get("prompt_ids"));
         int vocab = model.config().vocabSize();
         float[] batched = model.forwardAll(tokens, 0, model.newCache(16));
@@ -118,6 +129,7 @@ class LlamaModelGoldenTest {
 
     @Test
     void rejectsMoreTokensThanTheContextOrCacheHolds() {
+        LlamaModel model = model("vector");
         int context = model.config().contextLength();
         assertThrows(IllegalArgumentException.class, () -> model.newCache(context + 1));
         KvCache cache = model.newCache(4);

@@ -8,7 +8,7 @@ import java.util.Arrays;
 
 /**
  * Scaled dot-product attention over a {@link KvCache} of any storage type, one (query row, head) pair per work item;
- * {@link KvRowKernels} reads the stored keys and values in place.
+ * the {@link KvRowProducts} of the chosen kernels read the stored keys and values in place.
  */
 final class CpuAttention {
     private CpuAttention() {
@@ -16,7 +16,7 @@ final class CpuAttention {
 
     /** See {@link io.zse.backend.Backend#attention}. */
     static void attend(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape, float[] out,
-                       CpuThreads threads) {
+                       KvRowProducts products, CpuThreads threads) {
         int headDim = shape.headDim();
         int queryDim = shape.queryDim();
         int headsPerKv = shape.numHeads() / shape.numKvHeads();
@@ -36,7 +36,7 @@ final class CpuAttention {
 
                 float max = Float.NEGATIVE_INFINITY;
                 for (int t = first; t <= position; t++) {
-                    scores[t] = KvRowKernels.dot(keys, t, kvOffset, q, qOffset, headDim) * scale;
+                    scores[t] = products.dot(keys, t, kvOffset, q, qOffset, headDim) * scale;
                     max = Math.max(max, scores[t]);
                 }
                 float sum = 0;
@@ -46,7 +46,7 @@ final class CpuAttention {
                 }
                 Arrays.fill(out, qOffset, qOffset + headDim, 0f);
                 for (int t = first; t <= position; t++) {
-                    KvRowKernels.accumulate(values, t, kvOffset, scores[t] / sum, out, qOffset, headDim);
+                    products.accumulate(values, t, kvOffset, scores[t] / sum, out, qOffset, headDim);
                 }
             }
         });

@@ -7,28 +7,39 @@ import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseTensor;
 
 /**
- * The CPU backend: Vector API kernels ({@link Matmul} and its per-type subclasses) reading weights in place from the
- * mapped file, work split over a fixed pool of {@link CpuThreads}.
+ * The CPU backend: {@link CpuKernels} (Vector API or plain Java, see {@link CpuKernelChoice}) reading weights in place
+ * from the mapped file, work split over a fixed pool of {@link CpuThreads}. The element-wise ops are plain loops.
  */
 public final class CpuBackend implements Backend {
     private final CpuThreads threads;
+    private final CpuKernels kernels;
 
     /** Uses {@link CpuThreads#defaultThreads()} threads ({@code zse.threads}, else every core). */
     public CpuBackend() {
         this(CpuThreads.defaultThreads());
     }
 
+    /** With the kernels of this process ({@link CpuKernelChoice#selected()}). */
     public CpuBackend(int threads) {
+        this(threads, CpuKernelChoice.selected());
+    }
+
+    public CpuBackend(int threads, CpuKernels kernels) {
         this.threads = new CpuThreads(threads);
+        this.kernels = kernels;
     }
 
     public int threads() {
         return threads.threads();
     }
 
+    public CpuKernels kernels() {
+        return kernels;
+    }
+
     @Override
     public WeightMatrix weight(ZseTensor tensor) {
-        return Matmul.of(tensor);
+        return kernels.weight(tensor);
     }
 
     @Override
@@ -89,7 +100,7 @@ public final class CpuBackend implements Backend {
     @Override
     public void attention(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape,
                           float[] out) {
-        CpuAttention.attend(q, n, startPos, cache, layer, shape, out, threads);
+        CpuAttention.attend(q, n, startPos, cache, layer, shape, out, kernels.kvRowProducts(), threads);
     }
 
     @Override
@@ -102,7 +113,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void embed(WeightMatrix table, int[] tokens, float[] out) {
-        Matmul m = matmulOf(table);
+        CpuWeight m = matmulOf(table);
         for (int i = 0; i < tokens.length; i++) {
             if (tokens[i] < 0 || tokens[i] >= m.rows()) {
                 throw new IllegalArgumentException("token id " + tokens[i] + " outside the vocabulary 0.." + (m.rows() - 1));
@@ -118,8 +129,8 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    private static Matmul matmulOf(WeightMatrix w) {
-        if (w instanceof Matmul m) {
+    private static CpuWeight matmulOf(WeightMatrix w) {
+        if (w instanceof CpuWeight m) {
             return m;
         }
         throw new IllegalArgumentException("weight " + w + " was not prepared by the CPU backend");

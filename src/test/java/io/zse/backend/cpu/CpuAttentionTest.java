@@ -4,33 +4,35 @@ import io.zse.backend.AttentionShape;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Attention over each KV cache type against a plain double-precision attention over the F32 inputs: F32 to rounding,
  * F16 and INT8 within the error their storage allows. Shapes include grouped-query heads, a sliding window, a batch of
- * queries after earlier positions, and head widths that are not a multiple of the vector length.
+ * queries after earlier positions, and head widths that are not a multiple of the vector length. Both kernel families.
  */
 class CpuAttentionTest {
-    static CpuBackend backend;
-
-    @BeforeAll
-    static void start() {
-        backend = new CpuBackend(2);
-    }
+    private static final Map<String, CpuBackend> BACKENDS = new ConcurrentHashMap<>();
 
     @AfterAll
     static void stop() {
-        backend.close();
+        BACKENDS.values().forEach(CpuBackend::close);
+    }
+
+    static CpuBackend backend(String kernels) {
+        return BACKENDS.computeIfAbsent(kernels, k -> TestKernels.backend(k, 2));
     }
 
     /** Relative error (L2) of attention over a cache of {@code type} against the exact result. */
-    private static double relativeError(KvCacheType type, AttentionShape shape, int startPos, int n, long seed) {
+    private static double relativeError(CpuBackend backend, KvCacheType type, AttentionShape shape, int startPos, int n,
+                                        long seed) {
         Random random = new Random(seed);
         int positions = startPos + n;
         float[] q = gaussian(random, n * shape.queryDim(), 2);
@@ -100,15 +102,17 @@ class CpuAttentionTest {
         new AttentionShape(2, 2, 7, 0),   // narrower than one vector
     };
 
-    @Test
-    void everyTypeStaysCloseToExactAttention() {
+    @ParameterizedTest
+    @ValueSource(strings = {"vector", "scalar"})
+    void everyTypeStaysCloseToExactAttention(String kernels) {
+        CpuBackend backend = backend(kernels);
         long seed = 0;
         for (AttentionShape shape : SHAPES) {
             for (int[] run : new int[][]{{0, 9}, {20, 1}, {13, 6}}) {
                 seed++;
-                double f32 = relativeError(KvCacheType.F32, shape, run[0], run[1], seed);
-                double f16 = relativeError(KvCacheType.F16, shape, run[0], run[1], seed);
-                double int8 = relativeError(KvCacheType.INT8, shape, run[0], run[1], seed);
+                double f32 = relativeError(backend, KvCacheType.F32, shape, run[0], run[1], seed);
+                double f16 = relativeError(backend, KvCacheType.F16, shape, run[0], run[1], seed);
+                double int8 = relativeError(backend, KvCacheType.INT8, shape, run[0], run[1], seed);
                 String where = shape + " start " + run[0] + " n " + run[1] + ": f32 " + f32 + " f16 " + f16 + " int8 " + int8;
                 assertTrue(f32 < 1e-5, where);
                 assertTrue(f16 < 1.5e-3, where); // 2^-11 per element, scores amplified by |q|·|k| / sqrt(d)

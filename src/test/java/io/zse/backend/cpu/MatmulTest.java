@@ -9,17 +9,29 @@ import io.zse.format.ZseTensor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Each storage type's Vector API kernel against the scalar reference decoder, dotted in double. */
+/** Each storage type's kernel, vector and scalar, against the scalar reference decoder, dotted in double. */
 class MatmulTest {
+    private static final String[] CASES = {
+            "F32, 0, 37, 45, 1", "F32, 0, 37, 45, 5", "F32, 0, 3, 7, 2",
+            "F16, 0, 37, 45, 1", "F16, 0, 37, 45, 5",
+            "BF16, 0, 37, 45, 1", "BF16, 0, 37, 45, 5",
+            "Q8, 32, 37, 96, 1", "Q8, 32, 37, 96, 5",
+            "Q4, 32, 37, 96, 1", "Q4, 32, 37, 96, 5", "Q4, 64, 19, 192, 3", "Q4, 128, 21, 256, 1", "Q4, 128, 21, 256, 4",
+            "NF4, 64, 37, 192, 1", "NF4, 64, 37, 192, 5",
+    };
+
     private static final CpuThreads THREADS = new CpuThreads(2);
 
     @AfterAll
@@ -55,16 +67,18 @@ class MatmulTest {
         return new ZseTensor(info, data, scales);
     }
 
-    @ParameterizedTest(name = "{0} g={1} [{2} x {3}] n={4}")
-    @CsvSource({
-            "F32, 0, 37, 45, 1", "F32, 0, 37, 45, 5", "F32, 0, 3, 7, 2",
-            "F16, 0, 37, 45, 1", "F16, 0, 37, 45, 5",
-            "BF16, 0, 37, 45, 1", "BF16, 0, 37, 45, 5",
-            "Q8, 32, 37, 96, 1", "Q8, 32, 37, 96, 5",
-            "Q4, 32, 37, 96, 1", "Q4, 32, 37, 96, 5", "Q4, 64, 19, 192, 3", "Q4, 128, 21, 256, 1", "Q4, 128, 21, 256, 4",
-            "NF4, 64, 37, 192, 1", "NF4, 64, 37, 192, 5",
-    })
-    void matchesScalarReference(TensorType type, int groupSize, int rows, int cols, int n) {
+    /** Every case with each kernel family. */
+    static Stream<Arguments> cases() {
+        return Stream.of("vector", "scalar").flatMap(kernels -> Arrays.stream(CASES).map(c -> {
+            String[] f = c.split(", ");
+            return Arguments.of(kernels, TensorType.valueOf(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]),
+                    Integer.parseInt(f[3]), Integer.parseInt(f[4]));
+        }));
+    }
+
+    @ParameterizedTest(name = "{0} {1} g={2} [{3} x {4}] n={5}")
+    @MethodSource("cases")
+    void matchesScalarReference(String kernels, TensorType type, int groupSize, int rows, int cols, int n) {
         ZseTensor tensor = randomTensor(type, groupSize, rows, cols, 42L * rows + cols + n);
         SplittableRandom random = new SplittableRandom(n);
         float[] x = new float[n * cols];
@@ -72,7 +86,7 @@ class MatmulTest {
             x[k] = (float) random.nextDouble(-2, 2);
         }
         float[] out = new float[n * rows];
-        Matmul matmul = Matmul.of(tensor);
+        CpuWeight matmul = TestKernels.named(kernels).weight(tensor);
         matmul.multiply(x, n, out, THREADS);
 
         float[] row = new float[cols];

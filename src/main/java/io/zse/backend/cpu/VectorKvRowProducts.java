@@ -10,34 +10,32 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
-/**
- * The two products attention takes with one head's row of a {@link KvRows}, for every storage type, widening the
- * stored elements to F32 inside the vector loop (no decoded copy of the cache). INT8 rows are scaled once per head
- * row: q·k = scale · Σ q·code, and out += (p · scale) · code.
- */
-final class KvRowKernels {
+import static io.zse.backend.cpu.ScalarKvRowProducts.accumulateFrom;
+import static io.zse.backend.cpu.ScalarKvRowProducts.dotFrom;
+import static io.zse.backend.cpu.ScalarKvRowProducts.rowScale;
+
+/** {@link KvRowProducts} with the Vector API, widening the stored elements to F32 inside the vector loop. */
+final class VectorKvRowProducts implements KvRowProducts {
+    static final VectorKvRowProducts INSTANCE = new VectorKvRowProducts();
     private static final int LANES = Matmul.FLOATS.length();
 
-    private KvRowKernels() {
+    private VectorKvRowProducts() {
     }
 
-    /** Σ q[qOffset + i] · row[position, headOffset + i] for i < headDim. */
-    static float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim) {
+    @Override
+    public float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim) {
         int base = position * rows.kvDim() + headOffset;
         FloatVector acc = FloatVector.zero(Matmul.FLOATS);
         int i = 0;
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
             acc = load(rows, base + i).fma(FloatVector.fromArray(Matmul.FLOATS, q, qOffset + i), acc);
         }
-        float sum = acc.reduceLanes(VectorOperators.ADD);
-        for (; i < headDim; i++) {
-            sum += element(rows, base + i) * q[qOffset + i];
-        }
+        float sum = dotFrom(i, acc.reduceLanes(VectorOperators.ADD), rows, base, q, qOffset, headDim);
         return sum * rowScale(rows, position, headOffset, headDim);
     }
 
-    /** out[outOffset + i] += p · row[position, headOffset + i] for i < headDim. */
-    static void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset,
+    @Override
+    public void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset,
                            int headDim) {
         int base = position * rows.kvDim() + headOffset;
         float a = p * rowScale(rows, position, headOffset, headDim);
@@ -47,9 +45,7 @@ final class KvRowKernels {
             load(rows, base + i).fma(broadcast, FloatVector.fromArray(Matmul.FLOATS, out, outOffset + i))
                     .intoArray(out, outOffset + i);
         }
-        for (; i < headDim; i++) {
-            out[outOffset + i] += a * element(rows, base + i);
-        }
+        accumulateFrom(i, rows, base, a, out, outOffset, headDim);
     }
 
     /** LANES stored elements from {@code index}, widened to F32 (INT8: the codes, unscaled). */
@@ -61,19 +57,5 @@ final class KvRowKernels {
             case Int8KvRows r -> (FloatVector) ByteVector.fromArray(Matmul.BYTES, r.codes(), index)
                     .convertShape(VectorOperators.B2F, Matmul.FLOATS, 0);
         };
-    }
-
-    /** One stored element widened to F32 (INT8: the code, unscaled). */
-    private static float element(KvRows rows, int index) {
-        return switch (rows) {
-            case F32KvRows r -> r.data()[index];
-            case F16KvRows r -> Float.float16ToFloat(r.data()[index]);
-            case Int8KvRows r -> r.codes()[index];
-        };
-    }
-
-    /** The factor every element of a head row shares: the INT8 scale, 1 for the float types. */
-    private static float rowScale(KvRows rows, int position, int headOffset, int headDim) {
-        return rows instanceof Int8KvRows r ? r.scales()[position * r.numKvHeads() + headOffset / headDim] : 1f;
     }
 }

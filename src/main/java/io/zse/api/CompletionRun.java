@@ -1,0 +1,175 @@
+package io.zse.api;
+
+import io.zse.generate.Sampler;
+import io.zse.generate.SequenceDecoder;
+import io.zse.serve.AdmissionException;
+import io.zse.serve.BatchingEngine;
+import io.zse.serve.GenerationListener;
+import io.zse.serve.GenerationRequest;
+import io.zse.serve.LoadedModel;
+import org.jboss.logging.Logger;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.IntConsumer;
+
+/**
+ * One API request in flight: its {@code n} sequences in the engine, their output turned into OpenAI chunks or one
+ * response. All listener calls arrive on the engine thread, one at a time, so the state here needs no locks.
+ */
+public final class CompletionRun {
+    private static final Logger LOG = Logger.getLogger(CompletionRun.class);
+
+    private final CompletionJob job;
+    private final LoadedModel model;
+    private final CompletionSink sink;
+    private final IntConsumer onTokensUsed;
+    private final String id;
+    private final long created = System.currentTimeMillis() / 1000;
+    private final List<BatchingEngine.Handle> handles = new ArrayList<>();
+    private final StringBuilder[] texts;
+    private final List<List<Sampler.Choice>> tokens = new ArrayList<>();
+    private final String[] finishes;
+    private int finished;
+    private int completionTokens;
+    private boolean failed;
+
+    /**
+     * @param onTokensUsed told the request's total tokens when it ends (rate limiting)
+     */
+    public CompletionRun(CompletionJob job, LoadedModel model, CompletionSink sink, IntConsumer onTokensUsed) {
+        this.job = job;
+        this.model = model;
+        this.sink = sink;
+        this.onTokensUsed = onTokensUsed;
+        this.id = (job.chat() ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", "");
+        this.texts = new StringBuilder[job.n()];
+        this.finishes = new String[job.n()];
+        for (int i = 0; i < job.n(); i++) {
+            texts[i] = new StringBuilder();
+            tokens.add(new ArrayList<>());
+        }
+    }
+
+    /**
+     * Admits the n sequences; the first chunks (the role, for chat; the echoed prompt) are sent at once.
+     *
+     * @throws ApiException 503 when the engine cannot take them
+     */
+    public synchronized void start() {
+        submit();
+        // the engine thread waits on this lock, so these chunks go out before any generated text
+        if (job.stream()) {
+            for (int i = 0; i < job.n(); i++) {
+                if (job.chat()) {
+                    sink.chunk(OpenAiShapes.chunk(job, id, created, i, true, "", List.of(), null, model.tokenizer()));
+                } else if (job.echo()) {
+                    sink.chunk(OpenAiShapes.chunk(job, id, created, i, false, job.promptText(), List.of(), null,
+                            model.tokenizer()));
+                }
+            }
+        }
+    }
+
+    private void submit() {
+        try {
+            for (int i = 0; i < job.n(); i++) {
+                // choice i samples with seed + i so n choices differ but each is reproducible
+                GenerationRequest request = new GenerationRequest(job.promptIds(), job.maxTokens(), job.parameters(),
+                        job.seed() + i, job.stops());
+                handles.add(model.engine().submit(request, new Choice(i)));
+            }
+        } catch (AdmissionException e) {
+            cancel();
+            throw ApiException.unavailable(e.getMessage(), e.retryAfterSeconds());
+        } catch (IllegalArgumentException e) {
+            cancel();
+            throw ApiException.invalid(e.getMessage(), "messages", "context_length_exceeded");
+        }
+    }
+
+    /** The client went away: every sequence stops and frees its KV cache at the engine's next step. */
+    public void cancel() {
+        handles.forEach(BatchingEngine.Handle::cancel);
+    }
+
+    private final class Choice implements GenerationListener {
+        private final int index;
+
+        Choice(int index) {
+            this.index = index;
+        }
+
+        @Override
+        public void onStep(SequenceDecoder.Step step) {
+            synchronized (CompletionRun.this) {
+                step(step);
+            }
+        }
+
+        private void step(SequenceDecoder.Step step) {
+            if (failed) {
+                return;
+            }
+            List<Sampler.Choice> stepTokens = step.choice() == null ? List.of() : List.of(step.choice());
+            if (step.choice() != null) {
+                completionTokens++;
+                tokens.get(index).add(step.choice());
+            }
+            texts[index].append(step.text());
+            if (job.stream() && (!step.text().isEmpty() || (job.logprobs() && !stepTokens.isEmpty()))) {
+                sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, step.text(), stepTokens, null,
+                        model.tokenizer()));
+            }
+            if (step.finished()) {
+                finishes[index] = step.finish();
+                if (job.stream()) {
+                    sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, null, List.of(), step.finish(),
+                            model.tokenizer()));
+                }
+                if (++finished == job.n()) {
+                    complete();
+                }
+            }
+        }
+
+        @Override
+        public void onError(RuntimeException error) {
+            synchronized (CompletionRun.this) {
+                failed(error);
+            }
+        }
+
+        private void failed(RuntimeException error) {
+            if (failed) {
+                return;
+            }
+            failed = true;
+            cancel();
+            if (error instanceof AdmissionException a) {
+                sink.fail(ApiException.unavailable(a.getMessage(), a.retryAfterSeconds()));
+            } else {
+                String incident = UUID.randomUUID().toString().substring(0, 8);
+                LOG.errorf(error, "generation failed (incident %s)", incident);
+                sink.fail(ApiException.internal(incident));
+            }
+        }
+    }
+
+    private void complete() {
+        onTokensUsed.accept(job.promptIds().length + completionTokens);
+        if (job.stream()) {
+            if (job.includeUsage()) {
+                sink.chunk(OpenAiShapes.usageChunk(job, id, created, completionTokens));
+            }
+            sink.complete(null);
+            return;
+        }
+        List<OpenAiShapes.ChoiceResult> results = new ArrayList<>();
+        for (int i = 0; i < job.n(); i++) {
+            results.add(new OpenAiShapes.ChoiceResult(texts[i].toString(), finishes[i], tokens.get(i)));
+        }
+        sink.complete(OpenAiShapes.response(job, id, created, results, model.tokenizer(), completionTokens));
+    }
+}

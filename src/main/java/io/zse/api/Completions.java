@@ -1,0 +1,27 @@
+package io.zse.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.zse.serve.LoadedModel;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import java.util.function.Function;
+
+/** Starts chat and text completions for any front door (REST routes, Funqy): validate, tokenize, admit. */
+@ApplicationScoped
+public class Completions {
+    @Inject
+    ApiGate gate;
+
+    /**
+     * @param sinkFor picks where output goes once the request is known to stream or not
+     * @return the run, already admitted to the engine
+     */
+    public CompletionRun start(JsonNode body, boolean chat, String caller, Function<CompletionJob, CompletionSink> sinkFor) {
+        LoadedModel model = gate.model();
+        CompletionJob job = RequestReader.read(body, chat, model);
+        CompletionRun run = new CompletionRun(job, model, sinkFor.apply(job), tokens -> gate.charge(caller, tokens));
+        run.start();
+        return run;
+    }
+}

@@ -1,0 +1,53 @@
+package io.zse.api;
+
+import io.zse.serve.ModelHost;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+import org.eclipse.microprofile.health.Liveness;
+import org.eclipse.microprofile.health.Readiness;
+import org.eclipse.microprofile.health.Startup;
+
+/**
+ * Health as platforms probe it: started and ready are DOWN until the model has loaded (ready also while draining
+ * or after a failed load, with the reason); liveness stays UP while the process can answer.
+ */
+@ApplicationScoped
+public class ModelHealthChecks {
+    @Inject
+    ModelLifecycle lifecycle;
+
+    @Produces
+    @Startup
+    HealthCheck started() {
+        return () -> model(lifecycle.host().state().phase() != ModelHost.Phase.LOADING);
+    }
+
+    @Produces
+    @Readiness
+    HealthCheck ready() {
+        return () -> model(lifecycle.host().state().phase() == ModelHost.Phase.READY);
+    }
+
+    @Produces
+    @Liveness
+    HealthCheck alive() {
+        return () -> HealthCheckResponse.up("process");
+    }
+
+    private HealthCheckResponse model(boolean up) {
+        ModelHost.State state = lifecycle.host().state();
+        HealthCheckResponseBuilder b = HealthCheckResponse.named("model").status(up)
+                .withData("phase", state.phase().name().toLowerCase());
+        if (state.model() != null) {
+            b.withData("id", state.model().id()).withData("load_ms", state.loadMillis());
+        }
+        if (state.failure() != null) {
+            b.withData("reason", state.failure());
+        }
+        return b.build();
+    }
+}

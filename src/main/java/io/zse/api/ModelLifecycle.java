@@ -1,0 +1,108 @@
+package io.zse.api;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.zse.serve.DemoModel;
+import io.zse.serve.EngineLimits;
+import io.zse.serve.LoadedModel;
+import io.zse.serve.ModelHost;
+import io.zse.serve.ModelLoader;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
+import sun.misc.Signal;
+
+import java.nio.file.Path;
+
+/** Loads the model on a background thread once the port is open, and drains it at shutdown. */
+@ApplicationScoped
+public class ModelLifecycle {
+    private static final Logger LOG = Logger.getLogger(ModelLifecycle.class);
+
+    @Inject
+    ZseConfig config;
+
+    @Inject
+    MeterRegistry registry;
+
+    private final ModelHost host = new ModelHost();
+
+    public ModelHost host() {
+        return host;
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        Thread.ofPlatform().name("zse-model-loader").daemon().start(this::load);
+        if (LaunchMode.current() != LaunchMode.TEST) {
+            installTermHandler();
+        }
+    }
+
+    private void load() {
+        long start = System.nanoTime();
+        try {
+            Path path = config.modelPath().map(Path::of).orElse(null);
+            if (path == null) {
+                LOG.info("no model configured (zse.model-path / ZSE_MODEL_PATH / --model): serving the demo model");
+                path = DemoModel.ensureConverted(Path.of(config.cacheDir()));
+            }
+            String id = config.modelId().orElse(config.modelPath().isPresent() ? ModelLoader.defaultId(path) : DemoModel.ID);
+            EngineLimits limits = new EngineLimits(config.maxRunning(), config.maxQueued(), config.maxModelLen(),
+                    config.prefillTokensPerStep());
+            LoadedModel model = ModelLoader.load(path, new ModelLoader.Options(id, config.backend(), config.kvCache(),
+                    config.threads().orElse(0), limits), registry);
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            host.ready(model, millis);
+            Gauge.builder("zse.model.load.seconds", () -> millis / 1000.0).description("Time the model took to load")
+                    .register(registry);
+            LOG.infof("model %s ready (%s, %d ms)", id, path, millis);
+        } catch (Exception | Error e) {
+            String reason = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+            host.failed(reason);
+            LOG.errorf("the model failed to load: %s", reason);
+            LOG.debug("model load failure", e);
+        }
+    }
+
+    /**
+     * SIGTERM: readiness goes DOWN and new requests get 503 at once, while HTTP keeps running so requests in flight
+     * get the grace period to finish; what still runs after it is cancelled (its stream gets an error event). Then
+     * Quarkus shuts down as usual. Quarkus's own SIGTERM handling closes HTTP without waiting for our streams, hence
+     * the handler. Not installed under tests, which share the JVM with the test runner.
+     */
+    private void installTermHandler() {
+        Signal.handle(new Signal("TERM"), signal -> Thread.ofPlatform().name("zse-drain").start(() -> {
+            drain();
+            Quarkus.asyncExit(0);
+        }));
+    }
+
+    void drain() {
+        ModelHost.State state = host.drain();
+        LOG.infof("shutting down: no new requests; in-flight ones get %s", config.shutdownGrace());
+        if (state.model() == null) {
+            return;
+        }
+        try {
+            if (!state.model().engine().awaitIdle(config.shutdownGrace())) {
+                LOG.warnf("shutdown: cancelling requests still running after the %s grace period", config.shutdownGrace());
+                state.model().engine().close();
+                Thread.sleep(100); // lets the error events reach the clients before HTTP closes
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    void onStop(@Observes ShutdownEvent event) {
+        ModelHost.State state = host.drain();
+        if (state.model() != null) {
+            state.model().close();
+        }
+    }
+}

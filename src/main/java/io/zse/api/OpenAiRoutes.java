@@ -1,0 +1,151 @@
+package io.zse.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.zse.serve.LoadedModel;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The OpenAI-compatible /v1 API on Vert.x routes (so SSE is written byte for byte as OpenAI does, and a client
+ * disconnect reaches the engine). Requests are parsed and admitted on worker threads; the engine thread streams.
+ */
+@ApplicationScoped
+public class OpenAiRoutes {
+    private static final Logger LOG = Logger.getLogger(OpenAiRoutes.class);
+    static final String CALLER = "zse.caller";
+    /** Funqy serves each function at /{name}; these names cannot collide with /v1, /q or the health path. */
+    static final String FUNCTION_PATHS = "/fn-[a-z-]+";
+    private static final Set<String> POST_PATHS = Set.of("/v1/chat/completions", "/v1/completions");
+
+    @Inject
+    ZseConfig config;
+
+    @Inject
+    ApiGate gate;
+
+    @Inject
+    Completions completions;
+
+    void routes(@Observes Router router) {
+        router.route("/v1/*").order(-100).handler(this::gate);
+        router.routeWithRegex(FUNCTION_PATHS).order(-100).handler(this::gate);
+        router.route("/v1/*").order(-99).handler(BodyHandler.create(false).setBodyLimit(config.maxBodyBytes()));
+
+        router.post("/v1/chat/completions").blockingHandler(ctx -> generate(ctx, true), false);
+        router.post("/v1/completions").blockingHandler(ctx -> generate(ctx, false), false);
+        router.get("/v1/models").handler(ctx -> {
+            LoadedModel m = gate.model();
+            HttpResponses.json(ctx.response(), 200, OpenAiShapes.modelList(OpenAiShapes.model(m.id(), m.createdAt())));
+        });
+        router.get("/v1/models/:id").handler(ctx -> {
+            LoadedModel m = gate.model();
+            String id = ctx.pathParam("id");
+            if (!id.equals(m.id())) {
+                throw ApiException.notFound("The model '" + id + "' does not exist", "model", "model_not_found");
+            }
+            HttpResponses.json(ctx.response(), 200, OpenAiShapes.model(m.id(), m.createdAt()));
+        });
+        router.route("/v1/*").order(10_000).handler(ctx -> {
+            String path = ctx.normalizedPath();
+            if (POST_PATHS.contains(path) || path.startsWith("/v1/models")) {
+                throw ApiException.methodNotAllowed(ctx.request().method() + " is not allowed on " + path);
+            }
+            throw ApiException.notFound("Invalid URL (" + ctx.request().method() + " " + path + ")", null, "unknown_url");
+        });
+        router.route("/v1/*").order(-100).failureHandler(this::failure);
+        router.routeWithRegex(FUNCTION_PATHS).order(-100).failureHandler(this::failure);
+    }
+
+    /** API key, then the key's rate limits; health, /ping, OpenAPI and metrics never come here. */
+    private void gate(RoutingContext ctx) {
+        String caller = gate.authenticate(ctx.request().getHeader("Authorization"));
+        ctx.put(CALLER, caller);
+        boolean generation = ctx.request().method() == HttpMethod.POST;
+        if (generation) {
+            Map<String, String> headers = gate.admit(caller);
+            headers.forEach(ctx.response()::putHeader);
+        }
+        ctx.next();
+    }
+
+    private void generate(RoutingContext ctx, boolean chat) {
+        JsonNode body = parse(ctx);
+        HttpServerResponse response = ctx.response();
+        long heartbeat = Math.max(10, config.sseHeartbeat().toMillis());
+        JsonSink[] json = new JsonSink[1];
+        CompletionRun run = completions.start(body, chat, ctx.get(CALLER), job -> {
+            if (job.stream()) {
+                return new SseStream(response, ctx.vertx(), heartbeat);
+            }
+            json[0] = new JsonSink();
+            return json[0];
+        });
+        // a client that goes away cancels its sequences; their KV caches are freed at the engine's next step
+        response.closeHandler(v -> run.cancel());
+        if (json[0] != null) {
+            json[0].result.whenComplete((result, error) -> {
+                if (error == null) {
+                    HttpResponses.json(response, 200, result);
+                } else {
+                    HttpResponses.error(response, toApiException(error));
+                }
+            });
+        }
+    }
+
+    static JsonNode parse(RoutingContext ctx) {
+        String text = ctx.body() == null ? null : ctx.body().asString();
+        if (text == null || text.isBlank()) {
+            throw ApiException.invalid("the request body is empty; it must be a JSON object", null);
+        }
+        try {
+            return OpenAiShapes.JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw ApiException.invalid("We could not parse the JSON body of your request: "
+                    + e.getOriginalMessage(), null, "invalid_json");
+        }
+    }
+
+    private void failure(RoutingContext ctx) {
+        HttpServerResponse response = ctx.response();
+        if (ctx.failure() == null) {
+            ApiException e = switch (ctx.statusCode()) {
+                case 413 -> ApiException.tooLarge(config.maxBodyBytes());
+                case 400 -> ApiException.invalid("We could not parse the JSON body of your request", null, "invalid_json");
+                case 404 -> ApiException.notFound("Invalid URL (" + ctx.normalizedPath() + ")", null, "unknown_url");
+                default -> ApiException.internal(incident(null));
+            };
+            HttpResponses.error(response, e);
+            return;
+        }
+        HttpResponses.error(response, toApiException(ctx.failure()));
+    }
+
+    static ApiException toApiException(Throwable t) {
+        // CompletionException (futures) and Funqy's ApplicationException wrap what the code threw
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof ApiException api) {
+                return api;
+            }
+        }
+        return ApiException.internal(incident(t));
+    }
+
+    private static String incident(Throwable cause) {
+        String id = UUID.randomUUID().toString().substring(0, 8);
+        LOG.errorf(cause, "request failed (incident %s)", id);
+        return id;
+    }
+}

@@ -1,0 +1,172 @@
+package io.zse.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.generate.Sampler;
+import io.zse.tokenizer.Tokenizer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/** OpenAI's JSON shapes, field for field: responses, stream chunks, logprobs, usage, errors, models. */
+public final class OpenAiShapes {
+    public static final ObjectMapper JSON = new ObjectMapper();
+    public static final String FINGERPRINT = "zse-0.1.0";
+
+    private OpenAiShapes() {
+    }
+
+    /** One finished choice of a non-streamed response. */
+    public record ChoiceResult(String text, String finishReason, List<Sampler.Choice> tokens) {
+    }
+
+    static ObjectNode envelope(CompletionJob job, String id, long created, boolean chunk) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("id", id);
+        o.put("object", job.chat() ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion");
+        o.put("created", created);
+        o.put("model", job.model());
+        o.put("system_fingerprint", FINGERPRINT);
+        return o;
+    }
+
+    public static ObjectNode response(CompletionJob job, String id, long created, List<ChoiceResult> results,
+                                      Tokenizer tokenizer, int completionTokens) {
+        ObjectNode o = envelope(job, id, created, false);
+        ArrayNode choices = o.putArray("choices");
+        for (int i = 0; i < results.size(); i++) {
+            ChoiceResult r = results.get(i);
+            ObjectNode c = choices.addObject();
+            c.put("index", i);
+            if (job.chat()) {
+                ObjectNode message = c.putObject("message");
+                message.put("role", "assistant");
+                message.put("content", r.text());
+                message.putNull("refusal");
+            } else {
+                c.put("text", job.echo() ? job.promptText() + r.text() : r.text());
+            }
+            c.set("logprobs", job.logprobs() ? logprobs(job, r.tokens(), tokenizer) : null);
+            c.put("finish_reason", r.finishReason());
+        }
+        o.set("usage", usage(job.promptIds().length, completionTokens));
+        return o;
+    }
+
+    /** A stream chunk for one choice: role (chat, first chunk), text, logprobs and/or finish_reason. */
+    public static ObjectNode chunk(CompletionJob job, String id, long created, int index, boolean role, String text,
+                                   List<Sampler.Choice> tokens, String finishReason, Tokenizer tokenizer) {
+        ObjectNode o = envelope(job, id, created, true);
+        ObjectNode c = o.putArray("choices").addObject();
+        c.put("index", index);
+        if (job.chat()) {
+            ObjectNode delta = c.putObject("delta");
+            if (role) {
+                delta.put("role", "assistant");
+            }
+            if (text != null) {
+                delta.put("content", text);
+            }
+        } else {
+            c.put("text", text == null ? "" : text);
+        }
+        c.set("logprobs", job.logprobs() && !tokens.isEmpty() ? logprobs(job, tokens, tokenizer) : null);
+        c.put("finish_reason", finishReason);
+        if (job.includeUsage()) {
+            o.putNull("usage");
+        }
+        return o;
+    }
+
+    /** The last chunk when stream_options.include_usage is set: no choices, the usage of the whole request. */
+    public static ObjectNode usageChunk(CompletionJob job, String id, long created, int completionTokens) {
+        ObjectNode o = envelope(job, id, created, true);
+        o.putArray("choices");
+        o.set("usage", usage(job.promptIds().length, completionTokens));
+        return o;
+    }
+
+    static ObjectNode usage(int promptTokens, int completionTokens) {
+        ObjectNode u = JSON.createObjectNode();
+        u.put("prompt_tokens", promptTokens);
+        u.put("completion_tokens", completionTokens);
+        u.put("total_tokens", promptTokens + completionTokens);
+        return u;
+    }
+
+    private static ObjectNode logprobs(CompletionJob job, List<Sampler.Choice> tokens, Tokenizer tokenizer) {
+        ObjectNode o = JSON.createObjectNode();
+        if (job.chat()) {
+            ArrayNode content = o.putArray("content");
+            for (Sampler.Choice t : tokens) {
+                ObjectNode entry = tokenEntry(tokenizer, t.token(), t.logprob());
+                ArrayNode top = entry.putArray("top_logprobs");
+                for (Sampler.TokenLogprob alt : t.top()) {
+                    top.add(tokenEntry(tokenizer, alt.token(), alt.logprob()));
+                }
+                content.add(entry);
+            }
+            o.putNull("refusal");
+        } else {
+            ArrayNode tokenTexts = o.putArray("tokens");
+            ArrayNode logprobs = o.putArray("token_logprobs");
+            ArrayNode top = o.putArray("top_logprobs");
+            ArrayNode offsets = o.putArray("text_offset");
+            int offset = 0;
+            for (Sampler.Choice t : tokens) {
+                String text = tokenizer.decode(new int[]{t.token()}, false);
+                tokenTexts.add(text);
+                logprobs.add(t.logprob());
+                ObjectNode alternatives = top.addObject();
+                for (Sampler.TokenLogprob alt : t.top()) {
+                    alternatives.put(tokenizer.decode(new int[]{alt.token()}, false), alt.logprob());
+                }
+                offsets.add(offset);
+                offset += text.length();
+            }
+        }
+        return o;
+    }
+
+    private static ObjectNode tokenEntry(Tokenizer tokenizer, int token, float logprob) {
+        String text = tokenizer.decode(new int[]{token}, false);
+        ObjectNode e = JSON.createObjectNode();
+        e.put("token", text);
+        e.put("logprob", logprob);
+        ArrayNode bytes = e.putArray("bytes");
+        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
+            bytes.add(b & 0xFF);
+        }
+        return e;
+    }
+
+    public static ObjectNode error(ApiException e) {
+        ObjectNode o = JSON.createObjectNode();
+        ObjectNode error = o.putObject("error");
+        error.put("message", e.getMessage());
+        error.put("type", e.type());
+        error.put("param", e.param());
+        error.put("code", e.code());
+        return o;
+    }
+
+    public static ObjectNode model(String id, long created) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("id", id);
+        o.put("object", "model");
+        o.put("created", created);
+        o.put("owned_by", "zse");
+        return o;
+    }
+
+    public static ObjectNode modelList(ObjectNode... models) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("object", "list");
+        ArrayNode data = o.putArray("data");
+        for (ObjectNode m : models) {
+            data.add(m);
+        }
+        return o;
+    }
+}

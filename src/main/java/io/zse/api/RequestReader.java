@@ -1,0 +1,377 @@
+package io.zse.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.zse.generate.SamplingParameters;
+import io.zse.serve.LoadedModel;
+import io.zse.tokenizer.template.ChatTemplate;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns a request body into a {@link CompletionJob}, checking every parameter the way OpenAI does: wrong types,
+ * out-of-range values, parameters OpenAI defines that we do not implement, and unknown ones are all 400s naming the
+ * parameter.
+ */
+public final class RequestReader {
+    private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "top_k", "min_p",
+            "repetition_penalty", "presence_penalty", "frequency_penalty", "seed", "stop", "n", "logprobs", "user",
+            "stream", "stream_options");
+    private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs");
+    private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo");
+    /** Defined by OpenAI, not implemented: rejected unless null (or, for a few, their default value). */
+    private static final Set<String> CHAT_NOT_IMPLEMENTED = Set.of("tools", "tool_choice", "functions",
+            "function_call", "response_format", "logit_bias", "parallel_tool_calls", "audio", "modalities", "prediction",
+            "reasoning_effort", "service_tier", "store", "metadata", "web_search_options", "verbosity",
+            "prompt_cache_key", "safety_identifier");
+    private static final Set<String> COMPLETION_NOT_IMPLEMENTED = Set.of("best_of", "suffix", "logit_bias");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
+    static final int MAX_N = 16;
+
+    private RequestReader() {
+    }
+
+    public static CompletionJob read(JsonNode body, boolean chat, LoadedModel model) {
+        if (body == null || !body.isObject()) {
+            throw ApiException.invalid("the request body must be a JSON object", null);
+        }
+        checkParameterNames(body, chat);
+        String modelId = text(body, "model", true);
+        if (!modelId.equals(model.id())) {
+            throw ApiException.notFound("The model '" + modelId + "' does not exist", "model", "model_not_found");
+        }
+        boolean stream = bool(body, "stream", false);
+        boolean includeUsage = false;
+        JsonNode options = present(body, "stream_options");
+        if (options != null) {
+            if (!stream) {
+                throw ApiException.invalid("stream_options is only allowed when stream is true", "stream_options");
+            }
+            if (!options.isObject()) {
+                throw ApiException.invalid("stream_options must be an object", "stream_options");
+            }
+            for (Iterator<String> it = options.fieldNames(); it.hasNext(); ) {
+                String name = it.next();
+                if (!name.equals("include_usage")) {
+                    throw ApiException.invalid("Unrecognized stream option: " + name, "stream_options." + name);
+                }
+            }
+            includeUsage = bool(options, "include_usage", false);
+        }
+
+        double temperature = number(body, "temperature", 1.0, 0, 2);
+        double topP = number(body, "top_p", 1.0, 0, 1);
+        if (topP == 0) {
+            throw ApiException.invalid("top_p must be greater than 0", "top_p");
+        }
+        long topKValue = integer(body, "top_k", 0, -1, Integer.MAX_VALUE);
+        double minP = number(body, "min_p", 0, 0, 1);
+        double repetition = number(body, "repetition_penalty", 1.0, 0, Double.MAX_VALUE);
+        if (repetition == 0) {
+            throw ApiException.invalid("repetition_penalty must be greater than 0", "repetition_penalty");
+        }
+        double presence = number(body, "presence_penalty", 0, -2, 2);
+        double frequency = number(body, "frequency_penalty", 0, -2, 2);
+        int n = (int) integer(body, "n", 1, 1, MAX_N);
+        long seed = present(body, "seed") != null ? integer(body, "seed", 0, Long.MIN_VALUE, Long.MAX_VALUE)
+                : System.nanoTime();
+        List<String> stops = stops(body);
+        text(body, "user", false);
+
+        boolean logprobs;
+        int topLogprobs;
+        if (chat) {
+            logprobs = bool(body, "logprobs", false);
+            topLogprobs = (int) integer(body, "top_logprobs", 0, 0, 20);
+            if (present(body, "top_logprobs") != null && !logprobs) {
+                throw ApiException.invalid("logprobs must be true when top_logprobs is set", "top_logprobs");
+            }
+        } else {
+            JsonNode lp = present(body, "logprobs");
+            logprobs = lp != null;
+            topLogprobs = (int) integer(body, "logprobs", 0, 0, 5);
+        }
+        boolean echo = !chat && bool(body, "echo", false);
+        if (echo && logprobs) {
+            throw ApiException.invalid("echo with logprobs (prompt logprobs) is not supported", "echo");
+        }
+
+        long maxTokens = chat ? Integer.MAX_VALUE : 16; // OpenAI's defaults
+        if (present(body, "max_tokens") != null) {
+            maxTokens = integer(body, "max_tokens", 0, 1, Integer.MAX_VALUE);
+        }
+        if (chat && present(body, "max_completion_tokens") != null) {
+            maxTokens = integer(body, "max_completion_tokens", 0, 1, Integer.MAX_VALUE);
+        }
+
+        String promptText;
+        int[] promptIds;
+        if (chat) {
+            promptText = renderChat(body, model);
+            promptIds = model.tokenizer().encode(promptText, false); // the template writes the special tokens
+        } else {
+            JsonNode prompt = present(body, "prompt");
+            if (prompt == null) {
+                throw ApiException.invalid("you must provide a prompt", "prompt");
+            }
+            if (prompt.isArray() && prompt.size() == 1 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
+                prompt = prompt.get(0); // a batch of one
+            }
+            if (prompt.isTextual()) {
+                promptText = prompt.asText();
+                promptIds = model.tokenizer().encode(promptText, true);
+            } else if (prompt.isArray() && !prompt.isEmpty() && allIntegers(prompt)) {
+                promptIds = tokenIds(prompt, model.tokenizer().vocabSize());
+                promptText = model.tokenizer().decode(promptIds, false);
+            } else {
+                throw ApiException.invalid("prompt must be a string, an array of token ids, or an array holding one "
+                        + "of those (batches of several prompts are not supported)", "prompt");
+            }
+        }
+        checkContext(promptIds.length, maxTokens, present(body, chat && present(body, "max_completion_tokens") != null
+                ? "max_completion_tokens" : "max_tokens") != null, model.engine().contextLength());
+
+        SamplingParameters parameters = new SamplingParameters(temperature, (int) Math.max(0, topKValue), topP, minP,
+                repetition, presence, frequency, topLogprobs);
+        return new CompletionJob(chat, modelId, promptIds, promptText, n, stream, includeUsage, (int) maxTokens,
+                parameters, seed, stops, logprobs, topLogprobs, echo);
+    }
+
+    /** OpenAI's rule: a prompt must leave room, and an explicit max_tokens must fit with it. */
+    private static void checkContext(int promptTokens, long maxTokens, boolean explicit, int context) {
+        if (promptTokens == 0) {
+            throw ApiException.invalid("the prompt is empty", "prompt");
+        }
+        if (promptTokens >= context || (explicit && promptTokens + maxTokens > context)) {
+            throw ApiException.invalid("This model's maximum context length is " + context + " tokens. However, you "
+                    + "requested " + (explicit ? promptTokens + maxTokens : promptTokens) + " tokens (" + promptTokens
+                    + " in the prompt" + (explicit ? ", " + maxTokens + " in the completion" : "")
+                    + "). Please reduce the length of the prompt or completion.", "messages", "context_length_exceeded");
+        }
+    }
+
+    private static void checkParameterNames(JsonNode body, boolean chat) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = body.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> field = it.next();
+            String name = field.getKey();
+            if (COMMON.contains(name) || (chat ? CHAT_ONLY : COMPLETION_ONLY).contains(name)) {
+                continue;
+            }
+            if ((chat ? CHAT_NOT_IMPLEMENTED : COMPLETION_NOT_IMPLEMENTED).contains(name)) {
+                if (!isDefault(name, field.getValue())) {
+                    throw ApiException.invalid("the parameter '" + name + "' is not supported by this server", name,
+                            "unsupported_parameter");
+                }
+                continue;
+            }
+            throw ApiException.invalid("Unrecognized request argument supplied: " + name, name);
+        }
+    }
+
+    /** Values that ask for nothing beyond what we do anyway (what SDKs may send unprompted). */
+    private static boolean isDefault(String name, JsonNode value) {
+        if (value.isNull()) {
+            return true;
+        }
+        return switch (name) {
+            case "store", "parallel_tool_calls" -> value.isBoolean(); // no storage; no tools to call in parallel
+            case "best_of" -> value.isIntegralNumber() && value.asInt() == 1;
+            case "logit_bias", "metadata" -> value.isObject() && value.isEmpty();
+            case "response_format" -> value.isObject() && "text".equals(value.path("type").asText());
+            case "tools", "functions" -> value.isArray() && value.isEmpty();
+            case "tool_choice", "function_call" -> value.isTextual() && value.asText().equals("none");
+            default -> false;
+        };
+    }
+
+    private static String renderChat(JsonNode body, LoadedModel model) {
+        JsonNode messages = present(body, "messages");
+        if (messages == null || !messages.isArray() || messages.isEmpty()) {
+            throw ApiException.invalid("messages must be a non-empty array", "messages");
+        }
+        List<Map<String, Object>> list = new ArrayList<>();
+        for (int i = 0; i < messages.size(); i++) {
+            list.add(message(messages.get(i), "messages[" + i + "]"));
+        }
+        ChatTemplate template = model.chatTemplate();
+        try {
+            return template.render(list, null, true, model.tokenizerConfig().bosToken(),
+                    model.tokenizerConfig().eosToken(), Map.of());
+        } catch (RuntimeException e) {
+            throw ApiException.invalid("the chat template failed on these messages: " + e.getMessage(), "messages",
+                    "template_error");
+        }
+    }
+
+    private static Map<String, Object> message(JsonNode m, String where) {
+        if (!m.isObject()) {
+            throw ApiException.invalid(where + " must be an object", where);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            if (!Set.of("role", "content", "name").contains(name) && !m.get(name).isNull()) {
+                throw ApiException.invalid(where + "." + name + " is not supported by this server", where + "." + name,
+                        "unsupported_parameter");
+            }
+        }
+        String role = text(m, "role", true, where + ".role");
+        if (!ROLES.contains(role)) {
+            throw ApiException.invalid("'" + role + "' is not one of " + ROLES + " - '" + where + ".role'", where + ".role");
+        }
+        out.put("role", role);
+        out.put("content", content(m.get("content"), where + ".content", role));
+        String name = text(m, "name", false, where + ".name");
+        if (name != null) {
+            out.put("name", name);
+        }
+        return out;
+    }
+
+    /** A string, or an array of {"type": "text", "text": ...} parts joined (other part types are not supported). */
+    private static String content(JsonNode content, String where, String role) {
+        if (content == null || content.isNull()) {
+            if (role.equals("assistant")) {
+                return "";
+            }
+            throw ApiException.invalid(where + " is required", where);
+        }
+        if (content.isTextual()) {
+            return content.asText();
+        }
+        if (!content.isArray()) {
+            throw ApiException.invalid(where + " must be a string or an array of content parts", where);
+        }
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < content.size(); i++) {
+            JsonNode part = content.get(i);
+            String type = part.path("type").asText("");
+            if (!type.equals("text") || !part.path("text").isTextual()) {
+                throw ApiException.invalid(where + "[" + i + "]: only text parts ({\"type\": \"text\", \"text\": ...}) are "
+                        + "supported", where + "[" + i + "]", "unsupported_content");
+            }
+            text.append(part.get("text").asText());
+        }
+        return text.toString();
+    }
+
+    private static List<String> stops(JsonNode body) {
+        JsonNode stop = present(body, "stop");
+        if (stop == null) {
+            return List.of();
+        }
+        List<String> stops = new ArrayList<>();
+        if (stop.isTextual()) {
+            stops.add(stop.asText());
+        } else if (stop.isArray() && stop.size() <= 4) {
+            for (JsonNode s : stop) {
+                if (!s.isTextual()) {
+                    throw ApiException.invalid("stop must be a string or an array of up to 4 strings", "stop");
+                }
+                stops.add(s.asText());
+            }
+        } else {
+            throw ApiException.invalid("stop must be a string or an array of up to 4 strings", "stop");
+        }
+        if (stops.stream().anyMatch(String::isEmpty)) {
+            throw ApiException.invalid("stop strings may not be empty", "stop");
+        }
+        return stops;
+    }
+
+    private static boolean allIntegers(JsonNode array) {
+        for (JsonNode e : array) {
+            if (!e.isIntegralNumber()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int[] tokenIds(JsonNode array, int vocab) {
+        int[] ids = new int[array.size()];
+        for (int i = 0; i < ids.length; i++) {
+            long id = array.get(i).asLong();
+            if (id < 0 || id >= vocab) {
+                throw ApiException.invalid("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")", "prompt");
+            }
+            ids[i] = (int) id;
+        }
+        return ids;
+    }
+
+    /** The field, or null when absent or JSON null (null means "the default" throughout). */
+    private static JsonNode present(JsonNode o, String name) {
+        JsonNode v = o.get(name);
+        return v == null || v.isNull() ? null : v;
+    }
+
+    private static String text(JsonNode o, String name, boolean required) {
+        return text(o, name, required, name);
+    }
+
+    private static String text(JsonNode o, String name, boolean required, String param) {
+        JsonNode v = present(o, name);
+        if (v == null) {
+            if (required) {
+                throw ApiException.invalid("you must provide " + param, param);
+            }
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw ApiException.invalid(param + " must be a string", param);
+        }
+        return v.asText();
+    }
+
+    private static boolean bool(JsonNode o, String name, boolean fallback) {
+        JsonNode v = present(o, name);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isBoolean()) {
+            throw ApiException.invalid(name + " must be a boolean", name);
+        }
+        return v.asBoolean();
+    }
+
+    private static double number(JsonNode o, String name, double fallback, double min, double max) {
+        JsonNode v = present(o, name);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isNumber()) {
+            throw ApiException.invalid(name + " must be a number", name);
+        }
+        double d = v.asDouble();
+        if (!(d >= min && d <= max)) {
+            throw ApiException.invalid(d + " is " + (d < min ? "less than the minimum of " + fmt(min)
+                    : "greater than the maximum of " + fmt(max)) + " - '" + name + "'", name);
+        }
+        return d;
+    }
+
+    private static long integer(JsonNode o, String name, long fallback, long min, long max) {
+        JsonNode v = present(o, name);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw ApiException.invalid(name + " must be an integer", name);
+        }
+        long l = v.asLong();
+        if (l < min || l > max) {
+            throw ApiException.invalid(l + " is " + (l < min ? "less than the minimum of " + min
+                    : "greater than the maximum of " + max) + " - '" + name + "'", name);
+        }
+        return l;
+    }
+
+    private static String fmt(double d) {
+        return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+    }
+}

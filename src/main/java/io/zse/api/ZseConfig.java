@@ -1,0 +1,81 @@
+package io.zse.api;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/** The server's settings ({@code zse.*} in application.properties, or env vars such as ZSE_MODEL_PATH). */
+@ConfigMapping(prefix = "zse")
+public interface ZseConfig {
+    /** The .zse file to serve; without it the bundled demo model is served. */
+    Optional<String> modelPath();
+
+    /** The model's name in the API; default: the file name without .zse. */
+    Optional<String> modelId();
+
+    /** Where the demo model is converted to on first start. */
+    @WithDefault("${user.home}/.cache/zse")
+    String cacheDir();
+
+    /** Compute backend: auto (CUDA when a usable device has room, else the CPU), cpu, cuda or cuda:N. */
+    @WithDefault("auto")
+    String backend();
+
+    /** KV cache element type: f32, f16 or int8. */
+    @WithDefault("f32")
+    String kvCache();
+
+    /** CPU threads; default all cores. */
+    OptionalInt threads();
+
+    /** Comma-separated API keys, each plain or sha256:HEX; none = no authentication. */
+    Optional<List<String>> apiKeys();
+
+    /** Sequences decoded together. */
+    @WithDefault("64")
+    int maxRunning();
+
+    /** Requests waiting for a place in the batch; beyond it, 503. */
+    @WithDefault("256")
+    int maxQueued();
+
+    /** Caps the context (and each KV cache); 0 = the model's context length. */
+    @WithDefault("4096")
+    int maxModelLen();
+
+    /** Prompt tokens prefilled between two decode steps. */
+    @WithDefault("2048")
+    int prefillTokensPerStep();
+
+    /** Largest accepted request body in bytes (413 above). */
+    @WithDefault("10485760")
+    long maxBodyBytes();
+
+    /** Per API key: requests per minute, 0 = unlimited. */
+    @WithDefault("0")
+    int requestsPerMinute();
+
+    /** Per API key: prompt + generated tokens per minute, 0 = unlimited. */
+    @WithDefault("0")
+    int tokensPerMinute();
+
+    /** Time in-flight requests get to finish at shutdown before they are cancelled. */
+    @WithDefault("25s")
+    Duration shutdownGrace();
+
+    /** SSE comment sent when a stream has been silent this long (queueing, long prefill). */
+    @WithDefault("5s")
+    Duration sseHeartbeat();
+
+    /** Path of the RunPod-style health probe: 204 while loading, 200 ready, 503 failed (HEALTH_CHECK_PATH). */
+    @WithDefault("/ping")
+    String healthPath();
+
+    /** A second port that answers the health probe (PORT_HEALTH); 0 or the HTTP port itself = none. */
+    @WithDefault("0")
+    int healthPort();
+}

@@ -1,0 +1,28 @@
+package io.zse.backend.cpu;
+
+import io.zse.format.ZseTensor;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One family of CPU kernels: the Vector API ones ({@link VectorKernels}) or plain Java ({@link ScalarKernels}), chosen
+ * once per process by {@link CpuKernelChoice}. No Vector API type appears here, so a process on the scalar kernels
+ * never loads {@code jdk.incubator.vector} (it may not have it: native images, JVMs started without the module).
+ */
+public sealed interface CpuKernels permits VectorKernels, ScalarKernels {
+
+    /** {@code vector} or {@code scalar}, as {@code zse.cpu.kernels} spells it. */
+    String name();
+
+    /** Prepares a 2-D weight of any storage type; it stays a view of the mapped bytes. */
+    CpuWeight weight(ZseTensor tensor);
+
+    /** The products attention takes with cached key and value rows. */
+    KvRowProducts kvRowProducts();
+
+    /**
+     * Reads every byte of buffer[offset, offset + length) (length a multiple of 4 KiB) and returns a value that depends
+     * on all of them, so the JIT cannot drop the reads: the read kernel of {@link ReadBandwidth}.
+     */
+    double readAll(MemorySegment buffer, long offset, long length);
+}

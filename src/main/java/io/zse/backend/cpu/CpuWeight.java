@@ -1,0 +1,110 @@
+package io.zse.backend.cpu;
+
+import io.zse.backend.WeightMatrix;
+import io.zse.format.TensorType;
+import io.zse.format.ZseTensor;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A weight [rows = out, cols = in] as the CPU backend holds it: a view of its mapped bytes, multiplied in place. A
+ * kernel family supplies the type-specific pieces (a fused dot product with one activation row, a row decode, the
+ * product of a decoded tile); this class owns the loop structure shared by all of them. Free of Vector API types, so
+ * the scalar kernels ({@link ScalarMatmul}) run without the {@code jdk.incubator.vector} module.
+ */
+public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, ScalarMatmul {
+    protected final TensorType type;
+    protected final MemorySegment data;
+    protected final MemorySegment scales;
+    protected final int rows;
+    protected final int cols;
+    protected final int groupSize;
+
+    protected CpuWeight(ZseTensor tensor) {
+        long[] shape = tensor.shape();
+        if (shape.length != 2 || shape[0] > Integer.MAX_VALUE || shape[1] > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
+                    + tensor.info().shapeString());
+        }
+        this.type = tensor.type();
+        this.data = tensor.data();
+        this.scales = tensor.scales();
+        this.rows = (int) shape[0];
+        this.cols = (int) shape[1];
+        this.groupSize = tensor.groupSize();
+        if (type.isQuantized() && cols % groupSize != 0) {
+            throw new IllegalArgumentException(tensor.name() + ": row length " + cols
+                    + " is not a multiple of the group size " + groupSize);
+        }
+    }
+
+    /** For kernels written for one group size: refuses a tensor with another. */
+    protected final void requireGroupSize(int expected) {
+        if (groupSize != expected) {
+            throw new IllegalArgumentException(type + " weights need groups of " + expected + ", not " + groupSize);
+        }
+    }
+
+    @Override
+    public int rows() {
+        return rows;
+    }
+
+    @Override
+    public int cols() {
+        return cols;
+    }
+
+    @Override
+    public TensorType type() {
+        return type;
+    }
+
+    /** Σ_k w[row, k] · x[xOffset + k], reading the row in place. */
+    public abstract float dot(int row, float[] x, int xOffset);
+
+    /** Decodes w[row, 0..cols) into out[offset..offset+cols). */
+    public abstract void decodeRow(int row, float[] out, int offset);
+
+    /**
+     * out[i * outStride + firstRow + r] = Σ_k tile[r * cols + k] · x[i * cols + k] for r < tileRows, i < n: the
+     * product of decoded weight rows with every activation row.
+     */
+    abstract void multiplyTile(float[] tile, int tileRows, float[] x, int n, float[] out, int outStride, int firstRow);
+
+    /** Decoding, out[rows] = w · x: one fused pass over the weights, nothing decoded to memory. */
+    protected void multiplyVector(float[] x, float[] out, CpuThreads threads) {
+        threads.parallelFor(rows, cols, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                out[r] = dot(r, x, 0);
+            }
+        });
+    }
+
+    /** out[n, rows] = x[n, cols] · wᵀ, split over weight rows. */
+    public final void multiply(float[] x, int n, float[] out, CpuThreads threads) {
+        if (n == 1) {
+            multiplyVector(x, out, threads);
+            return;
+        }
+        // Prefill: decode a tile of weight rows once (sized to stay in L2), then multiply it with every activation row.
+        int tileRows = tileRows(cols);
+        int tiles = (rows + tileRows - 1) / tileRows;
+        threads.parallelFor(tiles, (long) tileRows * cols * n, (startTile, endTile) -> {
+            float[] tile = new float[tileRows * cols];
+            for (int t = startTile; t < endTile; t++) {
+                int first = t * tileRows;
+                int count = Math.min(rows, first + tileRows) - first;
+                for (int r = 0; r < count; r++) {
+                    decodeRow(first + r, tile, r * cols);
+                }
+                multiplyTile(tile, count, x, n, out, rows, first);
+            }
+        });
+    }
+
+    /** Weight rows per prefill tile: about 128 KiB of F32, a multiple of 4, at least 4. */
+    private static int tileRows(int cols) {
+        return Math.max(4, Math.min(64, (128 << 10) / (4 * cols)) & ~3);
+    }
+}

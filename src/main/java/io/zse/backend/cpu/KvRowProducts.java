@@ -1,0 +1,17 @@
+package io.zse.backend.cpu;
+
+import io.zse.backend.KvRows;
+
+/**
+ * The two products attention takes with one head's row of a {@link KvRows}, for every storage type, reading the
+ * stored elements in place (no decoded copy of the cache). INT8 rows are scaled once per head row:
+ * q·k = scale · Σ q·code, and out += (p · scale) · code.
+ */
+public sealed interface KvRowProducts permits ScalarKvRowProducts, VectorKvRowProducts {
+
+    /** Σ q[qOffset + i] · row[position, headOffset + i] for i < headDim. */
+    float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim);
+
+    /** out[outOffset + i] += p · row[position, headOffset + i] for i < headDim. */
+    void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset, int headDim);
+}

@@ -1,0 +1,45 @@
+package io.zse.backend.cpu;
+
+import io.zse.format.LittleEndian;
+import io.zse.format.ZseTensor;
+
+import java.lang.foreign.MemorySegment;
+
+/** The plain-Java kernels: {@link ScalarMatmul} for every weight type, {@link ScalarKvRowProducts} for attention. */
+public final class ScalarKernels implements CpuKernels {
+    public static final ScalarKernels INSTANCE = new ScalarKernels();
+
+    private ScalarKernels() {
+    }
+
+    @Override
+    public String name() {
+        return "scalar";
+    }
+
+    @Override
+    public CpuWeight weight(ZseTensor tensor) {
+        return new ScalarMatmul(tensor);
+    }
+
+    @Override
+    public KvRowProducts kvRowProducts() {
+        return ScalarKvRowProducts.INSTANCE;
+    }
+
+    /** Sums 8-byte words in four independent chains: integer adds keep up with memory where one float chain would not. */
+    @Override
+    public double readAll(MemorySegment buffer, long offset, long length) {
+        long a = 0;
+        long b = 0;
+        long c = 0;
+        long d = 0;
+        for (long p = offset, end = offset + length; p < end; p += 32) {
+            a += buffer.get(LittleEndian.LONG, p);
+            b += buffer.get(LittleEndian.LONG, p + 8);
+            c += buffer.get(LittleEndian.LONG, p + 16);
+            d += buffer.get(LittleEndian.LONG, p + 24);
+        }
+        return a + b + c + d;
+    }
+}

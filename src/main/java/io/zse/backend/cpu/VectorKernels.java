@@ -1,0 +1,52 @@
+package io.zse.backend.cpu;
+
+import io.zse.format.ZseTensor;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+
+/**
+ * The Vector API kernels: {@link Matmul} with a subclass per weight type, {@link VectorKvRowProducts} for attention.
+ * {@link CpuKernelChoice} touches this class only once it has found that they can run here.
+ */
+public final class VectorKernels implements CpuKernels {
+    static final VectorKernels INSTANCE = new VectorKernels();
+
+    private VectorKernels() {
+    }
+
+    @Override
+    public String name() {
+        return "vector";
+    }
+
+    @Override
+    public CpuWeight weight(ZseTensor tensor) {
+        return Matmul.of(tensor);
+    }
+
+    @Override
+    public KvRowProducts kvRowProducts() {
+        return VectorKvRowProducts.INSTANCE;
+    }
+
+    /** Sums the floats with four independent accumulators (one per load port slot). */
+    @Override
+    public double readAll(MemorySegment buffer, long offset, long length) {
+        var species = Matmul.FLOATS;
+        long step = species.vectorByteSize();
+        FloatVector a = FloatVector.zero(species);
+        FloatVector b = a;
+        FloatVector c = a;
+        FloatVector d = a;
+        for (long p = offset, end = offset + length; p < end; p += 4 * step) {
+            a = a.add(FloatVector.fromMemorySegment(species, buffer, p, ByteOrder.LITTLE_ENDIAN));
+            b = b.add(FloatVector.fromMemorySegment(species, buffer, p + step, ByteOrder.LITTLE_ENDIAN));
+            c = c.add(FloatVector.fromMemorySegment(species, buffer, p + 2 * step, ByteOrder.LITTLE_ENDIAN));
+            d = d.add(FloatVector.fromMemorySegment(species, buffer, p + 3 * step, ByteOrder.LITTLE_ENDIAN));
+        }
+        return a.add(b).add(c).add(d).reduceLanes(VectorOperators.ADD);
+    }
+}

@@ -1,0 +1,117 @@
+package io.zse.api;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
+import io.restassured.response.Response;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.stream.Stream;
+
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+/** Bad requests get the right 4xx in OpenAI's shape, naming the parameter; the server keeps serving afterwards. */
+@QuarkusTest
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class BadInputMatrixTest extends ApiTestBase {
+    private static final String C = "/v1/chat/completions";
+    private static final String T = "/v1/completions";
+    private static final String MSG = "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]";
+    private static final String M = "\"model\":\"" + MODEL + "\"";
+
+    static Stream<Arguments> badRequests() {
+        return Stream.of(
+                // path, body, status, param (null: none expected)
+                Arguments.of(C, "", 400, null),
+                Arguments.of(C, "{", 400, null),
+                Arguments.of(C, "[1,2]", 400, null),
+                Arguments.of(C, "\"text\"", 400, null),
+                Arguments.of(C, "{" + MSG + "}", 400, "model"),
+                Arguments.of(C, "{\"model\":42," + MSG + "}", 400, "model"),
+                Arguments.of(C, "{\"model\":\"gpt-4\"," + MSG + "}", 404, "model"),
+                Arguments.of(C, "{" + M + "}", 400, "messages"),
+                Arguments.of(C, "{" + M + ",\"messages\":[]}", 400, "messages"),
+                Arguments.of(C, "{" + M + ",\"messages\":\"hi\"}", 400, "messages"),
+                Arguments.of(C, "{" + M + ",\"messages\":[42]}", 400, "messages[0]"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]}", 400, "messages[0].role"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"content\":\"x\"}]}", 400, "messages[0].role"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"user\"}]}", 400, "messages[0].content"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"user\",\"content\":5}]}", 400, "messages[0].content"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}]}]}", 400, "messages[0].content[0]"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{}]}]}", 400, "messages[0].tool_calls"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"temperature\":-1}", 400, "temperature"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"temperature\":3}", 400, "temperature"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"temperature\":\"hot\"}", 400, "temperature"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"top_p\":0}", 400, "top_p"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"top_p\":1.5}", 400, "top_p"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"top_k\":-2}", 400, "top_k"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"top_k\":2.5}", 400, "top_k"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"min_p\":2}", 400, "min_p"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"repetition_penalty\":0}", 400, "repetition_penalty"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"presence_penalty\":3}", 400, "presence_penalty"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"frequency_penalty\":-2.5}", 400, "frequency_penalty"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"max_tokens\":0}", 400, "max_tokens"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"max_tokens\":\"ten\"}", 400, "max_tokens"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"max_completion_tokens\":-5}", 400, "max_completion_tokens"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"max_tokens\":100000}", 400, "messages"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"n\":0}", 400, "n"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"n\":17}", 400, "n"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"seed\":\"abc\"}", 400, "seed"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 400, "stop"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stop\":[1]}", 400, "stop"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stop\":\"\"}", 400, "stop"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":\"yes\"}", 400, "stream"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stream_options\":{\"include_usage\":true}}", 400, "stream_options"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":true,\"stream_options\":{\"extra\":1}}", 400, "stream_options.extra"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"logprobs\":1}", 400, "logprobs"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"top_logprobs\":3}", 400, "top_logprobs"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"logprobs\":true,\"top_logprobs\":21}", 400, "top_logprobs"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"user\":7}", 400, "user"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}", 400, "tools"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"response_format\":{\"type\":\"json_object\"}}", 400, "response_format"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"logit_bias\":{\"50\":100}}", 400, "logit_bias"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"made_up\":true}", 400, "made_up"),
+                Arguments.of(T, "{" + M + "}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":42}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":[\"a\",\"b\"]}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":[1,999999]}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"logprobs\":6}", 400, "logprobs"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"logprobs\":1,\"echo\":true}", 400, "echo"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"best_of\":3}", 400, "best_of"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"suffix\":\"y\"}", 400, "suffix"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"messages\":[]}", 400, "messages"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "messages"),
+                Arguments.of("/v1/embeddings", "{" + M + ",\"input\":\"x\"}", 404, null));
+    }
+
+    @ParameterizedTest
+    @Order(1)
+    @MethodSource("badRequests")
+    void getsTheRightClientError(String path, String body, int status, String param) {
+        Response r = api().body(body).post(path);
+        r.then().statusCode(status).body("error.message", notNullValue()).body("error.type", notNullValue())
+                .body("error.param", equalTo(param));
+        assertFalse(r.asString().contains("\tat "), "no stack trace: " + r.asString());
+    }
+
+    @Test
+    void theMatrixHasAtLeastFortyCases() {
+        assertTrue(badRequests().count() >= 40);
+    }
+
+    @Test
+    @Order(2)
+    void serverStillServesAfterwards() {
+        RestAssured.given().header("Authorization", "Bearer " + KEY).contentType("application/json")
+                .body(chat("Once upon a time", "\"max_tokens\":5")).post(C)
+                .then().statusCode(200).body("usage.completion_tokens", equalTo(5));
+    }
+}

@@ -1,0 +1,19 @@
+package io.zse.backend.cpu;
+
+/** The CPU kernel families by the names tests parameterize over: {@code vector} and {@code scalar}. */
+public final class TestKernels {
+    private TestKernels() {
+    }
+
+    /** The family named; the vector one must be available (the build runs with jdk.incubator.vector). */
+    public static CpuKernels named(String name) {
+        return CpuKernelChoice.parse(name).kernels(line -> {
+            throw new IllegalStateException("no fall-back expected for " + name + ": " + line);
+        });
+    }
+
+    /** A CPU backend on the family named, with {@code threads} threads. */
+    public static CpuBackend backend(String name, int threads) {
+        return new CpuBackend(threads, named(name));
+    }
+}

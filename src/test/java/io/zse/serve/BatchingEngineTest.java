@@ -1,0 +1,193 @@
+package io.zse.serve;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.zse.TestModels;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.generate.Generator;
+import io.zse.generate.SamplingParameters;
+import io.zse.generate.SequenceDecoder;
+import io.zse.model.LlamaModel;
+import io.zse.tokenizer.Tokenizer;
+import io.zse.tokenizer.TokenizerSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The engine as the API uses it: many sequences joining and leaving one batch, cancellation, admission limits. */
+class BatchingEngineTest {
+    private static final String[] PROMPTS = {"Once upon a time", "The little dog ran to the park and",
+            "Lily had a red ball.", "Tom", "One day, a girl named Sue", "The sun was hot", "Ben and his mom"};
+
+    @TempDir
+    static Path dir;
+    static ZseFile file;
+    static CpuBackend backend;
+    static LlamaModel model;
+    static Tokenizer tokenizer;
+
+    @BeforeAll
+    static void load() throws Exception {
+        file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir));
+        backend = new CpuBackend(2);
+        model = LlamaModel.load(file, backend);
+        tokenizer = TokenizerSource.fromZse(file);
+    }
+
+    @AfterAll
+    static void close() {
+        backend.close();
+        file.close();
+    }
+
+    private static BatchingEngine engine(EngineLimits limits) {
+        return new BatchingEngine(model, tokenizer, limits, new EngineMetrics(new SimpleMeterRegistry()));
+    }
+
+    /** Collects a sequence's text and finish reason. */
+    private static class Collected implements GenerationListener {
+        final StringBuilder text = new StringBuilder();
+        final CompletableFuture<String> finish = new CompletableFuture<>();
+        final AtomicInteger steps = new AtomicInteger();
+
+        @Override
+        public void onStep(SequenceDecoder.Step step) {
+            steps.incrementAndGet();
+            text.append(step.text());
+            if (step.finished()) {
+                finish.complete(step.finish());
+            }
+        }
+
+        @Override
+        public void onError(RuntimeException error) {
+            finish.completeExceptionally(error);
+        }
+    }
+
+    @Test
+    void sequencesJoiningAndLeavingTheBatchGiveWhatEachGivesAlone() throws Exception {
+        Generator alone = new Generator(model, tokenizer, model.config().eosTokenIds());
+        try (BatchingEngine engine = engine(new EngineLimits(3, 16, 0, 64))) {
+            List<Collected> results = new ArrayList<>();
+            for (int i = 0; i < PROMPTS.length; i++) {
+                Collected c = new Collected();
+                // different budgets so sequences leave at different steps; three at most run together
+                engine.submit(new GenerationRequest(tokenizer.encode(PROMPTS[i], true), 20 + 15 * i,
+                        SamplingParameters.GREEDY, 0, List.of()), c);
+                results.add(c);
+            }
+            for (int i = 0; i < PROMPTS.length; i++) {
+                String finish = results.get(i).finish.get(60, TimeUnit.SECONDS);
+                Generator.Result expected = alone.generate(tokenizer.encode(PROMPTS[i], true), 20 + 15 * i,
+                        SamplingParameters.GREEDY, 0, List.of(), t -> { });
+                assertEquals(expected.text(), results.get(i).text.toString(), "text of prompt " + i);
+                assertEquals(expected.finishReason(), finish, "finish of prompt " + i);
+            }
+            assertTrue(engine.awaitIdle(Duration.ofSeconds(5)));
+            assertEquals(0, engine.kvBytesInUse());
+        }
+    }
+
+    @Test
+    void cancellingFreesTheKvCacheAtTheNextStep() throws Exception {
+        try (BatchingEngine engine = engine(EngineLimits.DEFAULT)) {
+            AtomicLong bytesWhileRunning = new AtomicLong();
+            AtomicBoolean finishedSeen = new AtomicBoolean();
+            AtomicInteger steps = new AtomicInteger();
+            BatchingEngine.Handle[] handle = new BatchingEngine.Handle[1];
+            CountDownLatch submitted = new CountDownLatch(1);
+            handle[0] = engine.submit(new GenerationRequest(tokenizer.encode("Once upon a time", true), 400,
+                    SamplingParameters.temperature(1.0), 7, List.of()), new GenerationListener() {
+                @Override
+                public void onStep(SequenceDecoder.Step step) {
+                    finishedSeen.compareAndSet(false, step.finished());
+                    if (steps.incrementAndGet() == 3) {
+                        bytesWhileRunning.set(engine.kvBytesInUse());
+                        try {
+                            submitted.await();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                        handle[0].cancel();
+                    }
+                }
+
+                @Override
+                public void onError(RuntimeException error) {
+                    throw error;
+                }
+            });
+            submitted.countDown();
+            assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
+            assertEquals(0, engine.kvBytesInUse(), "the cancelled sequence's cache is freed");
+            int capacity = tokenizer.encode("Once upon a time", true).length + 400;
+            var c = model.config();
+            assertEquals(2L * 4 * c.numLayers() * c.numKvHeads() * c.headDim() * capacity, bytesWhileRunning.get());
+            assertEquals(3, steps.get(), "no output after cancel");
+            assertFalse(finishedSeen.get(), "the sequence was cancelled, not finished");
+        }
+    }
+
+    @Test
+    void aFullQueueAndAStoppedEngineRefuseRequests() throws Exception {
+        try (BatchingEngine engine = engine(new EngineLimits(1, 1, 0, 64))) {
+            CountDownLatch inPrefill = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            GenerationRequest request = new GenerationRequest(tokenizer.encode("Tom", true), 5,
+                    SamplingParameters.GREEDY, 0, List.of());
+            Collected first = new Collected() {
+                @Override
+                public void onPrefilled() {
+                    inPrefill.countDown();
+                    try {
+                        release.await(); // holds the engine thread so the queue stays full
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            };
+            engine.submit(request, first);
+            assertTrue(inPrefill.await(30, TimeUnit.SECONDS));
+            Collected second = new Collected();
+            engine.submit(request, second);
+            AdmissionException full = assertThrows(AdmissionException.class, () -> engine.submit(request, new Collected()));
+            assertTrue(full.getMessage().contains("queue is full"), full.getMessage());
+            release.countDown();
+            assertEquals(first.finish.get(30, TimeUnit.SECONDS), second.finish.get(30, TimeUnit.SECONDS));
+            assertEquals(first.text.toString(), second.text.toString());
+
+            engine.stopAdmitting();
+            assertThrows(AdmissionException.class, () -> engine.submit(request, new Collected()));
+        }
+    }
+
+    @Test
+    void promptsThatDoNotFitTheContextAreRejectedAtSubmit() {
+        try (BatchingEngine engine = engine(new EngineLimits(4, 4, 8, 64))) {
+            int[] longPrompt = tokenizer.encode("Once upon a time there was a little girl who liked to play", true);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> engine.submit(
+                    new GenerationRequest(longPrompt, 5, SamplingParameters.GREEDY, 0, List.of()), new Collected()));
+            assertTrue(e.getMessage().contains("context"), e.getMessage());
+            assertEquals(8, engine.contextLength());
+        }
+    }
+}
