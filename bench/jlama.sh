@@ -3,22 +3,23 @@
 # (bench/jlama/pom.xml), never on the app's classpath.
 #
 #   bench/jlama.sh MODEL_DIR [--q4] [--zse FILE.zse] [--runs N] [--threads N] [--prompt-tokens N] [--tokens N]
+#                  [--warmup N]
 #       load ms, TTFT, prefill and decode tok/s, peak RSS of Jlama on the Hugging Face dir MODEL_DIR (as loaded, or
-#       with --q4 after Jlama's offline quantizeModel into $JLAMA_WORK/jlama-NAME-q4), each run after warm-up runs;
+#       with --q4 after Jlama's offline quantizeModel into $JLAMA_WORK/jlama-NAME-q4), each after N warm-up runs;
 #       with --zse also `zse bench` on FILE.zse, the engines alternating run by run; medians and spread at the end.
 #   bench/jlama.sh MODEL_DIR --first-token [--q4] [--zse FILE.zse] [--runs N] [--prompt TEXT]
 #       whole-process seconds to one generated token (JVM start included): Jlama's generate() against
 #       `zse generate --max-tokens 1 --backend cpu`, alternating.
-# Defaults: 2 threads, 128 prompt tokens, 64 decoded, 3 runs (5 with --first-token), JLAMA_WORK=/tmp.
+# Defaults: 2 threads, 128 prompt tokens, 64 decoded, 2 warm-up runs, 3 runs (5 with --first-token), JLAMA_WORK=/tmp.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/jdk.sh"
 
-usage() { sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 model_dir="$1"; shift
 [ -f "$model_dir/config.json" ] || { echo "jlama.sh: $model_dir has no config.json" >&2; exit 2; }
-q4=0 first_token=0 zse_file="" runs="" threads=2 prompt_tokens=128 tokens=64 prompt="Hello"
+q4=0 first_token=0 zse_file="" runs="" threads=2 prompt_tokens=128 tokens=64 warmup=2 prompt="Hello"
 while [ $# -gt 0 ]; do
   case "$1" in
     --q4) q4=1 ;;
@@ -28,6 +29,7 @@ while [ $# -gt 0 ]; do
     --threads) threads="$2"; shift ;;
     --prompt-tokens) prompt_tokens="$2"; shift ;;
     --tokens) tokens="$2"; shift ;;
+    --warmup) warmup="$2"; shift ;;
     --prompt) prompt="$2"; shift ;;
     *) echo "jlama.sh: unknown option $1" >&2; usage ;;
   esac
@@ -88,14 +90,14 @@ log="$(mktemp)"; trap 'rm -f "$log" "$log".*' EXIT
 printf '%-6s %4s  %s\n' engine run "threads  load ms  TTFT ms  prefill tok/s  decode tok/s  ...  peak RSS MiB"
 for run in $(seq "$runs"); do
   "${jlama[@]}" bench "$model_dir" --threads "$threads" --prompt-tokens "$prompt_tokens" --tokens "$tokens" \
-    2>/dev/null > "$log.out"
+    --warmup "$warmup" 2>/dev/null > "$log.out"
   [ "$run" = 1 ] && head -1 "$log.out"
   row=$(tail -1 "$log.out")
   printf '%-6s %4d  %s\n' jlama "$run" "$row"
   echo "$row" | awk '{print $2, $3, $4, $5, $7}' >> "$log.jlama"
   if [ -n "$zse_file" ]; then
     "$root/zse" bench --model "$zse_file" --threads "$threads" --prompt-tokens "$prompt_tokens" --tokens "$tokens" \
-      --bandwidth-mb 0 2>/dev/null > "$log.out"
+      --warmup "$warmup" --bandwidth-mb 0 2>/dev/null > "$log.out"
     [ "$run" = 1 ] && head -1 "$log.out"
     row=$(tail -1 "$log.out")
     printf '%-6s %4d  %s\n' zse "$run" "$row"
@@ -103,7 +105,7 @@ for run in $(seq "$runs"); do
   fi
 done
 echo
-echo "median (min-max) of $runs runs, $threads threads, prompt $prompt_tokens, $tokens decoded"
+echo "median (min-max) of $runs runs, $threads threads, prompt $prompt_tokens, $tokens decoded, $warmup warm-up runs"
 printf '%-6s %-26s %-26s %-26s %-26s %s\n' engine "load ms" "TTFT ms" "prefill tok/s" "decode tok/s" "peak RSS MiB"
 for engine in jlama zse; do
   [ -f "$log.$engine" ] || continue
