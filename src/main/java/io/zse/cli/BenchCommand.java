@@ -113,12 +113,13 @@ public final class BenchCommand implements Callable<Integer> {
                 kvBytes = llama.newCache(1, kvCacheType).bytesPerPosition();
                 double decodeRate = (decode - 1) / r.decodeSeconds();
                 double decodeBandwidth = decodeRate * weightBytes;
+                String rss = peakRss(); // before the bandwidth probe, whose buffer would count in the peak
                 double roofline = bandwidthMegabytes == 0 ? Double.NaN : bandwidth(threadCount);
                 rows.add(String.format("%7d  %7.1f  %8.1f  %13.1f  %12.2f  %9.2f  %9s  %8s  %12s",
                         threadCount, loadSeconds * 1e3, r.prefillSeconds() * 1e3, prompt / r.prefillSeconds(),
                         decodeRate, decodeBandwidth / 1e9, Double.isNaN(roofline) ? "-" : String.format("%.2f", roofline / 1e9),
                         Double.isNaN(roofline) ? "-" : String.format("%.0f %%", 100 * decodeBandwidth / roofline),
-                        peakRss()));
+                        rss));
             }
         }
         out.printf("model %s on %s: %.1f MB of weights read per decoded token; prompt %d tokens, %d decoded%n",
