@@ -1,7 +1,9 @@
 package io.zse.api;
 
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.zse.serve.ModelHost;
@@ -28,16 +30,25 @@ public class HealthProbe {
     @ConfigProperty(name = "quarkus.http.port")
     int httpPort;
 
+    private Vertx probeVertx;
+
     void routes(@Observes Router router) {
         router.get(config.healthPath()).handler(ctx -> answer(ctx.request()));
     }
 
-    void secondPort(@Observes StartupEvent event, Vertx vertx) {
+    /**
+     * The health port runs on a Vert.x of its own with a single thread: on Quarkus's, Micrometer's HTTP binder meters a
+     * second port with a server_port tag the main port's meters lack, Prometheus refuses them, and the listen (and
+     * with it the start-up or the shutdown) never completes.
+     */
+    void secondPort(@Observes StartupEvent event) {
         int port = config.healthPort();
         if (port <= 0 || port == httpPort) {
             return;
         }
-        vertx.createHttpServer().requestHandler(request -> {
+        probeVertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
+                .setInternalBlockingPoolSize(1));
+        probeVertx.createHttpServer().requestHandler(request -> {
             if (request.path().equals(config.healthPath())) {
                 answer(request);
             } else {
@@ -45,6 +56,12 @@ public class HealthProbe {
             }
         }).listen(port).onSuccess(s -> LOG.infof("health probe on port %d at %s", port, config.healthPath()))
                 .onFailure(e -> LOG.errorf("cannot open the health port %d: %s", port, e.getMessage()));
+    }
+
+    void closeSecondPort(@Observes ShutdownEvent event) {
+        if (probeVertx != null) {
+            probeVertx.close();
+        }
     }
 
     private void answer(HttpServerRequest request) {

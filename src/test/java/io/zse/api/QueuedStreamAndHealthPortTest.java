@@ -1,0 +1,151 @@
+package io.zse.api;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.RestAssured;
+import io.zse.serve.BatchingEngine;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Two things that need their own settings, so they share one Quarkus restart: a stream queued behind a busy batch gets
+ * SSE heartbeat comments until its first token, and PORT_HEALTH / HEALTH_CHECK_PATH move the RunPod probe.
+ */
+@QuarkusTest
+@TestProfile(QueuedStreamAndHealthPortTest.OneSlotAndProbePort.class)
+class QueuedStreamAndHealthPortTest extends ApiTestBase {
+    /** One running sequence at a time, a 10 ms heartbeat, and the probe at /healthz on a second, free port. */
+    public static final class OneSlotAndProbePort implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            // the env var names a deployment sets; application.properties maps them onto zse.health-*
+            return Map.of("zse.max-running", "1", "zse.sse-heartbeat", "10ms",
+                    "PORT_HEALTH", String.valueOf(freePort()), "HEALTH_CHECK_PATH", "/healthz");
+        }
+
+        private static int freePort() {
+            try (ServerSocket socket = new ServerSocket(0)) {
+                return socket.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    @Inject
+    ZseConfig config;
+
+    @Test
+    void queuedStreamsGetHeartbeatCommentsUntilTheirFirstToken() throws Exception {
+        BatchingEngine engine = lifecycle.host().state().model().engine();
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            // eight long, hot sequences take the only slot one after another; the streams below queue behind them
+            CompletableFuture<HttpResponse<String>> blocker = client.sendAsync(post("/v1/completions",
+                    completion("Once upon a time", "\"max_tokens\":490,\"n\":8,\"temperature\":1.5,\"seed\":3")),
+                    HttpResponse.BodyHandlers.ofString());
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (engine.runningSequences() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertEquals(1, engine.runningSequences(), "the blocker holds the one slot");
+            CompletableFuture<HttpResponse<String>> text = client.sendAsync(post("/v1/completions",
+                    completion("Tom had a", "\"max_tokens\":3,\"stream\":true")), HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> chat = client.sendAsync(post("/v1/chat/completions",
+                    chat("Tom had a", "\"max_tokens\":3,\"stream\":true")), HttpResponse.BodyHandlers.ofString());
+
+            // completions send nothing before the first token: the stream opens with comments
+            String textBody = text.get(60, TimeUnit.SECONDS).body();
+            List<String> textEvents = List.of(textBody.split("\n\n"));
+            assertTrue(textEvents.getFirst().startsWith(": "), "a heartbeat comes first: " + head(textBody));
+            int firstData = firstDataEvent(textEvents);
+            assertTrue(textEvents.subList(0, firstData).stream().allMatch(e -> e.equals(": keep-alive")), head(textBody));
+            assertTrue(SseEvents.parse(textBody).getLast().contains("\"finish_reason\":\"length\""), textBody);
+
+            // chat sends the role at once, then heartbeats while it waits, then the content
+            String chatBody = chat.get(60, TimeUnit.SECONDS).body();
+            List<String> chatEvents = List.of(chatBody.split("\n\n"));
+            assertTrue(chatEvents.getFirst().startsWith("data: ") && chatEvents.getFirst().contains("\"role\":\"assistant\""),
+                    head(chatBody));
+            assertTrue(chatEvents.get(1).startsWith(": "), "a heartbeat follows the role: " + head(chatBody));
+            assertTrue(SseEvents.parse(chatBody).getLast().contains("\"finish_reason\":\"length\""), chatBody);
+
+            assertEquals(200, blocker.get(60, TimeUnit.SECONDS).statusCode());
+        }
+    }
+
+    @Test
+    void theHealthPathAnswersOnTheHealthPortAndTheHttpPort() throws Exception {
+        int healthPort = config.healthPort();
+        assertNotEquals(0, healthPort);
+        assertNotEquals(RestAssured.port, healthPort);
+        assertEquals("/healthz", config.healthPath());
+        RestAssured.given().get("/healthz").then().statusCode(200);
+        // the probe path moved, so /ping is just an unknown path now
+        RestAssured.given().get("/ping").then().statusCode(404).body("error.code", equalTo("unknown_url"));
+
+        // the second listener opens at start-up without holding it up: give it a moment
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            try {
+                RestAssured.given().port(healthPort).get("/healthz").then().statusCode(200);
+                break;
+            } catch (Exception e) {
+                if (!(rootCause(e) instanceof ConnectException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(20);
+            }
+        }
+        // it serves the probe and nothing else
+        RestAssured.given().port(healthPort).get("/ping").then().statusCode(404);
+        RestAssured.given().port(healthPort).header("Authorization", "Bearer " + KEY).get("/v1/models")
+                .then().statusCode(404);
+        // the second listener leaves the main port's HTTP metrics alone
+        RestAssured.given().get("/q/metrics").then().statusCode(200);
+    }
+
+    private static HttpRequest post(String path, String body) {
+        return HttpRequest.newBuilder(URI.create(baseUrl() + path)).header("Authorization", "Bearer " + KEY)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    }
+
+    private static int firstDataEvent(List<String> events) {
+        for (int i = 0; i < events.size(); i++) {
+            if (events.get(i).startsWith("data: ")) {
+                return i;
+            }
+        }
+        throw new AssertionError("no data event: " + events);
+    }
+
+    private static Throwable rootCause(Throwable t) {
+        while (t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String head(String body) {
+        return body.length() < 400 ? body : body.substring(0, 400);
+    }
+}
