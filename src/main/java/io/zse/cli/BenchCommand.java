@@ -9,6 +9,7 @@ import io.zse.backend.cpu.CpuKernelChoice;
 import io.zse.backend.cpu.CpuThreads;
 import io.zse.backend.cpu.ReadBandwidth;
 import io.zse.format.TensorInfo;
+import io.zse.generate.Sampler;
 import io.zse.format.ZseFile;
 import io.zse.model.LlamaModel;
 import io.zse.model.ModelConfig;
@@ -110,7 +111,7 @@ public final class BenchCommand implements Callable<Integer> {
                     run(llama, promptIds, decode, kvCacheType);
                 }
                 Run r = run(llama, promptIds, decode, kvCacheType);
-                kvBytes = llama.newCache(1, kvCacheType).bytesPerPosition();
+                kvBytes = llama.kvBytesPerPosition(kvCacheType);
                 double decodeRate = (decode - 1) / r.decodeSeconds();
                 double decodeBandwidth = decodeRate * weightBytes;
                 String rss = peakRss(); // before the bandwidth probe, whose buffer would count in the peak
@@ -155,10 +156,10 @@ public final class BenchCommand implements Callable<Integer> {
     private static Run run(LlamaModel llama, int[] promptIds, int decode, KvCacheType kvCacheType) {
         KvCache cache = llama.newCache(promptIds.length + decode, kvCacheType);
         long start = System.nanoTime();
-        int token = argmax(llama.forward(promptIds, 0, cache));
+        int token = Sampler.argmax(llama.forward(promptIds, 0, cache));
         long firstToken = System.nanoTime();
         for (int i = 1; i < decode; i++) {
-            token = argmax(llama.forward(new int[]{token}, promptIds.length + i - 1, cache));
+            token = Sampler.argmax(llama.forward(new int[]{token}, promptIds.length + i - 1, cache));
         }
         long end = System.nanoTime();
         return new Run((firstToken - start) / 1e9, Math.max(1e-9, (end - firstToken) / 1e9));
@@ -171,16 +172,6 @@ public final class BenchCommand implements Callable<Integer> {
             ids[i] = (int) ((i * 7919L + 3) % vocab);
         }
         return ids;
-    }
-
-    private static int argmax(float[] logits) {
-        int best = 0;
-        for (int t = 1; t < logits.length; t++) {
-            if (logits[t] > logits[best]) {
-                best = t;
-            }
-        }
-        return best;
     }
 
     /** VmHWM of /proc/self/status in MiB (Linux); "n/a" elsewhere. Peak of the whole process so far. */

@@ -139,7 +139,8 @@ public final class Sampler {
         return top;
     }
 
-    static int argmax(float[] logits) {
+    /** The greedy choice: the index of the largest logit (the first, on ties). */
+    public static int argmax(float[] logits) {
         int best = 0;
         for (int t = 1; t < logits.length; t++) {
             if (logits[t] > logits[best]) {

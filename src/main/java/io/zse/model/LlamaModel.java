@@ -7,6 +7,10 @@ import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseFile;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+
 /**
  * The Llama-family decoder (Llama, Mistral, Qwen2), written once against {@link Backend} ops. Stateless apart from its
  * weights: each sequence brings its own {@link KvCache}, so one model serves many sequences.
@@ -51,6 +55,11 @@ public final class LlamaModel {
         return new KvCache(type, config.numLayers(), capacity, config.numKvHeads(), config.headDim());
     }
 
+    /** Bytes one position of a {@code type} KV cache takes: keys and values of every layer, scales included. */
+    public long kvBytesPerPosition(KvCacheType type) {
+        return newCache(1, type).bytesPerPosition();
+    }
+
     /** Runs {@code tokens} at positions startPos.. and returns the logits of the last one [vocab]. */
     public float[] forward(int[] tokens, int startPos, KvCache cache) {
         return run(tokens, new Segment[]{new Segment(cache, startPos, 0, tokens.length)}, false);
@@ -71,7 +80,7 @@ public final class LlamaModel {
             throw new IllegalArgumentException(tokens.length + " tokens for " + caches.length + " caches");
         }
         Segment[] segments = new Segment[tokens.length];
-        java.util.Set<KvCache> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        Set<KvCache> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (int i = 0; i < tokens.length; i++) {
             if (!seen.add(caches[i])) {
                 throw new IllegalArgumentException("sequence " + i + " shares its KV cache with an earlier one");

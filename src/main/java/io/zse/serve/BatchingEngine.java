@@ -60,7 +60,7 @@ public final class BatchingEngine implements AutoCloseable {
         this.metrics = metrics;
         this.contextLength = limits.maxModelLength() == 0 ? config.contextLength()
                 : Math.min(config.contextLength(), limits.maxModelLength());
-        this.kvBytesPerPosition = model.newCache(1, kvCacheType).bytesPerPosition(); // keys and values, every layer
+        this.kvBytesPerPosition = model.kvBytesPerPosition(kvCacheType);
         this.queue = new ArrayBlockingQueue<>(Math.max(1, limits.maxQueued()));
         metrics.bind(queue::size, () -> runningCount, kvBytesInUse::get);
         this.thread = Thread.ofPlatform().name("zse-engine").daemon().start(this::loop);
