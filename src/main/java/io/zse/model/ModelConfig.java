@@ -3,7 +3,9 @@ package io.zse.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.format.SmallJsonParser;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -33,8 +35,6 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
                           boolean mlpBias, Integer slidingWindow, Integer bosTokenId, List<Integer> eosTokenIds,
                           Integer padTokenId) {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
     }
@@ -52,7 +52,7 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
     }
 
     public String toJson() {
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = JsonNodeFactory.instance.objectNode();
         o.put("architecture", architecture);
         o.put("hidden_size", hiddenSize);
         o.put("num_layers", numLayers);
@@ -85,7 +85,7 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         eosTokenIds.forEach(eos::add);
         putNullable(o, "pad_token_id", padTokenId);
         try {
-            return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o);
+            return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(o);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -101,11 +101,9 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     /** Parses the config section; a missing or mistyped field is an {@link IllegalArgumentException} naming it. */
     public static ModelConfig fromJson(String json) {
-        JsonNode o;
-        try {
-            o = JSON.readTree(json);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("config is not valid JSON: " + e.getMessage());
+        JsonNode o = SmallJsonParser.parse(json, "config");
+        if (!o.isObject()) {
+            throw new IllegalArgumentException("config is not a JSON object");
         }
         JsonNode r = o.path("rope_scaling");
         RopeScaling scaling = null;

@@ -1,6 +1,7 @@
 package io.zse.tokenizer;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.format.SmallJsonParser;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -66,7 +67,8 @@ final class TokenizerBinaryFormat {
                 throw new IllegalArgumentException("not a precompiled tokenizer (bad magic)");
             }
             int settingsLength = in.getInt();
-            ObjectNode settings = (ObjectNode) SmallJsonParser.parse(binary, in.position(), settingsLength);
+            ObjectNode settings = (ObjectNode) SmallJsonParser.parse(binary, in.position(), settingsLength,
+                    "precompiled tokenizer settings");
             in.position(in.position() + settingsLength);
             String[] tokens = new String[in.getInt()];
             int[] lengths = new int[tokens.length];

@@ -1,10 +1,9 @@
 package io.zse.tokenizer;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.format.SmallJsonParser;
 import io.zse.tokenizer.template.ChatTemplate;
 
-import java.io.IOException;
 import java.util.Optional;
 
 /**
@@ -17,12 +16,7 @@ import java.util.Optional;
 public record TokenizerConfig(String chatTemplate, String bosToken, String eosToken) {
 
     public static TokenizerConfig parse(byte[] json) {
-        JsonNode root;
-        try {
-            root = new ObjectMapper().readTree(json);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("tokenizer_config.json is not valid JSON: " + e.getMessage());
-        }
+        JsonNode root = SmallJsonParser.parse(json, 0, json.length, "tokenizer_config.json");
         return new TokenizerConfig(template(root.path("chat_template")), token(root.path("bos_token")),
                 token(root.path("eos_token")));
     }

@@ -17,12 +17,12 @@ public abstract sealed class NibbleMatmul extends Matmul permits Q4Matmul, Nf4Ma
     }
 
     /**
-     * Packed bytes at {@code byteOffset} of the tensor's data, one per int lane. The nibbles are split in int lanes
-     * because x86 has no byte shift: a byte-lane shift is emulated and made the 4-bit kernels 3x slower.
+     * Packed bytes at {@code byteOffset} of the tensor's data, zero-extended, one per int lane. The nibbles are split
+     * in int lanes because x86 has no byte shift: a byte-lane shift is emulated and made the 4-bit kernels 3x slower.
      */
     final IntVector packed(long byteOffset) {
         return (IntVector) ByteVector.fromMemorySegment(BYTES, data, byteOffset, ByteOrder.LITTLE_ENDIAN)
-                .convertShape(VectorOperators.B2I, INTS, 0);
+                .convertShape(VectorOperators.ZERO_EXTEND_B2I, INTS, 0);
     }
 
     /** Codes 0..15 of the first half of the group. */
@@ -30,8 +30,8 @@ public abstract sealed class NibbleMatmul extends Matmul permits Q4Matmul, Nf4Ma
         return packed.and(0x0F);
     }
 
-    /** Codes 0..15 of the second half of the group (the sign extension of the byte is shifted out and masked). */
+    /** Codes 0..15 of the second half of the group: the byte was zero-extended, so a shift alone isolates them. */
     static IntVector highCodes(IntVector packed) {
-        return packed.lanewise(VectorOperators.ASHR, 4).and(0x0F);
+        return packed.lanewise(VectorOperators.LSHR, 4);
     }
 }

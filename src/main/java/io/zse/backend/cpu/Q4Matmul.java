@@ -25,9 +25,17 @@ public final class Q4Matmul extends NibbleMatmul {
         return (FloatVector) highCodes(packed).convert(VectorOperators.I2F, 0);
     }
 
-    /** The i-th F16 of the scales: d of group i/2 when i is even, m when odd. */
-    private float scale(long i) {
-        return HalfFloats.fromF16(scales.get(LittleEndian.SHORT, i * 2));
+    /** Group g's F16 pair: d in the low 16 bits, m in the high; one read instead of two bounds-checked ones. */
+    private int scalePair(long group) {
+        return scales.get(LittleEndian.INT, group * 4);
+    }
+
+    private static float d(int scalePair) {
+        return HalfFloats.fromF16((short) scalePair);
+    }
+
+    private static float m(int scalePair) {
+        return HalfFloats.fromF16((short) (scalePair >>> 16));
     }
 
     // Each group size goes through its own call with a literal, so the JIT compiles a copy whose group loop it can
@@ -82,7 +90,7 @@ public final class Q4Matmul extends NibbleMatmul {
         int half = groupSize / 2;
         long base = (long) row * cols / 2;
         long firstGroup = (long) row * cols / groupSize;
-        float m = 0;
+        float mSum = 0;
         FloatVector acc = FloatVector.zero(FLOATS);
         for (int k = 0, g = 0; k < cols; k += groupSize, g++) {
             FloatVector qx = FloatVector.zero(FLOATS);
@@ -92,10 +100,11 @@ public final class Q4Matmul extends NibbleMatmul {
                 qx = low(p).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + j), qx);
                 qx = high(p).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + half + j), qx);
             }
-            acc = qx.fma(FloatVector.broadcast(FLOATS, scale(2 * (firstGroup + g))), acc);
-            m += scale(2 * (firstGroup + g) + 1) * groupSums[g];
+            int dm = scalePair(firstGroup + g);
+            acc = qx.fma(FloatVector.broadcast(FLOATS, d(dm)), acc);
+            mSum += m(dm) * groupSums[g];
         }
-        return acc.reduceLanes(VectorOperators.ADD) + m;
+        return acc.reduceLanes(VectorOperators.ADD) + mSum;
     }
 
     private void decodeRow(int row, float[] out, int offset, int groupSize) {
@@ -103,8 +112,9 @@ public final class Q4Matmul extends NibbleMatmul {
         long base = (long) row * cols / 2;
         long firstGroup = (long) row * cols / groupSize;
         for (int k = 0, g = 0; k < cols; k += groupSize, g++) {
-            float d = scale(2 * (firstGroup + g));
-            float m = scale(2 * (firstGroup + g) + 1);
+            int dm = scalePair(firstGroup + g);
+            float d = d(dm);
+            float m = m(dm);
             for (int j = 0; j < half; j += FLOATS.length()) {
                 IntVector p = packed(base + k / 2 + j);
                 low(p).fma(d, m).intoArray(out, offset + k + j);

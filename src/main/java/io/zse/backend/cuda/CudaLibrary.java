@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -32,16 +33,24 @@ public final class CudaLibrary {
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
 
     private final Path path;
-    private final Map<String, MethodHandle> handles = new LinkedHashMap<>();
+    private final Map<String, MemorySegment> symbols = new LinkedHashMap<>();
+    /**
+     * Downcall handles, bound on first call: binding all 43 up front cost about a third of a second of a cold start
+     * (each spins its own stub), while probing a machine without a driver calls only three.
+     */
+    private final Map<String, MethodHandle> handles = new ConcurrentHashMap<>();
 
     private CudaLibrary(Path path, SymbolLookup lookup) {
         this.path = path;
-        Linker linker = Linker.nativeLinker();
-        for (var f : FUNCTIONS.entrySet()) {
-            MemorySegment symbol = lookup.find(f.getKey()).orElseThrow(() -> new IllegalStateException(
-                    path + " lacks " + f.getKey() + ": it was built from another version of zse_cuda.h"));
-            handles.put(f.getKey(), linker.downcallHandle(symbol, f.getValue()));
+        for (String function : FUNCTIONS.keySet()) {
+            symbols.put(function, lookup.find(function).orElseThrow(() -> new IllegalStateException(
+                    path + " lacks " + function + ": it was built from another version of zse_cuda.h")));
         }
+    }
+
+    private MethodHandle handle(String function) {
+        return handles.computeIfAbsent(function,
+                f -> Linker.nativeLinker().downcallHandle(symbols.get(f), FUNCTIONS.get(f)));
     }
 
     /**
@@ -134,7 +143,7 @@ public final class CudaLibrary {
 
     private int invokeInt(String function, Object... arguments) {
         try {
-            return (int) handles.get(function).invokeWithArguments(arguments);
+            return (int) handle(function).invokeWithArguments(arguments);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
@@ -149,7 +158,7 @@ public final class CudaLibrary {
     /** The message of the last failed call on this thread. */
     public String lastError() {
         try {
-            MemorySegment message = (MemorySegment) handles.get("zse_cuda_last_error").invokeExact();
+            MemorySegment message = (MemorySegment) handle("zse_cuda_last_error").invokeExact();
             return message.reinterpret(4096).getString(0);
         } catch (Throwable e) {
             throw new IllegalStateException("zse_cuda_last_error failed", e);

@@ -1,28 +1,38 @@
-package io.zse.tokenizer;
+package io.zse.format;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A minimal JSON parser for the small settings document inside the binary form: loading Jackson's streaming
- * parser costs about 100 ms of class loading on a cold JVM, more than parsing a few kilobytes by hand.
+ * A minimal JSON parser for the small documents read on every start (a model's config, a precompiled tokenizer's
+ * settings): an ObjectMapper and Jackson's streaming parser cost a few hundred ms of class loading on a cold JVM,
+ * far more than parsing a few kilobytes by hand. It builds Jackson's tree nodes, which are cheap to load.
  */
-final class SmallJsonParser {
+public final class SmallJsonParser {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final String text;
+    private final String document;
     private int pos;
 
-    private SmallJsonParser(String text) {
+    private SmallJsonParser(String text, String document) {
         this.text = text;
+        this.document = document;
     }
 
-    static JsonNode parse(byte[] utf8, int offset, int length) {
-        SmallJsonParser parser = new SmallJsonParser(new String(utf8, offset, length, StandardCharsets.UTF_8));
+    /** Parses UTF-8 JSON; malformed input is an IllegalArgumentException naming {@code document} and the offset. */
+    public static JsonNode parse(byte[] utf8, int offset, int length, String document) {
+        return parse(new String(utf8, offset, length, StandardCharsets.UTF_8), document);
+    }
+
+    /** Parses JSON text; malformed input is an IllegalArgumentException naming {@code document} and the offset. */
+    public static JsonNode parse(String text, String document) {
+        SmallJsonParser parser = new SmallJsonParser(text, document);
         JsonNode value = parser.value();
         parser.skipSpace();
         if (parser.pos != parser.text.length()) {
@@ -98,8 +108,12 @@ final class SmallJsonParser {
         }
         String literal = text.substring(start, pos);
         try {
-            return literal.contains(".") || literal.contains("e") || literal.contains("E")
-                    ? NODES.numberNode(Double.parseDouble(literal)) : NODES.numberNode(Long.parseLong(literal));
+            if (literal.contains(".") || literal.contains("e") || literal.contains("E")) {
+                return NODES.numberNode(Double.parseDouble(literal));
+            }
+            // tokenizer_config.json's "model_max_length" is often 1e30 written out as an integer
+            BigInteger value = new BigInteger(literal);
+            return value.bitLength() < 64 ? NODES.numberNode(value.longValue()) : NODES.numberNode(value);
         } catch (NumberFormatException e) {
             throw error("bad value");
         }
@@ -120,6 +134,9 @@ final class SmallJsonParser {
                 out.append(c);
                 continue;
             }
+            if (pos >= text.length()) {
+                throw error("unterminated string");
+            }
             char e = text.charAt(pos++);
             switch (e) {
                 case 'n' -> out.append('\n');
@@ -128,7 +145,14 @@ final class SmallJsonParser {
                 case 'b' -> out.append('\b');
                 case 'f' -> out.append('\f');
                 case 'u' -> {
-                    out.append((char) Integer.parseInt(text.substring(pos, pos + 4), 16));
+                    if (pos + 4 > text.length()) {
+                        throw error("unterminated \\u escape");
+                    }
+                    try {
+                        out.append((char) Integer.parseInt(text.substring(pos, pos + 4), 16));
+                    } catch (NumberFormatException bad) {
+                        throw error("bad \\u escape");
+                    }
                     pos += 4;
                 }
                 default -> out.append(e); // \" \\ \/
@@ -157,6 +181,6 @@ final class SmallJsonParser {
     }
 
     private IllegalArgumentException error(String what) {
-        return new IllegalArgumentException("corrupt precompiled tokenizer settings: " + what + " at " + pos);
+        return new IllegalArgumentException(document + " is not valid JSON: " + what + " at offset " + pos);
     }
 }
