@@ -1,5 +1,7 @@
 package io.zse.backend.cuda;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,14 +22,33 @@ public record CudaProbe(Optional<CudaLibrary> library, List<CudaDevice> devices,
         return reason.isEmpty();
     }
 
-    /** Probes with the library {@link CudaLibraryPath#find()} picks. */
+    /**
+     * Probes with the library {@link CudaLibraryPath#find()} picks. Without a loadable driver library it answers at
+     * once: loading ours and asking the runtime would take a tenth of a second of every CPU-only cold start to learn
+     * the same.
+     */
     public static CudaProbe run() {
         Optional<Path> path = CudaLibraryPath.find();
         if (path.isEmpty()) {
             return unusable(null, "no CUDA library (" + CudaLibraryPath.FILE_NAME + " not found in "
                     + CudaLibraryPath.besideApp() + "; set " + CudaLibraryPath.PROPERTY + ")");
         }
+        if (Files.isRegularFile(path.get()) && !driverLoadable()) {
+            return unusable(null, "no NVIDIA driver (" + DRIVER_LIBRARY + " cannot be loaded)");
+        }
         return run(path.get());
+    }
+
+    /** The driver's user-space library, which the CUDA runtime loads on its first call. */
+    static final String DRIVER_LIBRARY = "libcuda.so.1";
+
+    static boolean driverLoadable() {
+        try {
+            SymbolLookup.libraryLookup(DRIVER_LIBRARY, Arena.global());
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** Probes with the library at {@code path}. */

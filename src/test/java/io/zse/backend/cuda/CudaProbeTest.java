@@ -66,6 +66,26 @@ class CudaProbeTest {
         assertTrue(probe.reason().orElseThrow().startsWith("no NVIDIA driver"), probe.reason().orElseThrow());
     }
 
+    /** Auto-detection answers without loading our library when the driver's library is not there. */
+    @Test
+    void withoutADriverLibraryAutoDetectionAnswersBeforeLoadingOurs() {
+        assumeTrue(Files.isRegularFile(CudaHeaderBindingTest.BUILT), "no built library (no nvcc at build time)");
+        assumeTrue(!CudaProbe.driverLoadable(), "an NVIDIA driver is installed here");
+        String before = System.getProperty(CudaLibraryPath.PROPERTY);
+        try {
+            System.setProperty(CudaLibraryPath.PROPERTY, CudaHeaderBindingTest.BUILT.toString());
+            CudaProbe probe = CudaProbe.run();
+            assertEquals("no NVIDIA driver (libcuda.so.1 cannot be loaded)", probe.reason().orElseThrow());
+            assertTrue(probe.library().isEmpty(), "our library was loaded anyway");
+        } finally {
+            if (before == null) {
+                System.clearProperty(CudaLibraryPath.PROPERTY);
+            } else {
+                System.setProperty(CudaLibraryPath.PROPERTY, before);
+            }
+        }
+    }
+
     /** Argument checks in the library run before CUDA, so they answer -1 with a message even without a driver. */
     @Test
     void theLibraryRefusesBadKernelArgumentsBeforeCudaSeesThem() {

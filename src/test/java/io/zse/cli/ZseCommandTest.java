@@ -1,0 +1,37 @@
+package io.zse.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ZseCommandTest {
+    private static final List<String> ALL = List.of("convert", "inspect", "synth", "tokenize", "detokenize", "generate",
+            "bench", "eval");
+
+    @Test
+    void aNamedCommandIsTheOnlyOneBuilt() {
+        assertEquals(List.of("generate"), List.copyOf(ZseCommand.commandLine("generate", "--model", "m.zse")
+                .getSubcommands().keySet()));
+    }
+
+    @Test
+    void helpAndTyposSeeEveryCommand() {
+        assertEquals(ALL, List.copyOf(ZseCommand.commandLine().getSubcommands().keySet()));
+        assertEquals(ALL, List.copyOf(ZseCommand.commandLine("--help").getSubcommands().keySet()));
+        assertEquals(ALL, List.copyOf(ZseCommand.commandLine("genrate").getSubcommands().keySet()));
+
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        assertEquals(0, ZseCommand.execute(new PrintWriter(out), new PrintWriter(err), "--help"));
+        for (String command : ALL) {
+            assertTrue(out.toString().contains(command), command + " missing from help:\n" + out);
+        }
+        assertEquals(2, ZseCommand.execute(new PrintWriter(out), new PrintWriter(err), "genrate"));
+        assertTrue(err.toString().contains("genrate"), err.toString());
+    }
+}
