@@ -1,16 +1,19 @@
 package io.zse.backend.cpu;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /** A fixed pool of worker threads and the one {@link #parallelFor} every CPU kernel splits its work with. */
 public final class CpuThreads implements AutoCloseable {
     /** Below this many multiply-adds a task runs on the caller: handing it to the pool would cost more. */
     private static final long MIN_PARALLEL_WORK = 1 << 15;
+    /** Chunks per thread in a parallel loop, each no smaller than MIN_PARALLEL_WORK. */
+    private static final int CHUNKS_PER_THREAD = 4;
+    /** Spin-wait iterations before parking for the last chunk: tens of microseconds. */
+    private static final int SPINS = 1 << 10;
 
     /** The body of a parallel loop: handles items [start, end). */
     @FunctionalInterface
@@ -43,31 +46,64 @@ public final class CpuThreads implements AutoCloseable {
     }
 
     /**
-     * Runs {@code body} over [0, count) in contiguous chunks, one per thread, the caller taking the last chunk; returns
-     * when all are done. {@code workPerItem} (multiply-adds, roughly) decides whether splitting is worth it.
+     * Runs {@code body} over [0, count) in contiguous chunks, returning when all are done. {@code workPerItem}
+     * (multiply-adds, roughly) decides whether splitting is worth it. There are a few chunks per thread, claimed in
+     * turn by whichever thread is free: on a shared machine one core is often slowed for a while, and with one fixed
+     * chunk per thread everyone would wait for the slowed one.
      */
     public void parallelFor(int count, long workPerItem, Range body) {
-        int chunks = (int) Math.min(Math.min(threads, count), Math.max(1, count * workPerItem / MIN_PARALLEL_WORK));
-        if (chunks <= 1) {
+        int helpers = (int) Math.min(Math.min(threads, count), Math.max(1, count * workPerItem / MIN_PARALLEL_WORK)) - 1;
+        if (helpers <= 0) {
             body.run(0, count);
             return;
         }
-        List<Future<?>> running = new ArrayList<>(chunks - 1);
-        for (int c = 0; c < chunks - 1; c++) {
-            int start = chunkStart(c, chunks, count);
-            int end = chunkStart(c + 1, chunks, count);
-            running.add(pool.submit(() -> body.run(start, end)));
-        }
-        body.run(chunkStart(chunks - 1, chunks, count), count);
-        for (Future<?> f : running) {
-            try {
-                f.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for CPU workers", e);
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        int chunks = (int) Math.min(count, Math.min((helpers + 1L) * CHUNKS_PER_THREAD,
+                Math.max(helpers + 1L, count * workPerItem / MIN_PARALLEL_WORK)));
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread caller = Thread.currentThread();
+        Runnable claim = () -> {
+            for (int c = next.getAndIncrement(); c < chunks; c = next.getAndIncrement()) {
+                try {
+                    body.run(chunkStart(c, chunks, count), chunkStart(c + 1, chunks, count));
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                }
+                if (done.incrementAndGet() == chunks) {
+                    LockSupport.unpark(caller);
+                }
             }
+        };
+        for (int h = 0; h < helpers; h++) {
+            pool.execute(claim);
+        }
+        claim.run();
+        awaitChunks(done, chunks);
+        Throwable t = failure.get();
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /**
+     * Waits until every chunk is done; a helper that starts only after the last chunk was claimed is not waited for.
+     * A short spin first: the last chunk usually ends within microseconds, sooner than a park and unpark.
+     */
+    private static void awaitChunks(AtomicInteger done, int chunks) {
+        for (int spin = 0; spin < SPINS && done.get() < chunks; spin++) {
+            Thread.onSpinWait();
+        }
+        boolean interrupted = false;
+        while (done.get() < chunks) {
+            LockSupport.park();
+            interrupted |= Thread.interrupted(); // the chunks still write the caller's arrays: wait for them anyway
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
