@@ -52,13 +52,13 @@ public final class CpuThreads implements AutoCloseable {
      * chunk per thread everyone would wait for the slowed one.
      */
     public void parallelFor(int count, long workPerItem, Range body) {
-        int helpers = (int) Math.min(Math.min(threads, count), Math.max(1, count * workPerItem / MIN_PARALLEL_WORK)) - 1;
+        long worthwhileChunks = Math.max(1, count * workPerItem / MIN_PARALLEL_WORK);
+        int helpers = (int) Math.min(Math.min(threads, count), worthwhileChunks) - 1;
         if (helpers <= 0) {
             body.run(0, count);
             return;
         }
-        int chunks = (int) Math.min(count, Math.min((helpers + 1L) * CHUNKS_PER_THREAD,
-                Math.max(helpers + 1L, count * workPerItem / MIN_PARALLEL_WORK)));
+        int chunks = (int) Math.min(Math.min(count, worthwhileChunks), (helpers + 1L) * CHUNKS_PER_THREAD);
         AtomicInteger next = new AtomicInteger();
         AtomicInteger done = new AtomicInteger();
         AtomicReference<Throwable> failure = new AtomicReference<>();

@@ -7,12 +7,20 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 
-
 /**
  * Q4 weights: per group of g elements, g/2 bytes (byte j: element j in the low nibble, element j + g/2 in the high
  * nibble) and F16 (d, m); w = q * d + m. A group's dot is d·Σ q·x + m·Σ x.
  */
 public final class Q4Matmul extends NibbleMatmul {
+    /**
+     * The kernels walk a row in blocks of 16 packed bytes (32 weights: 16 low nibbles, and the 16 high nibbles half a
+     * group further on) whatever the group size, so the loop body is the same for every group size and the JIT
+     * compiles it fully unrolled. A group loop whose trip count depends on the group size (read from a field, and a
+     * literal does not survive the JIT's refusal to inline the big loop into a dispatch) runs 1.5 to 2.5x slower.
+     */
+    private static final int BLOCK_BYTES = 16;
+    private static final int BLOCK = 2 * BLOCK_BYTES;
+
     /** log2 of the blocks per group (group sizes are 32, 64 or 128): a shift, not a division, in the hot loops. */
     private final int blockShift;
 
@@ -41,15 +49,6 @@ public final class Q4Matmul extends NibbleMatmul {
     private static float m(int scalePair) {
         return HalfFloats.fromF16((short) (scalePair >>> 16));
     }
-
-    /**
-     * The kernels walk a row in blocks of 16 packed bytes (32 weights: 16 low nibbles, and the 16 high nibbles half a
-     * group further on) whatever the group size, so the loop body is the same for every group size and the JIT
-     * compiles it fully unrolled. A group loop whose trip count depends on the group size (read from a field, and a
-     * literal does not survive the JIT's refusal to inline the big loop into a dispatch) runs 1.5 to 2.5x slower.
-     */
-    private static final int BLOCK_BYTES = 16;
-    private static final int BLOCK = 2 * BLOCK_BYTES;
 
     /** Index of the first low-nibble element of block b (the block's high nibbles start {@code groupSize / 2} later). */
     private int lowStart(int block) {
