@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /** {@code zse detokenize}: a JSON array of ids on stdin to the decoded text (printed as is, no newline added). */
-@Command(name = "detokenize", mixinStandardHelpOptions = true,
+@Command(name = "detokenize",
         description = "Read a JSON array of token ids on stdin and print the decoded text.")
 public final class DetokenizeCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin

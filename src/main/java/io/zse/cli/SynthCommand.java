@@ -21,7 +21,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 
 /** {@code zse synth}: writes a Hugging Face checkpoint with random weights in the shape of a real model. */
-@Command(name = "synth", mixinStandardHelpOptions = true,
+@Command(name = "synth",
         description = "Write a Hugging Face checkpoint with random weights of a real model's shape "
                 + "(presets: llama-3.2-1b, qwen2.5-0.5b, tinyllama-1.1b, llama-3-8b).")
 public final class SynthCommand implements Callable<Integer> {

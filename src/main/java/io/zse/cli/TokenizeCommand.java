@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /** {@code zse tokenize}: UTF-8 text on stdin (taken exactly, trailing newline included) to a JSON array of ids. */
-@Command(name = "tokenize", mixinStandardHelpOptions = true,
+@Command(name = "tokenize",
         description = "Read UTF-8 text on stdin and print its token ids as a JSON array.")
 public final class TokenizeCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin

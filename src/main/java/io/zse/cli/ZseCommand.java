@@ -6,8 +6,8 @@ import picocli.CommandLine.Command;
 import java.io.PrintWriter;
 import java.util.List;
 
-/** The {@code zse} command line: one sub-command per job. */
-@Command(name = "zse", mixinStandardHelpOptions = true, version = "zse 0.1.0",
+/** The {@code zse} command line: one sub-command per job; {@code -h/--help} and {@code -V/--version} reach every one. */
+@Command(name = "zse", mixinStandardHelpOptions = true, scope = CommandLine.ScopeType.INHERIT, version = "zse 0.1.0",
         description = "Convert Hugging Face models to .zse files and serve them.")
 public final class ZseCommand implements Runnable {
     /** The sub-commands, in the order help lists them. */

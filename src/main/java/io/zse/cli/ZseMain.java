@@ -13,12 +13,22 @@ import java.util.List;
  */
 @QuarkusMain
 public final class ZseMain {
+    private static final String SERVE_USAGE = """
+            Usage: zse serve [--model FILE.zse] [--port N]
+              Serves the OpenAI-compatible API (default port 8080, or $PORT); without --model (or
+              $ZSE_MODEL_PATH) it serves the bundled TinyStories demo model. See docs/http-api.md.""";
+
     private ZseMain() {
     }
 
     public static void main(String... args) {
         if (args.length > 0 && args[0].equals("serve")) {
-            String[] rest = serveOptions(Arrays.copyOfRange(args, 1, args.length));
+            List<String> serveArgs = Arrays.asList(args).subList(1, args.length);
+            if (serveArgs.contains("--help") || serveArgs.contains("-h")) {
+                System.out.println(SERVE_USAGE);
+                return;
+            }
+            String[] rest = serveOptions(serveArgs.toArray(String[]::new));
             if (rest == null) {
                 System.exit(2);
             }
@@ -43,12 +53,6 @@ public final class ZseMain {
                 default -> null;
             };
             if (key == null) {
-                if (a.equals("--help") || a.equals("-h")) {
-                    System.out.println("Usage: zse serve [--model FILE.zse] [--port N]\n"
-                            + "  Serves the OpenAI-compatible API (default port 8080, or $PORT); without --model (or\n"
-                            + "  $ZSE_MODEL_PATH) it serves the bundled TinyStories demo model. See docs/http-api.md.");
-                    return null;
-                }
                 rest.add(a);
                 continue;
             }

@@ -34,4 +34,17 @@ class ZseCommandTest {
         assertEquals(2, ZseCommand.execute(new PrintWriter(out), new PrintWriter(err), "genrate"));
         assertTrue(err.toString().contains("genrate"), err.toString());
     }
+
+    @Test
+    void everyCommandAnswersHelpWithItsUsageAndExitCodeZero() {
+        for (String command : ALL) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            // generate, convert, eval... have required options: help must win over their absence.
+            assertEquals(0, ZseCommand.execute(new PrintWriter(out), new PrintWriter(err), command, "--help"),
+                    command + ": " + err);
+            assertTrue(out.toString().startsWith("Usage: zse " + command), command + ":\n" + out);
+            assertTrue(out.toString().contains("--help"), command + ":\n" + out);
+        }
+    }
 }
