@@ -38,20 +38,20 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse file.")
     Path model;
 
-    @Option(names = "--prompt-tokens", defaultValue = "128", description = "Prompt length (default ${DEFAULT-VALUE}).")
+    @Option(names = "--prompt-tokens", defaultValue = "128", paramLabel = "N", description = "Prompt length (default ${DEFAULT-VALUE}).")
     int promptTokens;
 
-    @Option(names = "--tokens", defaultValue = "128", description = "Tokens to decode (default ${DEFAULT-VALUE}).")
+    @Option(names = "--tokens", defaultValue = "128", paramLabel = "N", description = "Tokens to decode (default ${DEFAULT-VALUE}).")
     int decodeTokens;
 
-    @Option(names = "--warmup", defaultValue = "2", description = "Untimed runs first (default ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "2", paramLabel = "RUNS", description = "Untimed runs first (default ${DEFAULT-VALUE}).")
     int warmupRuns;
 
-    @Option(names = "--threads", split = ",", paramLabel = "N[,N...]",
-            description = "CPU thread counts, one table row each (default: zse.threads, else all cores).")
+    @Option(names = "--threads", split = ",", paramLabel = "N", hideParamSyntax = true,
+            description = "CPU thread counts, comma-separated (1,2), one table row each (default: zse.threads, else all cores).")
     List<Integer> threads;
 
-    @Option(names = "--bandwidth-mb", defaultValue = "512",
+    @Option(names = "--bandwidth-mb", defaultValue = "512", paramLabel = "MB",
             description = "Buffer read to measure memory bandwidth, the decode roofline; 0 skips it (default ${DEFAULT-VALUE}).")
     int bandwidthMegabytes;
 

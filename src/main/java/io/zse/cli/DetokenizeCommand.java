@@ -22,7 +22,7 @@ public final class DetokenizeCommand implements java.util.concurrent.Callable<In
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--model", required = true, paramLabel = "<file>",
+    @Option(names = "--model", required = true, paramLabel = "FILE",
             description = "A tokenizer.json, or a .zse model file.")
     Path model;
 

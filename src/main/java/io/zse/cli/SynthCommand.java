@@ -29,25 +29,25 @@ public final class SynthCommand implements Callable<Integer> {
     @Mixin
     DebugOption debug;
 
-    @Option(names = "--preset", required = true, description = "Model shape to copy.")
+    @Option(names = "--preset", required = true, paramLabel = "NAME", description = "Model shape to copy.")
     String preset;
 
-    @Option(names = {"-o", "--output"}, required = true, description = "Output checkpoint directory.")
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "DIR", description = "Output checkpoint directory.")
     Path output;
 
-    @Option(names = "--dtype", defaultValue = "bf16", description = "Weight type: bf16, f16 or f32 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--dtype", defaultValue = "bf16", paramLabel = "TYPE", description = "Weight type: bf16, f16 or f32 (default: ${DEFAULT-VALUE}).")
     String dtype;
 
-    @Option(names = "--seed", defaultValue = "0", description = "Random seed (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--seed", defaultValue = "0", paramLabel = "S", description = "Random seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--layers", description = "Number of decoder layers instead of the model's own.")
+    @Option(names = "--layers", paramLabel = "N", description = "Number of decoder layers instead of the model's own.")
     Integer layers;
 
-    @Option(names = "--shards", defaultValue = "1", description = "Number of safetensors files (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--shards", defaultValue = "1", paramLabel = "N", description = "Number of safetensors files (default: ${DEFAULT-VALUE}).")
     int shards;
 
-    @Option(names = "--tokenizer", description = "Folder with tokenizer.json to copy (default: the shared tokenizer of the preset's vocabulary).")
+    @Option(names = "--tokenizer", paramLabel = "DIR", description = "Folder with tokenizer.json to copy (default: the shared tokenizer of the preset's vocabulary).")
     Path tokenizer;
 
     @Option(names = "--force", description = "Write into an existing non-empty output directory.")
