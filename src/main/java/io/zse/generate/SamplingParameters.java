@@ -28,7 +28,8 @@ public record SamplingParameters(double temperature, int topK, double topP, doub
         check(topLogprobs >= 0 && topLogprobs <= 20, "top_logprobs must be in [0, 20]", topLogprobs);
     }
 
-    private static void check(boolean ok, String rule, double value) {
+    /** A Number, so that counts print as 5 and not 5.0. */
+    private static void check(boolean ok, String rule, Number value) {
         if (!ok) {
             throw new IllegalArgumentException(rule + ", not " + value);
         }

@@ -100,7 +100,10 @@ class SamplerTest {
 
     @Test
     void rejectsOutOfRangeParameters() {
-        assertThrows(IllegalArgumentException.class, () -> SamplingParameters.temperature(-1));
+        assertEquals("temperature must be >= 0, not -1.0", assertThrows(IllegalArgumentException.class,
+                () -> SamplingParameters.temperature(-1)).getMessage());
+        assertEquals("top_logprobs must be in [0, 20], not 50", assertThrows(IllegalArgumentException.class,
+                () -> SamplingParameters.GREEDY.withTopLogprobs(50)).getMessage());
         assertThrows(IllegalArgumentException.class, () -> SamplingParameters.temperature(1).withTopP(0));
         assertThrows(IllegalArgumentException.class, () -> SamplingParameters.temperature(1).withTopK(-1));
         assertThrows(IllegalArgumentException.class, () -> SamplingParameters.GREEDY.withPenalties(0, 0, 0));
