@@ -76,10 +76,13 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         List<Integer> threadCounts = threads != null ? threads : List.of(CpuThreads.defaultThreads());
         for (int t : threadCounts) {
-            if (t < 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--threads must be at least 1, not " + t);
-            }
+            requireAtLeast("--threads", t, 1);
         }
+        requireAtLeast("--prompt-tokens", promptTokens, 1);
+        // The first token comes from the prefill: a decode rate needs at least one more.
+        requireAtLeast("--tokens", decodeTokens, 2);
+        requireAtLeast("--warmup", warmupRuns, 0);
+        requireAtLeast("--bandwidth-mb", bandwidthMegabytes, 0);
         KvCacheType kvCacheType = kvCache.type();
         List<String> rows = new ArrayList<>();
         long weightBytes = 0;
@@ -104,7 +107,7 @@ public final class BenchCommand implements Callable<Integer> {
                 double loadSeconds = (System.nanoTime() - start) / 1e9;
                 weightBytes = weightBytesPerToken(file, llama.config());
                 int context = llama.config().contextLength();
-                prompt = Math.min(promptTokens, context - 1);
+                prompt = Math.min(promptTokens, context - 2); // room left for two tokens, so decode is timed
                 decode = Math.min(decodeTokens, context - prompt);
                 int[] promptIds = syntheticPrompt(prompt, llama.config().vocabSize());
                 for (int i = 0; i < warmupRuns; i++) {
@@ -129,6 +132,13 @@ public final class BenchCommand implements Callable<Integer> {
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
         return 0;
+    }
+
+    private void requireAtLeast(String option, int value, int least) {
+        if (value < least) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    option + " must be at least " + least + ", not " + value);
+        }
     }
 
     /**

@@ -42,4 +42,18 @@ class BenchCommandTest {
         // 2 layers x (keys + values) x (64 one-byte codes + 4 four-byte head scales)
         assertTrue(run.out().contains("KV cache int8 (320 bytes per token)"), run.out());
     }
+
+    @Test
+    void rejectsCountsThatLeaveNothingToMeasure() {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        String[][] cases = {{"--tokens", "1", "--tokens must be at least 2, not 1"},
+                {"--prompt-tokens", "0", "--prompt-tokens must be at least 1, not 0"},
+                {"--warmup", "-1", "--warmup must be at least 0, not -1"},
+                {"--threads", "2,0", "--threads must be at least 1, not 0"}};
+        for (String[] c : cases) {
+            ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(), c[0], c[1]);
+            assertEquals(2, run.exit(), run.err());
+            assertTrue(run.err().startsWith(c[2]), run.err());
+        }
+    }
 }
