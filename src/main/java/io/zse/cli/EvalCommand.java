@@ -85,7 +85,8 @@ public final class EvalCommand implements Callable<Integer> {
             } else {
                 out.printf("reference        %s (KV cache f32)%n", reference.getFileName());
                 out.printf("model            %s (KV cache %s)%n", model.getFileName(), kvCacheType.label());
-                out.printf("tokens           %d (%d windows of at most %d)%n", r.tokens(), r.windows(), r.windowLength());
+                out.printf("tokens           %d (%d window%s of at most %d)%n", r.tokens(), r.windows(),
+                        r.windows() == 1 ? "" : "s", r.windowLength());
                 out.printf("KL mean          %.6f%n", r.meanKl());
                 out.printf("KL p99           %.6f%n", r.p99Kl());
                 out.printf("KL max           %.6f%n", r.maxKl());

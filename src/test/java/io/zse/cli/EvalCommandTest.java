@@ -52,6 +52,16 @@ class EvalCommandTest {
     }
 
     @Test
+    void aShortTextIsOneWindow() throws Exception {
+        Path f32 = TestModels.convertTinyStories(TensorType.F32, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                f32.toString(), "--text", storyText().toString(), "--max-tokens", "40");
+        assertEquals(0, run.exit(), run.err());
+        assertTrue(run.out().contains("tokens           40 (1 window of at most 512)"), run.out());
+        assertTrue(run.out().contains("top-1 agreement  100.00 %"), run.out());
+    }
+
+    @Test
     void badInputIsOneLine() throws Exception {
         Path f32 = TestModels.convertTinyStories(TensorType.F32, dir);
         ConvertInspectCliTest.Run kv = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
