@@ -85,7 +85,7 @@ public final class CompletionRun {
             throw ApiException.unavailable(e.getMessage(), e.retryAfterSeconds());
         } catch (IllegalArgumentException e) {
             cancel();
-            throw ApiException.invalid(e.getMessage(), "messages", "context_length_exceeded");
+            throw ApiException.invalid(e.getMessage(), RequestReader.promptParameter(job.chat()), "context_length_exceeded");
         }
     }
 

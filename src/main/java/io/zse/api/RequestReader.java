@@ -133,7 +133,7 @@ public final class RequestReader {
             }
         }
         checkContext(promptIds.length, maxTokens, present(body, chat && present(body, "max_completion_tokens") != null
-                ? "max_completion_tokens" : "max_tokens") != null, model.engine().contextLength());
+                ? "max_completion_tokens" : "max_tokens") != null, model.engine().contextLength(), promptParameter(chat));
 
         SamplingParameters parameters = new SamplingParameters(temperature, (int) Math.max(0, topKValue), topP, minP,
                 repetition, presence, frequency, topLogprobs);
@@ -141,8 +141,13 @@ public final class RequestReader {
                 parameters, seed, stops, logprobs, topLogprobs, echo);
     }
 
+    /** The request field that holds the prompt, which an error about its length names. */
+    static String promptParameter(boolean chat) {
+        return chat ? "messages" : "prompt";
+    }
+
     /** OpenAI's rule: a prompt must leave room, and an explicit max_tokens must fit with it. */
-    private static void checkContext(int promptTokens, long maxTokens, boolean explicit, int context) {
+    private static void checkContext(int promptTokens, long maxTokens, boolean explicit, int context, String param) {
         if (promptTokens == 0) {
             throw ApiException.invalid("the prompt is empty", "prompt");
         }
@@ -150,7 +155,7 @@ public final class RequestReader {
             throw ApiException.invalid("This model's maximum context length is " + context + " tokens. However, you "
                     + "requested " + (explicit ? promptTokens + maxTokens : promptTokens) + " tokens (" + promptTokens
                     + " in the prompt" + (explicit ? ", " + maxTokens + " in the completion" : "")
-                    + "). Please reduce the length of the prompt or completion.", "messages", "context_length_exceeded");
+                    + "). Please reduce the length of the prompt or completion.", param, "context_length_exceeded");
         }
     }
 
