@@ -61,9 +61,6 @@ public final class BenchCommand implements Callable<Integer> {
     @Mixin
     KvCacheOption kvCache;
 
-    @Mixin
-    DebugOption debug;
-
     @Spec
     CommandSpec spec;
 

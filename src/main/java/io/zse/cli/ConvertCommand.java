@@ -4,7 +4,6 @@ import io.zse.convert.ConvertOptions;
 import io.zse.convert.ModelConverter;
 import io.zse.format.TensorType;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -38,9 +37,6 @@ public final class ConvertCommand implements Callable<Integer> {
 
     @Option(names = "--force", description = "Replace OUT if it exists.")
     boolean force;
-
-    @Mixin
-    DebugOption debug;
 
     @Spec
     CommandSpec spec;

@@ -48,9 +48,6 @@ public final class EvalCommand implements Callable<Integer> {
     @Mixin
     KvCacheOption kvCache;
 
-    @Mixin
-    DebugOption debug;
-
     @Spec
     CommandSpec spec;
 

@@ -80,9 +80,6 @@ public final class GenerateCommand implements Callable<Integer> {
     @Mixin
     KvCacheOption kvCache;
 
-    @Mixin
-    DebugOption debug;
-
     @Spec
     CommandSpec spec;
 

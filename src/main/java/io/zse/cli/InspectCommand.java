@@ -9,7 +9,6 @@ import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -33,9 +32,6 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "Print one JSON object instead of text.")
     boolean json;
-
-    @Mixin
-    DebugOption debug;
 
     @Spec
     CommandSpec spec;

@@ -4,7 +4,6 @@ import io.zse.convert.ModelPreset;
 import io.zse.convert.SafetensorsDtype;
 import io.zse.convert.SyntheticCheckpointWriter;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -25,9 +24,6 @@ import java.util.stream.Stream;
         description = "Write a Hugging Face checkpoint with random weights of a real model's shape "
                 + "(presets: llama-3.2-1b, qwen2.5-0.5b, tinyllama-1.1b, llama-3-8b).")
 public final class SynthCommand implements Callable<Integer> {
-
-    @Mixin
-    DebugOption debug;
 
     @Option(names = "--preset", required = true, paramLabel = "NAME", description = "Model shape to copy.")
     String preset;

@@ -4,7 +4,6 @@ import io.zse.tokenizer.Tokenizer;
 import io.zse.tokenizer.TokenizerSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -16,9 +15,6 @@ import java.nio.file.Path;
 @Command(name = "tokenize",
         description = "Read UTF-8 text on stdin and print its token ids as a JSON array.")
 public final class TokenizeCommand implements java.util.concurrent.Callable<Integer> {
-    @Mixin
-    DebugOption debugOption;
-
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 

@@ -18,6 +18,11 @@ public final class ZseCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** Inherited by every sub-command; {@link #execute} reads it from the arguments, before picocli parses them. */
+    @CommandLine.Option(names = "--debug", scope = CommandLine.ScopeType.INHERIT,
+            description = "Print stack traces on failure.")
+    boolean debug;
+
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command");
