@@ -38,11 +38,18 @@ class CudaProbeTest {
 
     @Test
     void theLibraryPropertyWins() {
-        String before = System.getProperty(CudaLibraryPath.PROPERTY);
-        try {
-            System.setProperty(CudaLibraryPath.PROPERTY, dir.resolve("elsewhere.so").toString());
+        withLibraryProperty(dir.resolve("elsewhere.so").toString(), () -> {
             assertEquals(dir.resolve("elsewhere.so"), CudaLibraryPath.find().orElseThrow());
             assertTrue(CudaProbe.run().reason().orElseThrow().contains("elsewhere.so"));
+        });
+    }
+
+    /** Runs {@code body} with the library path property set to {@code value}, then restores it. */
+    private static void withLibraryProperty(String value, Runnable body) {
+        String before = System.getProperty(CudaLibraryPath.PROPERTY);
+        try {
+            System.setProperty(CudaLibraryPath.PROPERTY, value);
+            body.run();
         } finally {
             if (before == null) {
                 System.clearProperty(CudaLibraryPath.PROPERTY);
@@ -71,19 +78,11 @@ class CudaProbeTest {
     void withoutADriverLibraryAutoDetectionAnswersBeforeLoadingOurs() {
         assumeTrue(Files.isRegularFile(CudaHeaderBindingTest.BUILT), "no built library (no nvcc at build time)");
         assumeTrue(!CudaProbe.driverLoadable(), "an NVIDIA driver is installed here");
-        String before = System.getProperty(CudaLibraryPath.PROPERTY);
-        try {
-            System.setProperty(CudaLibraryPath.PROPERTY, CudaHeaderBindingTest.BUILT.toString());
+        withLibraryProperty(CudaHeaderBindingTest.BUILT.toString(), () -> {
             CudaProbe probe = CudaProbe.run();
             assertEquals("no NVIDIA driver (libcuda.so.1 cannot be loaded)", probe.reason().orElseThrow());
             assertTrue(probe.library().isEmpty(), "our library was loaded anyway");
-        } finally {
-            if (before == null) {
-                System.clearProperty(CudaLibraryPath.PROPERTY);
-            } else {
-                System.setProperty(CudaLibraryPath.PROPERTY, before);
-            }
-        }
+        });
     }
 
     /** Argument checks in the library run before CUDA, so they answer -1 with a message even without a driver. */
