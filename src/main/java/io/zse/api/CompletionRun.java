@@ -89,9 +89,13 @@ public final class CompletionRun {
         }
     }
 
-    /** The client went away: every sequence stops and frees its KV cache at the engine's next step. */
+    /**
+     * The client went away (or the run could not start): every sequence stops and frees its KV cache at the engine's
+     * next step, and the sink lets go of what it holds, since no listener call will end it.
+     */
     public void cancel() {
         handles.forEach(BatchingEngine.Handle::cancel);
+        sink.release();
     }
 
     private final class Choice implements GenerationListener {

@@ -12,4 +12,11 @@ public interface CompletionSink {
 
     /** The request failed after it was admitted. */
     void fail(ApiException error);
+
+    /**
+     * The run was cancelled (its client left, or it could not be admitted) and no end will come: drop whatever the sink
+     * holds (timers). Idempotent; may come before, after or instead of {@link #fail}.
+     */
+    default void release() {
+    }
 }

@@ -20,8 +20,14 @@ public class Completions {
     public CompletionRun start(JsonNode body, boolean chat, String caller, Function<CompletionJob, CompletionSink> sinkFor) {
         LoadedModel model = gate.model();
         CompletionJob job = RequestReader.read(body, chat, model);
-        CompletionRun run = new CompletionRun(job, model, sinkFor.apply(job), tokens -> gate.charge(caller, tokens));
-        run.start();
+        CompletionSink sink = sinkFor.apply(job);
+        CompletionRun run = new CompletionRun(job, model, sink, tokens -> gate.charge(caller, tokens));
+        try {
+            run.start();
+        } catch (RuntimeException e) {
+            run.cancel(); // a stream refused with 503 must not keep its heartbeat
+            throw e;
+        }
         return run;
     }
 }

@@ -98,6 +98,9 @@ public class OpenAiRoutes {
         });
         // a client that goes away cancels its sequences; their KV caches are freed at the engine's next step
         response.closeHandler(v -> run.cancel());
+        if (response.closed()) { // gone while the request was admitted, before the handler was in place
+            run.cancel();
+        }
         if (json[0] != null) {
             json[0].result.whenComplete((result, error) -> {
                 if (error == null) {

@@ -8,7 +8,8 @@ import io.vertx.core.http.HttpServerResponse;
  * A Server-Sent Events response exactly as OpenAI writes it: {@code data: <json>\n\n} per chunk, then
  * {@code data: [DONE]\n\n}. While nothing has been written for a heartbeat interval (queueing, a long prefill) it
  * sends an SSE comment so proxies and clients keep the connection open. Chunks come from the engine thread, heartbeats
- * from the event loop; each write is one whole event.
+ * from the event loop; each write is one whole event. The heartbeat timer is the one thing here that outlives a request
+ * on its own (Vert.x keeps it, and it keeps the stream, response and run), so every way a stream ends cancels it.
  */
 final class SseStream implements CompletionSink {
     private final HttpServerResponse response;
@@ -54,7 +55,7 @@ final class SseStream implements CompletionSink {
     @Override
     public synchronized void fail(ApiException error) {
         if (!response.headWritten()) {
-            vertx.cancelTimer(timer);
+            release();
             HttpResponses.error(response, error);
             return;
         }
@@ -63,8 +64,13 @@ final class SseStream implements CompletionSink {
         end();
     }
 
-    synchronized void end() {
+    @Override
+    public void release() {
         vertx.cancelTimer(timer);
+    }
+
+    synchronized void end() {
+        release();
         if (!response.ended() && !response.closed()) {
             response.end();
         }
