@@ -53,9 +53,9 @@ public class ModelLifecycle {
             }
             String id = config.modelId().orElse(config.modelPath().isPresent() ? ModelLoader.defaultId(path) : DemoModel.ID);
             EngineLimits limits = new EngineLimits(config.maxRunning(), config.maxQueued(), config.maxModelLen(),
-                    config.prefillTokensPerStep());
+                    config.maxBatchTokens());
             LoadedModel model = ModelLoader.load(path, new ModelLoader.Options(id, config.backend(), config.kvCache(),
-                    config.threads().orElse(0), limits), registry);
+                    config.threads().orElse(0), limits, config.kvCacheMemory(), config.prefixCache()), registry);
             long millis = (System.nanoTime() - start) / 1_000_000;
             host.ready(model, millis);
             Gauge.builder("zse.model.load.seconds", () -> millis / 1000.0).description("Time the model took to load")

@@ -43,13 +43,24 @@ public interface ZseConfig {
     @WithDefault("256")
     int maxQueued();
 
-    /** Caps the context (and each KV cache); 0 = the model's context length. */
+    /** Caps the context a request may use; 0 = the model's context length. */
     @WithDefault("4096")
     int maxModelLen();
 
-    /** Prompt tokens prefilled between two decode steps. */
+    /** Tokens one engine step runs: a decode token for each running sequence plus chunks of prompts. */
     @WithDefault("2048")
-    int prefillTokensPerStep();
+    int maxBatchTokens();
+
+    /**
+     * Memory of the paged KV cache pool, allocated off-heap once at load: a size (4GiB, 512MiB) or a share of the
+     * memory free then (0.5, 50%), capped at what max-running sequences of max-model-len tokens could use.
+     */
+    @WithDefault("0.5")
+    String kvCacheMemory();
+
+    /** Full blocks of computed tokens are kept and shared by later prompts that start the same way. */
+    @WithDefault("true")
+    boolean prefixCache();
 
     /** Largest accepted request body in bytes (413 above). */
     @WithDefault("10485760")

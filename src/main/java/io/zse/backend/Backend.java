@@ -4,7 +4,8 @@ import io.zse.format.ZseTensor;
 
 /**
  * The ops a decoder needs; the forward pass is written once against them. Activations are F32 row-major arrays
- * whose first dimension is n, the tokens processed together (the prompt during prefill, 1 while decoding).
+ * whose first dimension is n, the tokens processed together: decode tokens of several sequences and prompt chunks,
+ * laid out by a {@link BatchLayout}.
  */
 public interface Backend extends AutoCloseable {
 
@@ -21,16 +22,17 @@ public interface Backend extends AutoCloseable {
     void rmsNorm(float[] x, int n, float[] weight, float eps, float[] out);
 
     /**
-     * Rotates x [n, heads * headDim] in place, row i at position startPos + i, pairing element j with
+     * Rotates x [rows, heads * headDim] in place, row i at position {@code batch.position(i)}, pairing element j with
      * j + headDim/2 (Hugging Face rotate-half); angle = position * inverseFrequencies[j], j < headDim/2.
      */
-    void rope(float[] x, int n, int heads, int headDim, int startPos, float[] inverseFrequencies);
+    void rope(float[] x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies);
 
     /**
-     * Causal attention of queries q [n, numHeads * headDim] at positions startPos..startPos+n-1 over the keys and
-     * values of {@code layer} in the cache at positions 0..startPos+n-1 (already stored); out [n, numHeads * headDim].
+     * Causal attention of queries q [rows, numHeads * headDim], each row at its position, over the keys and values of
+     * {@code layer} in its sequence's cache at positions 0..position (already stored), every sequence of the batch
+     * in one call; out [rows, numHeads * headDim].
      */
-    void attention(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape, float[] out);
+    void attention(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out);
 
     /** gate[k] = silu(gate[k]) * up[k] for k < length (SwiGLU). */
     void swiglu(float[] gate, float[] up, int length);

@@ -1,13 +1,19 @@
 package io.zse.backend;
 
-/** Rows stored as IEEE binary16 bit patterns: data[position * kvDim + kvHead * headDim + i]. */
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** Rows stored as IEEE binary16 bit patterns: element [slot * kvDim + kvHead * headDim + i] of an off-heap segment. */
 public final class F16KvRows implements KvRows {
     private final int kvDim;
-    private final short[] data;
+    private final int slots;
+    private final MemorySegment data;
 
-    F16KvRows(int capacity, int kvDim) {
+    F16KvRows(int slots, int kvDim, Arena arena) {
         this.kvDim = kvDim;
-        this.data = new short[Math.multiplyExact(capacity, kvDim)];
+        this.slots = slots;
+        this.data = OffHeapMemory.allocate(Math.multiplyExact((long) slots * kvDim, Short.BYTES), arena);
     }
 
     @Override
@@ -15,24 +21,29 @@ public final class F16KvRows implements KvRows {
         return kvDim;
     }
 
-    /** [capacity, kvDim] binary16 bit patterns, read in place by the attention kernels. */
-    public short[] data() {
+    @Override
+    public int slots() {
+        return slots;
+    }
+
+    /** [slots, kvDim] binary16 bit patterns, read in place by the attention kernels. */
+    public MemorySegment data() {
         return data;
     }
 
     @Override
-    public void write(int position, float[] source, int sourceOffset) {
-        int base = position * kvDim;
+    public void write(int slot, float[] source, int sourceOffset) {
+        long base = (long) slot * kvDim;
         for (int i = 0; i < kvDim; i++) {
-            data[base + i] = Float.floatToFloat16(source[sourceOffset + i]);
+            data.setAtIndex(ValueLayout.JAVA_SHORT, base + i, Float.floatToFloat16(source[sourceOffset + i]));
         }
     }
 
     @Override
-    public void read(int position, float[] out, int offset) {
-        int base = position * kvDim;
+    public void read(int slot, float[] out, int offset) {
+        long base = (long) slot * kvDim;
         for (int i = 0; i < kvDim; i++) {
-            out[offset + i] = Float.float16ToFloat(data[base + i]);
+            out[offset + i] = Float.float16ToFloat(data.getAtIndex(ValueLayout.JAVA_SHORT, base + i));
         }
     }
 

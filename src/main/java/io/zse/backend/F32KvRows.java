@@ -1,13 +1,19 @@
 package io.zse.backend;
 
-/** Rows stored as F32: data[position * kvDim + kvHead * headDim + i]. */
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** Rows stored as F32: element [slot * kvDim + kvHead * headDim + i] of an off-heap segment. */
 public final class F32KvRows implements KvRows {
     private final int kvDim;
-    private final float[] data;
+    private final int slots;
+    private final MemorySegment data;
 
-    F32KvRows(int capacity, int kvDim) {
+    F32KvRows(int slots, int kvDim, Arena arena) {
         this.kvDim = kvDim;
-        this.data = new float[Math.multiplyExact(capacity, kvDim)];
+        this.slots = slots;
+        this.data = OffHeapMemory.allocate(Math.multiplyExact((long) slots * kvDim, Float.BYTES), arena);
     }
 
     @Override
@@ -15,19 +21,24 @@ public final class F32KvRows implements KvRows {
         return kvDim;
     }
 
-    /** [capacity, kvDim], read in place by the attention kernels. */
-    public float[] data() {
+    @Override
+    public int slots() {
+        return slots;
+    }
+
+    /** [slots, kvDim] F32, read in place by the attention kernels. */
+    public MemorySegment data() {
         return data;
     }
 
     @Override
-    public void write(int position, float[] source, int sourceOffset) {
-        System.arraycopy(source, sourceOffset, data, position * kvDim, kvDim);
+    public void write(int slot, float[] source, int sourceOffset) {
+        MemorySegment.copy(source, sourceOffset, data, ValueLayout.JAVA_FLOAT, (long) slot * kvDim * Float.BYTES, kvDim);
     }
 
     @Override
-    public void read(int position, float[] out, int offset) {
-        System.arraycopy(data, position * kvDim, out, offset, kvDim);
+    public void read(int slot, float[] out, int offset) {
+        MemorySegment.copy(data, ValueLayout.JAVA_FLOAT, (long) slot * kvDim * Float.BYTES, out, offset, kvDim);
     }
 
     @Override

@@ -1,39 +1,56 @@
 package io.zse.backend;
 
+import java.lang.foreign.Arena;
+import java.util.Arrays;
+
 /**
- * Keys and values of one sequence, for every layer and every position written so far, stored as its
- * {@link KvCacheType} says. Per layer, {@link #keys} and {@link #values} hold one row of kvDim = numKvHeads * headDim
- * elements per position.
+ * The keys and values of one sequence: a block table over a {@link KvBlockPool}, position p living in slot
+ * {@code table[p / blockSize] * blockSize + p % blockSize}. Blocks are taken as the sequence grows ({@link #reserve})
+ * and given back by {@link #release}; the leading blocks may be shared, read-only, with other sequences whose prompts
+ * start the same ({@link #adoptPrefix}). Per layer, {@link #keys} and {@link #values} hold one row of
+ * kvDim = numKvHeads * headDim elements per slot.
  */
 public final class KvCache {
-    private final KvCacheType type;
-    private final int capacity;
-    private final int kvDim;
-    private final KvRows[] keys;   // [layers]
-    private final KvRows[] values; // [layers]
-    private int length;
+    /** Slots per block of the caches a model makes for itself (generate, bench, eval). */
+    public static final int DEFAULT_BLOCK_SIZE = 16;
 
-    public KvCache(KvCacheType type, int layers, int capacity, int numKvHeads, int headDim) {
-        if (layers <= 0 || capacity <= 0 || numKvHeads <= 0 || headDim <= 0) {
-            throw new IllegalArgumentException("bad KV cache size: " + layers + " layers, " + capacity
-                    + " positions, " + numKvHeads + " kv heads of " + headDim);
+    private final KvBlockPool pool;
+    private final int capacity;
+    private final int blockSize;
+    private int[] table = new int[4];
+    private int blocks;
+    private int length;
+    private int publishedBlocks;               // leading blocks already in the prefix cache (adopted or registered)
+    private long publishedHash = PrefixHash.ROOT; // the chained hash of those blocks
+
+    /** A sequence of up to {@code capacity} positions taking its blocks from {@code pool} as it grows. */
+    public KvCache(KvBlockPool pool, int capacity) {
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("a KV cache of " + capacity + " positions");
         }
-        this.type = type;
+        this.pool = pool;
         this.capacity = capacity;
-        this.kvDim = Math.multiplyExact(numKvHeads, headDim);
-        this.keys = new KvRows[layers];
-        this.values = new KvRows[layers];
-        for (int layer = 0; layer < layers; layer++) {
-            keys[layer] = KvRows.create(type, capacity, numKvHeads, headDim);
-            values[layer] = KvRows.create(type, capacity, numKvHeads, headDim);
+        this.blockSize = pool.blockSize();
+    }
+
+    /** A cache with a pool of its own, all of {@code capacity} positions reserved at once (the garbage collector frees it). */
+    public KvCache(KvCacheType type, int layers, int capacity, int numKvHeads, int headDim) {
+        this(new KvBlockPool(type, layers, numKvHeads, headDim, DEFAULT_BLOCK_SIZE,
+                Math.max(1, (capacity + DEFAULT_BLOCK_SIZE - 1) / DEFAULT_BLOCK_SIZE), Arena.ofAuto()), capacity);
+        if (!reserve(capacity)) {
+            throw new IllegalStateException("a pool sized for " + capacity + " positions could not hold them");
         }
     }
 
     public KvCacheType type() {
-        return type;
+        return pool.type();
     }
 
-    /** Positions this cache can hold. */
+    public KvBlockPool pool() {
+        return pool;
+    }
+
+    /** Positions this cache may ever hold. */
     public int capacity() {
         return capacity;
     }
@@ -44,51 +61,159 @@ public final class KvCache {
     }
 
     public int kvDim() {
-        return kvDim;
+        return pool.kvDim();
     }
 
     public int layers() {
-        return keys.length;
+        return pool.layers();
     }
 
     /** Bytes one position takes over all layers, keys and values (scales included). */
     public long bytesPerPosition() {
-        return (long) keys.length * (keys[0].bytesPerPosition() + values[0].bytesPerPosition());
+        return pool.bytesPerToken();
     }
 
-    /** Writes k and v rows [n, kvDim] of {@code layer} at positions startPos..startPos+n-1. */
-    public void store(int layer, int startPos, int n, float[] k, float[] v) {
-        if (layer < 0 || layer >= keys.length) {
-            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (keys.length - 1));
+    /** Blocks in the table (held, shared or not). */
+    public int blocks() {
+        return blocks;
+    }
+
+    /** Positions the blocks held now can take (never more than the capacity). */
+    public int reservedPositions() {
+        return Math.min(capacity, blocks * blockSize);
+    }
+
+    /** Blocks still to take before {@code positions} fit. */
+    public int blocksMissing(int positions) {
+        return Math.max(0, (positions + blockSize - 1) / blockSize - blocks);
+    }
+
+    /**
+     * Takes blocks from the pool until {@code positions} positions fit. False if the pool ran out first (the blocks
+     * taken so far stay held).
+     */
+    public boolean reserve(int positions) {
+        if (positions > capacity) {
+            throw new IllegalArgumentException(positions + " positions exceed the KV cache capacity of " + capacity);
         }
-        if (startPos < 0 || n < 0 || startPos + n > capacity) {
+        while (reservedPositions() < positions) {
+            int block = pool.allocate();
+            if (block < 0) {
+                return false;
+            }
+            append(block);
+        }
+        return true;
+    }
+
+    private void append(int block) {
+        if (blocks == table.length) {
+            table = Arrays.copyOf(table, blocks * 2);
+        }
+        table[blocks++] = block;
+    }
+
+    /**
+     * Starts an empty cache with the cached blocks of the longest prefix of {@code tokens} found in the pool, full
+     * blocks only, and at most {@code maxPositions} positions. Returns the positions now valid (their keys and values
+     * need no computing). Pass {@code maxPositions} below the prompt length so the last prompt token is computed.
+     */
+    public int adoptPrefix(int[] tokens, int maxPositions) {
+        if (blocks != 0 || length != 0) {
+            throw new IllegalStateException("a prefix can only start an empty cache");
+        }
+        long parent = PrefixHash.ROOT;
+        for (int start = 0; start + blockSize <= Math.min(tokens.length, maxPositions); start += blockSize) {
+            int[] blockTokens = Arrays.copyOfRange(tokens, start, start + blockSize);
+            int block = pool.lookup(parent, blockTokens);
+            if (block < 0) {
+                break;
+            }
+            append(block);
+            parent = PrefixHash.next(parent, blockTokens);
+        }
+        publishedBlocks = blocks;
+        publishedHash = parent;
+        length = reservedPositions();
+        return length;
+    }
+
+    /**
+     * Registers the computed full blocks of {@code tokens} (the sequence's tokens from position 0) not registered yet in
+     * the pool's prefix cache, so later prompts that start the same can skip them. Cheap to call after every step.
+     */
+    public void publishComputed(int[] tokens) {
+        int computedBlocks = Math.min(length, tokens.length) / blockSize;
+        for (; publishedBlocks < computedBlocks; publishedBlocks++) {
+            int from = publishedBlocks * blockSize;
+            int[] blockTokens = Arrays.copyOfRange(tokens, from, from + blockSize);
+            pool.register(table[publishedBlocks], publishedHash, blockTokens);
+            publishedHash = PrefixHash.next(publishedHash, blockTokens);
+        }
+    }
+
+    /** Gives every block back to the pool (cached prefix blocks stay findable); the cache is empty afterwards. */
+    public void release() {
+        for (int i = 0; i < blocks; i++) {
+            pool.release(table[i]);
+        }
+        blocks = 0;
+        length = 0;
+        publishedBlocks = 0;
+        publishedHash = PrefixHash.ROOT;
+    }
+
+    /** The slot holding {@code position}. */
+    public int slot(int position) {
+        return table[position / blockSize] * blockSize + position % blockSize;
+    }
+
+    /** Writes rows rowOffset..rowOffset+n-1 of k and v [rows, kvDim] for {@code layer} at positions startPos... */
+    public void store(int layer, int startPos, int n, float[] k, float[] v, int rowOffset) {
+        if (layer < 0 || layer >= pool.layers()) {
+            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (pool.layers() - 1));
+        }
+        if (startPos < 0 || n < 0 || startPos + n > reservedPositions()) {
             throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
-                    + " do not fit a KV cache of " + capacity);
+                    + " do not fit the " + reservedPositions() + " reserved positions of this KV cache");
         }
-        if (k.length < n * kvDim || v.length < n * kvDim) {
-            throw new IllegalArgumentException("k and v need " + n + " rows of " + kvDim);
+        if (startPos < publishedBlocks * blockSize) {
+            // those blocks may be shared with other sequences through the prefix cache: they are read-only
+            throw new IllegalArgumentException("position " + startPos + " is in a block of the prefix cache");
         }
+        int kvDim = pool.kvDim();
+        if (k.length < (rowOffset + n) * kvDim || v.length < (rowOffset + n) * kvDim) {
+            throw new IllegalArgumentException("k and v need " + (rowOffset + n) + " rows of " + kvDim);
+        }
+        KvRows keys = pool.keys(layer);
+        KvRows values = pool.values(layer);
         for (int i = 0; i < n; i++) {
-            keys[layer].write(startPos + i, k, i * kvDim);
-            values[layer].write(startPos + i, v, i * kvDim);
+            int slot = slot(startPos + i);
+            keys.write(slot, k, (rowOffset + i) * kvDim);
+            values.write(slot, v, (rowOffset + i) * kvDim);
         }
+    }
+
+    /** {@link #store(int, int, int, float[], float[], int)} from row 0. */
+    public void store(int layer, int startPos, int n, float[] k, float[] v) {
+        store(layer, startPos, n, k, v, 0);
     }
 
     /** Marks positions below {@code length} as valid (after a forward pass wrote them in every layer). */
     public void setLength(int length) {
-        if (length < 0 || length > capacity) {
-            throw new IllegalArgumentException("length " + length + " outside 0.." + capacity);
+        if (length < 0 || length > reservedPositions()) {
+            throw new IllegalArgumentException("length " + length + " outside 0.." + reservedPositions());
         }
         this.length = length;
     }
 
-    /** The keys of {@code layer}, [capacity, kvDim]; read in place by the attention kernels. */
+    /** The keys of {@code layer} for every slot of the pool; index them with {@link #slot}. */
     public KvRows keys(int layer) {
-        return keys[layer];
+        return pool.keys(layer);
     }
 
-    /** The values of {@code layer}, [capacity, kvDim]. */
+    /** The values of {@code layer} for every slot of the pool. */
     public KvRows values(int layer) {
-        return values[layer];
+        return pool.values(layer);
     }
 }

@@ -1,29 +1,40 @@
 package io.zse.backend;
 
+import java.lang.foreign.Arena;
+
 /**
- * The keys, or the values, of one layer of a {@link KvCache}: one row of kvDim = numKvHeads * headDim elements per
- * position, stored in the cache's {@link KvCacheType}. Backends read the storage of each type directly.
+ * The keys, or the values, of one layer: one row of kvDim = numKvHeads * headDim elements per slot, stored off-heap in
+ * a {@link KvCacheType}. A slot is a physical row; a {@link KvCache} maps each position of its sequence to a slot of
+ * its blocks. Backends read the storage of each type directly.
  */
 public sealed interface KvRows permits F32KvRows, F16KvRows, Int8KvRows {
 
-    /** Creates rows for {@code capacity} positions of {@code numKvHeads} heads of width {@code headDim}. */
-    static KvRows create(KvCacheType type, int capacity, int numKvHeads, int headDim) {
+    /** Rows for {@code slots} slots of {@code numKvHeads} heads of width {@code headDim}, freed with {@code arena}. */
+    static KvRows create(KvCacheType type, int slots, int numKvHeads, int headDim, Arena arena) {
         return switch (type) {
-            case F32 -> new F32KvRows(capacity, numKvHeads * headDim);
-            case F16 -> new F16KvRows(capacity, numKvHeads * headDim);
-            case INT8 -> new Int8KvRows(capacity, numKvHeads, headDim);
+            case F32 -> new F32KvRows(slots, numKvHeads * headDim, arena);
+            case F16 -> new F16KvRows(slots, numKvHeads * headDim, arena);
+            case INT8 -> new Int8KvRows(slots, numKvHeads, headDim, arena);
         };
     }
 
-    /** Elements per position (numKvHeads * headDim). */
+    /** Rows whose memory the garbage collector frees (tests, one-off caches). */
+    static KvRows create(KvCacheType type, int slots, int numKvHeads, int headDim) {
+        return create(type, slots, numKvHeads, headDim, Arena.ofAuto());
+    }
+
+    /** Elements per slot (numKvHeads * headDim). */
     int kvDim();
 
-    /** Stores source[sourceOffset .. sourceOffset + kvDim) as the row of {@code position}. */
-    void write(int position, float[] source, int sourceOffset);
+    /** Slots these rows hold. */
+    int slots();
 
-    /** Decodes the row of {@code position} into out[offset .. offset + kvDim). */
-    void read(int position, float[] out, int offset);
+    /** Stores source[sourceOffset .. sourceOffset + kvDim) as the row of {@code slot}. */
+    void write(int slot, float[] source, int sourceOffset);
 
-    /** Bytes one position takes (codes plus scales). */
+    /** Decodes the row of {@code slot} into out[offset .. offset + kvDim). */
+    void read(int slot, float[] out, int offset);
+
+    /** Bytes one slot takes (codes plus scales). */
     int bytesPerPosition();
 }

@@ -74,6 +74,16 @@ public final class SequenceDecoder {
         return new Step(choice, text, null);
     }
 
+    /** Prompt and generated tokens so far: what the model has run, and {@link #lastToken()} that it runs next. */
+    public int[] tokens() {
+        return history.clone();
+    }
+
+    /** How many {@link #tokens()} there are. */
+    public int tokenCount() {
+        return history.length;
+    }
+
     /** The token the model must run next (the last one sampled). */
     public int lastToken() {
         return history[history.length - 1];

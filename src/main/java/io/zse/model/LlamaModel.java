@@ -2,18 +2,25 @@ package io.zse.model;
 
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
+import io.zse.backend.BatchLayout;
+import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseFile;
 
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
 
 /**
  * The Llama-family decoder (Llama, Mistral, Qwen2), written once against {@link Backend} ops. Stateless apart from its
- * weights: each sequence brings its own {@link KvCache}, so one model serves many sequences.
+ * weights: each sequence brings its own {@link KvCache} (a block table over a shared {@link KvBlockPool}), so one
+ * model serves many sequences, and one forward pass can mix their decode tokens and prompt chunks.
  */
 public final class LlamaModel {
     private final ModelConfig config;
@@ -57,17 +64,24 @@ public final class LlamaModel {
 
     /** Bytes one position of a {@code type} KV cache takes: keys and values of every layer, scales included. */
     public long kvBytesPerPosition(KvCacheType type) {
-        return newCache(1, type).bytesPerPosition();
+        return KvBlockPool.bytesPerToken(type, config.numLayers(), config.numKvHeads(), config.headDim());
+    }
+
+    /** The KV memory for many sequences: {@code blocks} blocks of {@code blockSize} positions, freed with {@code arena}. */
+    public KvBlockPool newPool(KvCacheType type, int blockSize, int blocks, Arena arena) {
+        return new KvBlockPool(type, config.numLayers(), config.numKvHeads(), config.headDim(), blockSize, blocks, arena);
     }
 
     /** Runs {@code tokens} at positions startPos.. and returns the logits of the last one [vocab]. */
     public float[] forward(int[] tokens, int startPos, KvCache cache) {
-        return run(tokens, new Segment[]{new Segment(cache, startPos, 0, tokens.length)}, false);
+        return forward(tokens, BatchLayout.single(cache, startPos, tokens.length), new int[]{tokens.length - 1});
     }
 
     /** Like {@link #forward} but returns the logits of every position [tokens.length, vocab]. */
     public float[] forwardAll(int[] tokens, int startPos, KvCache cache) {
-        return run(tokens, new Segment[]{new Segment(cache, startPos, 0, tokens.length)}, true);
+        int[] every = new int[tokens.length];
+        Arrays.setAll(every, i -> i);
+        return forward(tokens, BatchLayout.single(cache, startPos, tokens.length), every);
     }
 
     /**
@@ -79,28 +93,43 @@ public final class LlamaModel {
         if (tokens.length != caches.length) {
             throw new IllegalArgumentException(tokens.length + " tokens for " + caches.length + " caches");
         }
-        Segment[] segments = new Segment[tokens.length];
-        Set<KvCache> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<BatchLayout.Segment> segments = new ArrayList<>();
+        int[] rows = new int[tokens.length];
         for (int i = 0; i < tokens.length; i++) {
-            if (!seen.add(caches[i])) {
-                throw new IllegalArgumentException("sequence " + i + " shares its KV cache with an earlier one");
-            }
-            segments[i] = new Segment(caches[i], caches[i].length(), i, 1);
+            segments.add(new BatchLayout.Segment(caches[i], caches[i].length(), i, 1));
+            rows[i] = i;
         }
-        return run(tokens, segments, false);
+        return forward(tokens, new BatchLayout(segments), rows);
     }
 
-    /** Rows offset..offset+length-1 of a batch belong to one sequence and go at positions startPos.. of its cache. */
-    private record Segment(KvCache cache, int startPos, int offset, int length) {
-        int end() {
-            return startPos + length;
-        }
-    }
-
-    private float[] run(int[] tokens, Segment[] segments, boolean allPositions) {
+    /**
+     * One forward pass over a mixed batch: decode tokens and prompt chunks of many sequences, laid out by
+     * {@code batch}, each segment's tokens going at its positions of its own cache (taking blocks from its pool as
+     * needed). Returns the logits of the rows in {@code logitRows} only [logitRows.length, vocab]: a prompt chunk that
+     * does not end its prompt needs none, and the output projection is the largest matrix.
+     *
+     * @throws IllegalStateException a cache's pool has no block left (the engine reserves before it runs)
+     */
+    public float[] forward(int[] tokens, BatchLayout batch, int[] logitRows) {
         int n = tokens.length;
-        for (Segment segment : segments) {
+        if (n != batch.rows()) {
+            throw new IllegalArgumentException(n + " tokens for a batch of " + batch.rows() + " rows");
+        }
+        Set<KvCache> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (BatchLayout.Segment segment : batch.segments()) {
+            if (!seen.add(segment.cache())) {
+                throw new IllegalArgumentException("two segments of one batch share a KV cache");
+            }
             checkFits(segment.length(), segment.startPos(), segment.cache());
+            if (!segment.cache().reserve(segment.end())) {
+                throw new IllegalStateException("the KV cache pool has no free block left for " + segment.end()
+                        + " positions");
+            }
+        }
+        for (int row : logitRows) {
+            if (row < 0 || row >= n) {
+                throw new IllegalArgumentException("logits of row " + row + " of a batch of " + n);
+            }
         }
         int d = config.hiddenSize();
         int qDim = attentionShape.queryDim();
@@ -117,7 +146,6 @@ public final class LlamaModel {
         float[] projected = new float[n * d];
         float[] gate = new float[n * ff];    // [n, ff]
         float[] up = new float[n * ff];
-        SegmentRows rows = segments.length == 1 ? null : new SegmentRows(qDim, kvDim);
 
         backend.embed(weights.embeddings(), tokens, x);
         for (int layer = 0; layer < config.numLayers(); layer++) {
@@ -128,13 +156,12 @@ public final class LlamaModel {
             linear(normed, n, w.query(), w.queryBias(), q);
             linear(normed, n, w.key(), w.keyBias(), k);
             linear(normed, n, w.value(), w.valueBias(), v);
-            if (rows == null) {
-                attend(segments[0], layer, q, k, v, attended);
-            } else {
-                for (Segment segment : segments) {
-                    rows.attend(segment, layer, q, k, v, attended);
-                }
+            backend.rope(q, batch, config.numHeads(), config.headDim(), ropeFrequencies);
+            backend.rope(k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
+            for (BatchLayout.Segment segment : batch.segments()) {
+                segment.cache().store(layer, segment.startPos(), segment.length(), k, v, segment.offset());
             }
+            backend.attention(q, batch, layer, attentionShape, attended);
             linear(attended, n, w.output(), w.outputBias(), projected);
             backend.add(x, projected, n * d);
 
@@ -146,71 +173,24 @@ public final class LlamaModel {
             backend.matmul(gate, n, w.down(), projected);
             backend.add(x, projected, n * d);
         }
-        for (Segment segment : segments) {
+        for (BatchLayout.Segment segment : batch.segments()) {
             segment.cache().setLength(segment.end());
+        }
+        if (logitRows.length == 0) {
+            return new float[0];
         }
 
         // Only the rows whose logits are wanted go through the final norm and the (large) output projection.
-        float[] wanted;
-        int wantedRows;
-        if (allPositions) {
-            wanted = x;
-            wantedRows = n;
-        } else {
-            wantedRows = segments.length;
-            wanted = new float[wantedRows * d];
-            for (int i = 0; i < segments.length; i++) {
-                int lastRow = segments[i].offset() + segments[i].length() - 1;
-                System.arraycopy(x, lastRow * d, wanted, i * d, d);
-            }
+        int wantedRows = logitRows.length;
+        float[] wanted = new float[wantedRows * d];
+        for (int i = 0; i < wantedRows; i++) {
+            System.arraycopy(x, logitRows[i] * d, wanted, i * d, d);
         }
         float[] wantedNormed = new float[wantedRows * d];
         backend.rmsNorm(wanted, wantedRows, weights.finalNorm(), eps, wantedNormed);
         float[] logits = new float[wantedRows * config.vocabSize()];
         backend.matmul(wantedNormed, wantedRows, weights.outputProjection(), logits);
         return logits;
-    }
-
-    /** RoPE, cache store and attention for rows that all belong to one sequence (the whole batch). */
-    private void attend(Segment segment, int layer, float[] q, float[] k, float[] v, float[] out) {
-        int n = segment.length();
-        backend.rope(q, n, config.numHeads(), config.headDim(), segment.startPos(), ropeFrequencies);
-        backend.rope(k, n, config.numKvHeads(), config.headDim(), segment.startPos(), ropeFrequencies);
-        segment.cache().store(layer, segment.startPos(), n, k, v);
-        backend.attention(q, n, segment.startPos(), segment.cache(), layer, attentionShape, out);
-    }
-
-    /**
-     * Scratch rows for a batch of several sequences: each sequence's rows are copied out, attended over its own cache
-     * and copied back, so the backend ops keep their one-sequence signatures.
-     */
-    private final class SegmentRows {
-        private final int qDim;
-        private final int kvDim;
-        private float[] q = new float[0];
-        private float[] k = new float[0];
-        private float[] v = new float[0];
-        private float[] out = new float[0];
-
-        SegmentRows(int qDim, int kvDim) {
-            this.qDim = qDim;
-            this.kvDim = kvDim;
-        }
-
-        void attend(Segment segment, int layer, float[] batchQ, float[] batchK, float[] batchV, float[] batchOut) {
-            int n = segment.length();
-            if (q.length != n * qDim) {
-                q = new float[n * qDim];
-                k = new float[n * kvDim];
-                v = new float[n * kvDim];
-                out = new float[n * qDim];
-            }
-            System.arraycopy(batchQ, segment.offset() * qDim, q, 0, n * qDim);
-            System.arraycopy(batchK, segment.offset() * kvDim, k, 0, n * kvDim);
-            System.arraycopy(batchV, segment.offset() * kvDim, v, 0, n * kvDim);
-            LlamaModel.this.attend(segment, layer, q, k, v, out);
-            System.arraycopy(out, 0, batchOut, segment.offset() * qDim, n * qDim);
-        }
     }
 
     private void linear(float[] in, int n, WeightMatrix weight, float[] bias, float[] out) {

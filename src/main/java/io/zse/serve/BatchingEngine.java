@@ -1,79 +1,103 @@
 package io.zse.serve;
 
+import io.zse.backend.BatchLayout;
+import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
-import io.zse.backend.KvCacheType;
 import io.zse.generate.Generator;
 import io.zse.generate.SequenceDecoder;
 import io.zse.model.LlamaModel;
 import io.zse.model.ModelConfig;
 import io.zse.tokenizer.Tokenizer;
 
+import java.lang.foreign.Arena;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Logger;
 
 /**
- * Continuous batching for one model on its own thread. Each iteration prefills newly admitted prompts (each alone),
- * then runs one {@link LlamaModel#decodeBatch} step over every running sequence; sequences join at the next step
- * after their prefill and leave as soon as they finish or are cancelled, which frees their KV cache.
+ * Continuous batching for one model on its own thread. The sequences' keys and values live in one paged
+ * {@link KvBlockPool}, allocated off-heap when the engine starts; each sequence takes blocks as it grows. Every step,
+ * the {@link StepScheduler} packs a decode token of each running sequence and chunks of prompts into one forward
+ * pass; sequences whose chunk ends their tokens get a token sampled. Sequences join as soon as the pool has room for
+ * their prompt, leave as soon as they finish or are cancelled, and give their blocks back then (prompt blocks stay
+ * cached for later prompts that start the same way).
  */
 public final class BatchingEngine implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(BatchingEngine.class.getName());
+
     private final LlamaModel model;
     private final Tokenizer tokenizer;
     private final Set<Integer> eosIds;
     private final EngineLimits limits;
     private final EngineMetrics metrics;
     private final int contextLength;
-    private final long kvBytesPerPosition;
-    private final KvCacheType kvCacheType;
+    private final KvBlockPool pool;
+    private final boolean prefixCache;
+    private final StepScheduler<Sequence> scheduler;
     private final BlockingQueue<Sequence> queue;
-    private final List<Sequence> running = new ArrayList<>(); // engine thread only
-    private final AtomicLong kvBytesInUse = new AtomicLong();
+    private final List<Sequence> running = new ArrayList<>();     // engine thread only, admission order
+    private final Deque<Sequence> waiting = new ArrayDeque<>();   // engine thread only: taken from the queue
     private final AtomicInteger inFlight = new AtomicInteger(); // submitted and not yet finished, failed or dropped
+    private final AtomicInteger waitingCount = new AtomicInteger();
     private final Thread thread;
     private volatile int runningCount;
     private volatile boolean admitting = true;
     private volatile boolean closed;
 
-    /** An engine whose sequences keep F32 KV caches. */
-    public BatchingEngine(LlamaModel model, Tokenizer tokenizer, EngineLimits limits, EngineMetrics metrics) {
-        this(model, tokenizer, limits, KvCacheType.F32, metrics);
+    /** An engine whose pool holds F32 keys and values, {@code kvBytes} of them, prefix caching on. */
+    public BatchingEngine(LlamaModel model, Tokenizer tokenizer, EngineLimits limits, long kvBytes, EngineMetrics metrics) {
+        this(model, tokenizer, limits, KvPoolSettings.of(kvBytes), metrics);
     }
 
-    public BatchingEngine(LlamaModel model, Tokenizer tokenizer, EngineLimits limits, KvCacheType kvCacheType,
+    public BatchingEngine(LlamaModel model, Tokenizer tokenizer, EngineLimits limits, KvPoolSettings kv,
                           EngineMetrics metrics) {
         this.model = model;
-        this.kvCacheType = kvCacheType;
         this.tokenizer = tokenizer;
         ModelConfig config = model.config();
         this.eosIds = new HashSet<>(config.eosTokenIds());
         this.limits = limits;
         this.metrics = metrics;
-        this.contextLength = limits.maxModelLength() == 0 ? config.contextLength()
+        long blockBytes = model.kvBytesPerPosition(kv.type()) * kv.blockSize();
+        int blocks = (int) Math.clamp(kv.bytes() / blockBytes, 1, Integer.MAX_VALUE / kv.blockSize());
+        this.pool = model.newPool(kv.type(), kv.blockSize(), blocks, Arena.ofShared());
+        this.prefixCache = kv.prefixCache();
+        int modelLength = limits.maxModelLength() == 0 ? config.contextLength()
                 : Math.min(config.contextLength(), limits.maxModelLength());
-        this.kvBytesPerPosition = model.kvBytesPerPosition(kvCacheType);
+        // a sequence never outgrows the pool: alone, it always fits, so preemption always ends
+        this.contextLength = (int) Math.min(modelLength, pool.capacityTokens());
+        this.scheduler = new StepScheduler<>(limits.maxBatchTokens(), limits.maxRunning(), kv.prefixCache());
         this.queue = new ArrayBlockingQueue<>(Math.max(1, limits.maxQueued()));
-        metrics.bind(queue::size, () -> runningCount, kvBytesInUse::get);
+        metrics.bind(this::queuedSequences, () -> runningCount, this::kvBytesInUse, pool);
+        LOG.info(String.format("KV cache pool: %d blocks of %d tokens = %d tokens, %.1f MiB (%s, %d bytes/token); "
+                        + "prefix cache %s; a sequence may use up to %d tokens",
+                blocks, kv.blockSize(), pool.capacityTokens(), blocks * (double) blockBytes / (1 << 20),
+                kv.type().label(), pool.bytesPerToken(), kv.prefixCache() ? "on" : "off", contextLength));
         this.thread = Thread.ofPlatform().name("zse-engine").daemon().start(this::loop);
     }
 
-    /** The context a request may use: the model's, capped by {@link EngineLimits#maxModelLength()}. */
+    /** The context a request may use: the model's, capped by {@link EngineLimits#maxModelLength()} and the pool. */
     public int contextLength() {
         return contextLength;
     }
 
+    /** The engine's KV memory (read its counters; the engine thread owns its blocks). */
+    public KvBlockPool pool() {
+        return pool;
+    }
+
     /** A running or queued sequence, as its submitter sees it. */
     public interface Handle {
-        /** Stops the sequence; its KV cache is freed at the engine's next step. No further listener calls follow. */
+        /** Stops the sequence; its KV blocks are freed at the engine's next step. No further listener calls follow. */
         void cancel();
     }
 
@@ -90,24 +114,26 @@ public final class BatchingEngine implements AutoCloseable {
         }
         Sequence sequence = new Sequence(request, listener, budget);
         inFlight.incrementAndGet();
-        if (limits.maxQueued() == 0 || !queue.offer(sequence)) {
+        if (limits.maxQueued() == 0 || waitingCount.get() >= limits.maxQueued() || !queue.offer(sequence)) {
             inFlight.decrementAndGet();
             throw new AdmissionException("the request queue is full (" + limits.maxQueued() + " waiting)", 1);
         }
+        waitingCount.incrementAndGet();
         return sequence;
     }
 
-    /** Bytes of KV cache held by running sequences. */
+    /** Bytes of KV blocks held by sequences (cached prefix blocks nobody uses are not counted). */
     public long kvBytesInUse() {
-        return kvBytesInUse.get();
+        return (long) pool.usedBlocks() * pool.blockSize() * pool.bytesPerToken();
     }
 
     public int runningSequences() {
         return runningCount;
     }
 
+    /** Sequences submitted and not yet running (including preempted ones waiting to be recomputed). */
     public int queuedSequences() {
-        return queue.size();
+        return waitingCount.get();
     }
 
     /** Refuses new requests from now on (shutdown); queued and running ones go on. */
@@ -127,7 +153,7 @@ public final class BatchingEngine implements AutoCloseable {
         return true;
     }
 
-    /** Stops the engine: every queued and running sequence gets {@link GenerationListener#onError}. */
+    /** Stops the engine: every queued and running sequence gets {@link GenerationListener#onError}; the pool is freed. */
     @Override
     public void close() {
         admitting = false;
@@ -138,25 +164,27 @@ public final class BatchingEngine implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        if (!thread.isAlive()) {
+            pool.close(); // a step still running would fail on the closed memory, not crash: the arena is shared
+        }
     }
 
     private void loop() {
         while (!closed) {
             try {
-                admit();
-                if (running.isEmpty()) {
+                takeSubmitted();
+                dropCancelled();
+                if (running.isEmpty() && waiting.isEmpty()) {
                     continue;
                 }
-                decodeStep();
+                step();
             } catch (InterruptedException e) {
                 break;
             } catch (RuntimeException | Error e) {
                 // a bug in a step: fail the batch rather than the engine, which goes on serving new requests
                 RuntimeException error = closed ? new AdmissionException("the server stopped before the request finished", 5)
                         : e instanceof RuntimeException r ? r : new IllegalStateException(e);
-                for (Sequence s : running) {
-                    s.fail(error);
-                }
+                running.forEach(s -> s.fail(error));
                 running.clear();
                 runningCount = 0;
             }
@@ -165,79 +193,116 @@ public final class BatchingEngine implements AutoCloseable {
         running.forEach(s -> s.fail(stopped));
         running.clear();
         runningCount = 0;
-        for (Sequence s; (s = queue.poll()) != null; ) {
+        for (Sequence s; (s = waiting.poll()) != null || (s = queue.poll()) != null; ) {
+            waitingCount.decrementAndGet();
             s.fail(stopped);
         }
     }
 
-    /** Prefills queued prompts (each alone) while there is room in the batch and prefill budget in this step. */
-    private void admit() throws InterruptedException {
-        int prefilled = 0;
-        while (running.size() < limits.maxRunning() && prefilled < limits.prefillTokensPerStep()) {
-            Sequence s = running.isEmpty() ? queue.poll(100, TimeUnit.MILLISECONDS) : queue.poll();
-            if (s == null) {
-                return;
-            }
-            if (s.cancelled) {
-                s.release();
-                metrics.cancelled();
-                continue;
-            }
-            prefilled += s.prompt.length;
-            s.prefill();
-            if (!s.finished()) {
-                running.add(s);
-                runningCount = running.size();
+    /** Moves submitted sequences to the waiting list; blocks a little when there is nothing else to do. */
+    private void takeSubmitted() throws InterruptedException {
+        if (running.isEmpty() && waiting.isEmpty()) {
+            Sequence s = queue.poll(100, TimeUnit.MILLISECONDS);
+            if (s != null) {
+                waiting.add(s);
             }
         }
+        queue.drainTo(waiting);
     }
 
-    /** Drops cancelled sequences, then one decode step for all others. */
-    private void decodeStep() {
-        for (Iterator<Sequence> it = running.iterator(); it.hasNext(); ) {
+    /** Cancelled sequences leave, wherever they are, and give their blocks back. */
+    private void dropCancelled() {
+        for (var it = waiting.iterator(); it.hasNext(); ) {
             Sequence s = it.next();
             if (s.cancelled) {
+                it.remove();
+                waitingCount.decrementAndGet();
                 s.release();
                 metrics.cancelled();
+            }
+        }
+        for (var it = running.iterator(); it.hasNext(); ) {
+            Sequence s = it.next();
+            if (s.cancelled) {
                 it.remove();
+                s.release();
+                metrics.cancelled();
             }
         }
         runningCount = running.size();
-        if (running.isEmpty()) {
+    }
+
+    /** Plans a step, runs it as one forward pass, and samples for the sequences whose tokens it completed. */
+    private void step() {
+        int before = waiting.size();
+        StepScheduler.Plan<Sequence> plan = scheduler.schedule(running, waiting);
+        waitingCount.addAndGet(waiting.size() - before);
+        runningCount = running.size();
+        plan.preempted().forEach(s -> metrics.preempted());
+        if (plan.work().isEmpty()) {
             return;
         }
-        int n = running.size();
-        int[] tokens = new int[n];
-        KvCache[] caches = new KvCache[n];
-        for (int i = 0; i < n; i++) {
-            tokens[i] = running.get(i).decoder.lastToken();
-            caches[i] = running.get(i).cache;
+        int[] tokens = new int[plan.tokens()];
+        List<BatchLayout.Segment> segments = new ArrayList<>();
+        int[] logitRows = new int[(int) plan.work().stream().filter(StepScheduler.Work::sampled).count()];
+        int row = 0;
+        int sampled = 0;
+        for (StepScheduler.Work<Sequence> w : plan.work()) {
+            w.sequence().copyTokens(w.start(), w.count(), tokens, row);
+            segments.add(new BatchLayout.Segment(w.sequence().cache, w.start(), row, w.count()));
+            row += w.count();
+            if (w.sampled()) {
+                logitRows[sampled++] = row - 1;
+            }
         }
-        float[] logits = model.decodeBatch(tokens, caches);
+        float[] logits;
+        try {
+            logits = model.forward(tokens, new BatchLayout(segments), logitRows);
+        } catch (RuntimeException e) {
+            for (StepScheduler.Work<Sequence> w : plan.work()) {
+                running.remove(w.sequence());
+                w.sequence().fail(e);
+            }
+            runningCount = running.size();
+            return;
+        }
         int vocab = model.config().vocabSize();
-        for (int i = 0; i < n; i++) {
-            running.get(i).step(Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab));
+        sampled = 0;
+        for (StepScheduler.Work<Sequence> w : plan.work()) {
+            Sequence s = w.sequence();
+            if (s.prefilling()) {
+                metrics.prefilled(w.count());
+            }
+            if (prefixCache) {
+                s.cache.publishComputed(s.tokensView());
+            }
+            if (w.sampled()) {
+                int from = sampled++ * vocab;
+                s.step(Arrays.copyOfRange(logits, from, from + vocab));
+            }
         }
         running.removeIf(Sequence::finished);
         runningCount = running.size();
     }
 
     /** One sequence's state inside the engine. */
-    private final class Sequence implements Handle {
-        final int[] prompt;
+    private final class Sequence implements Handle, StepScheduler.Schedulable {
         final GenerationListener listener;
         final SequenceDecoder decoder;
-        final int capacity;
-        KvCache cache;
+        final int promptLength;
+        final KvCache cache;
+        int[] tokens;      // prompt + generated, refreshed after each sampled token
         long lastTokenAt;
         boolean first = true;
         volatile boolean cancelled;
         private boolean done;
 
         Sequence(GenerationRequest request, GenerationListener listener, int budget) {
-            this.prompt = request.promptIds();
+            int[] prompt = request.promptIds();
             this.listener = listener;
-            this.capacity = prompt.length + budget;
+            this.promptLength = prompt.length;
+            this.tokens = prompt.clone();
+            this.cache = new KvCache(pool, prompt.length + budget);
             this.decoder = new SequenceDecoder(tokenizer, eosIds, prompt, budget, request.parameters(),
                     request.seed(), request.stops());
             this.lastTokenAt = System.nanoTime();
@@ -248,32 +313,49 @@ public final class BatchingEngine implements AutoCloseable {
             cancelled = true;
         }
 
+        @Override
+        public KvCache cache() {
+            return cache;
+        }
+
+        @Override
+        public int tokenCount() {
+            return tokens.length;
+        }
+
+        @Override
+        public int[] tokens() {
+            return tokens.clone();
+        }
+
+        int[] tokensView() {
+            return tokens;
+        }
+
+        void copyTokens(int from, int count, int[] into, int at) {
+            System.arraycopy(tokens, from, into, at, count);
+        }
+
+        /** Still computing its prompt (not a decode step, not a recompute after preemption of generated tokens). */
+        boolean prefilling() {
+            return first;
+        }
+
         boolean finished() {
             return done;
         }
 
-        void prefill() {
-            try {
-                cache = model.newCache(capacity, kvCacheType);
-                kvBytesInUse.addAndGet(capacity * kvBytesPerPosition);
-                float[] logits = model.forward(prompt, 0, cache);
-                metrics.prefilled(prompt.length);
-                if (!cancelled) {
-                    listener.onPrefilled();
-                }
-                step(logits);
-            } catch (RuntimeException e) {
-                fail(e);
-            }
-        }
-
         void step(float[] logits) {
+            if (first && !cancelled) {
+                listener.onPrefilled();
+            }
             SequenceDecoder.Step step = decoder.next(logits);
+            tokens = decoder.tokens();
             long now = System.nanoTime();
             if (step.choice() != null) {
                 metrics.generated(now - lastTokenAt, first);
-                first = false;
             }
+            first = false;
             lastTokenAt = now;
             if (step.finished()) {
                 release();
@@ -295,10 +377,7 @@ public final class BatchingEngine implements AutoCloseable {
         }
 
         void release() {
-            if (cache != null) {
-                kvBytesInUse.addAndGet(-capacity * kvBytesPerPosition);
-                cache = null;
-            }
+            cache.release();
             if (!done) {
                 done = true;
                 inFlight.decrementAndGet();

@@ -1,9 +1,11 @@
 package io.zse.serve;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.zse.backend.KvBlockPool;
 
 import java.time.Duration;
 import java.util.function.Supplier;
@@ -13,6 +15,7 @@ public final class EngineMetrics {
     private final Counter promptTokens;
     private final Counter generatedTokens;
     private final Counter cancelled;
+    private final Counter preempted;
     private final Timer timeToFirstToken;
     private final Timer interTokenLatency;
     private final MeterRegistry registry;
@@ -23,6 +26,8 @@ public final class EngineMetrics {
         generatedTokens = Counter.builder("zse.generated.tokens").description("Tokens generated").register(registry);
         cancelled = Counter.builder("zse.cancelled.sequences").description("Sequences cancelled (client gone) before "
                 + "they finished").register(registry);
+        preempted = Counter.builder("zse.preempted.sequences").description("Sequences that gave their KV blocks back "
+                + "when the pool ran out, to be recomputed").register(registry);
         timeToFirstToken = Timer.builder("zse.time.to.first.token")
                 .description("From admission to the first generated token").publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(60)).register(registry);
@@ -32,10 +37,16 @@ public final class EngineMetrics {
     }
 
     /** Registers the gauges that read the engine's live state. */
-    void bind(Supplier<Number> queued, Supplier<Number> running, Supplier<Number> kvBytes) {
-        gauge("zse.queue.depth", "Requests waiting for a place in the batch", queued);
+    void bind(Supplier<Number> queued, Supplier<Number> running, Supplier<Number> kvBytes, KvBlockPool pool) {
+        gauge("zse.queue.depth", "Sequences waiting for a place in the batch (preempted ones included)", queued);
         gauge("zse.running.sequences", "Sequences in the running batch", running);
         gauge("zse.kv.cache.bytes", "KV cache bytes held by running sequences", kvBytes);
+        gauge("zse.kv.cache.blocks.used", "KV pool blocks held by sequences", pool::usedBlocks);
+        gauge("zse.kv.cache.blocks", "KV pool blocks in all", pool::totalBlocks);
+        FunctionCounter.builder("zse.prefix.cache.hits", pool, KvBlockPool::prefixHits)
+                .description("Prompt blocks found in the prefix cache (not computed)").register(registry);
+        FunctionCounter.builder("zse.prefix.cache.misses", pool, KvBlockPool::prefixMisses)
+                .description("Prompt blocks looked for in the prefix cache and not found").register(registry);
     }
 
     private void gauge(String name, String description, Supplier<Number> value) {
@@ -45,6 +56,10 @@ public final class EngineMetrics {
 
     void cancelled() {
         cancelled.increment();
+    }
+
+    void preempted() {
+        preempted.increment();
     }
 
     void prefilled(int tokens) {

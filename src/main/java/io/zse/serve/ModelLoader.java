@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.zse.backend.Backend;
 import io.zse.backend.BackendChoice;
 import io.zse.backend.BackendSelector;
+import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.MemoryFootprint;
 import io.zse.backend.cpu.CpuThreads;
@@ -32,8 +33,11 @@ public final class ModelLoader {
      * @param backend auto, cpu, cuda or cuda:N
      * @param kvCache the KV cache element type: f32, f16 or int8
      * @param threads CPU threads, 0 for all cores
+     * @param kvCacheMemory the KV pool's size: bytes or a share of free memory ({@link KvMemorySetting})
+     * @param prefixCache   whether sequences share the cached blocks of common prompt prefixes
      */
-    public record Options(String id, String backend, String kvCache, int threads, EngineLimits limits) {
+    public record Options(String id, String backend, String kvCache, int threads, EngineLimits limits,
+                          String kvCacheMemory, boolean prefixCache) {
     }
 
     private ModelLoader() {
@@ -48,9 +52,13 @@ public final class ModelLoader {
             ModelConfig config = ModelConfig.fromJson(file.configJson());
             int length = options.limits().maxModelLength() == 0 ? config.contextLength()
                     : Math.min(config.contextLength(), options.limits().maxModelLength());
-            // Room for every running sequence at full length: a device that cannot hold that is not chosen.
-            MemoryFootprint footprint = ModelFootprint.of(file, config, (long) length * options.limits().maxRunning(),
-                    Math.max(options.limits().maxRunning(), options.limits().prefillTokensPerStep()));
+            long bytesPerToken = KvBlockPool.bytesPerToken(kvCacheType, config.numLayers(), config.numKvHeads(),
+                    config.headDim());
+            long kvBytes = KvMemorySetting.bytes(options.kvCacheMemory(),
+                    (long) length * options.limits().maxRunning() * bytesPerToken);
+            // Room for the whole KV pool: a device that cannot hold it is not chosen.
+            MemoryFootprint footprint = ModelFootprint.of(file, config, kvBytes / bytesPerToken,
+                    Math.max(options.limits().maxRunning(), options.limits().maxBatchTokens()));
             backend = new BackendSelector(LOG::info).select(choice, Optional.of(footprint),
                     options.threads() > 0 ? options.threads() : CpuThreads.defaultThreads());
             LlamaModel model = LlamaModel.load(file, backend);
@@ -58,7 +66,8 @@ public final class ModelLoader {
             TokenizerConfig tokenizerConfig = file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)
                     .orElse(new TokenizerConfig(null, null, null));
             Optional<ChatTemplate> own = tokenizerConfig.compiledChatTemplate();
-            BatchingEngine engine = new BatchingEngine(model, tokenizer, options.limits(), kvCacheType,
+            BatchingEngine engine = new BatchingEngine(model, tokenizer, options.limits(),
+                    new KvPoolSettings(kvCacheType, kvBytes, KvPoolSettings.DEFAULT_BLOCK_SIZE, options.prefixCache()),
                     new EngineMetrics(registry));
             return new LoadedModel(options.id(), file, backend, model, tokenizer, tokenizerConfig,
                     own.orElseGet(() -> ChatTemplate.compile(LoadedModel.FALLBACK_TEMPLATE)), own.isPresent(), engine,

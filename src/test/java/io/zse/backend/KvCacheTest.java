@@ -87,7 +87,7 @@ class KvCacheTest {
             for (int i = 0; i < HEAD_DIM; i++) {
                 absMax = Math.max(absMax, Math.abs(k[head * HEAD_DIM + i]));
             }
-            float scale = keys.scales()[3 * HEADS + head];
+            float scale = keys.scale(3, head);
             assertEquals(absMax / 127, scale, 1e-7f * absMax, "head " + head);
             for (int i = 0; i < HEAD_DIM; i++) {
                 int e = head * HEAD_DIM + i;
@@ -111,7 +111,8 @@ class KvCacheTest {
         assertEquals(32768, new KvCache(KvCacheType.F16, 16, 1, 8, 64).bytesPerPosition());
         assertEquals(17408, new KvCache(KvCacheType.INT8, 16, 1, 8, 64).bytesPerPosition());
         // The storage really is that small: 1 byte per element for INT8.
-        assertEquals(100 * KV_DIM, ((Int8KvRows) new KvCache(KvCacheType.INT8, 1, 100, HEADS, HEAD_DIM).keys(0)).codes().length);
+        assertEquals(112 * KV_DIM, ((Int8KvRows) new KvCache(KvCacheType.INT8, 1, 100, HEADS, HEAD_DIM).keys(0)).codes()
+                .byteSize(), "7 blocks of 16 positions");
     }
 
     @Test

@@ -59,7 +59,7 @@ class BatchingEngineTest {
     }
 
     private static BatchingEngine engine(EngineLimits limits) {
-        return new BatchingEngine(model, tokenizer, limits, new EngineMetrics(new SimpleMeterRegistry()));
+        return new BatchingEngine(model, tokenizer, limits, 64L << 20, new EngineMetrics(new SimpleMeterRegistry()));
     }
 
     /** Collects a sequence's text and finish reason. */
@@ -139,9 +139,12 @@ class BatchingEngineTest {
             submitted.countDown();
             assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
             assertEquals(0, engine.kvBytesInUse(), "the cancelled sequence's cache is freed");
-            int capacity = tokenizer.encode("Once upon a time", true).length + 400;
+            // blocks are taken as the sequence grows: by its third token, prompt + 2 positions were computed
+            int computed = tokenizer.encode("Once upon a time", true).length + 2;
             var c = model.config();
-            assertEquals(2L * 4 * c.numLayers() * c.numKvHeads() * c.headDim() * capacity, bytesWhileRunning.get());
+            long blocks = (computed + KvPoolSettings.DEFAULT_BLOCK_SIZE - 1) / KvPoolSettings.DEFAULT_BLOCK_SIZE;
+            assertEquals(2L * 4 * c.numLayers() * c.numKvHeads() * c.headDim() * blocks * KvPoolSettings.DEFAULT_BLOCK_SIZE,
+                    bytesWhileRunning.get());
             assertEquals(3, steps.get(), "no output after cancel");
             assertFalse(finishedSeen.get(), "the sequence was cancelled, not finished");
         }

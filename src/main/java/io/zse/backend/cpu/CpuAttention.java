@@ -1,42 +1,58 @@
 package io.zse.backend.cpu;
 
 import io.zse.backend.AttentionShape;
+import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvRows;
 
 import java.util.Arrays;
 
 /**
- * Scaled dot-product attention over a {@link KvCache} of any storage type, one (query row, head) pair per work item;
- * the {@link KvRowProducts} of the chosen kernels read the stored keys and values in place.
+ * Scaled dot-product attention over paged {@link KvCache}s of any storage type, for every row of a batch in one call,
+ * one (row, head) pair per work item; the {@link KvRowProducts} of the chosen kernels read the stored keys and values
+ * in place through each sequence's block table.
  */
 final class CpuAttention {
     private CpuAttention() {
     }
 
     /** See {@link io.zse.backend.Backend#attention}. */
-    static void attend(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape, float[] out,
+    static void attend(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out,
                        KvRowProducts products, CpuThreads threads) {
         int headDim = shape.headDim();
         int queryDim = shape.queryDim();
-        int headsPerKv = shape.numHeads() / shape.numKvHeads();
+        int numHeads = shape.numHeads();
+        int headsPerKv = numHeads / shape.numKvHeads();
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        KvRows keys = cache.keys(layer);
-        KvRows values = cache.values(layer);
-        long workPerItem = (long) (startPos + n) * headDim * 2;
-        threads.parallelFor(n * shape.numHeads(), workPerItem, (start, end) -> {
-            float[] scores = new float[startPos + n];
+        // each segment's slots once, not per (row, head): slot lookups are the only cost paging adds
+        int[][] slots = new int[batch.segments().size()][];
+        for (int s = 0; s < slots.length; s++) {
+            BatchLayout.Segment segment = batch.segments().get(s);
+            slots[s] = new int[segment.end()];
+            for (int t = 0; t < segment.end(); t++) {
+                slots[s][t] = segment.cache().slot(t);
+            }
+        }
+        int maxEnd = batch.maxEnd();
+        long workPerItem = (long) maxEnd * headDim * 2;
+        threads.parallelFor(batch.rows() * numHeads, workPerItem, (start, end) -> {
+            float[] scores = new float[maxEnd];
             for (int item = start; item < end; item++) {
-                int i = item / shape.numHeads();
-                int head = item % shape.numHeads();
-                int position = startPos + i;
+                int i = item / numHeads;
+                int head = item % numHeads;
+                int s = batch.segmentIndex(i);
+                BatchLayout.Segment segment = batch.segments().get(s);
+                int[] segmentSlots = slots[s];
+                KvRows keys = segment.cache().keys(layer);
+                KvRows values = segment.cache().values(layer);
+                int position = batch.position(i);
                 int first = shape.firstVisible(position);
                 int qOffset = i * queryDim + head * headDim;
                 int kvOffset = (head / headsPerKv) * headDim;
 
                 float max = Float.NEGATIVE_INFINITY;
                 for (int t = first; t <= position; t++) {
-                    scores[t] = products.dot(keys, t, kvOffset, q, qOffset, headDim) * scale;
+                    scores[t] = products.dot(keys, segmentSlots[t], kvOffset, q, qOffset, headDim) * scale;
                     max = Math.max(max, scores[t]);
                 }
                 float sum = 0;
@@ -46,7 +62,7 @@ final class CpuAttention {
                 }
                 Arrays.fill(out, qOffset, qOffset + headDim, 0f);
                 for (int t = first; t <= position; t++) {
-                    products.accumulate(values, t, kvOffset, scores[t] / sum, out, qOffset, headDim);
+                    products.accumulate(values, segmentSlots[t], kvOffset, scores[t] / sum, out, qOffset, headDim);
                 }
             }
         });

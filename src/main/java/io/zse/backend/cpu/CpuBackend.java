@@ -2,7 +2,7 @@ package io.zse.backend.cpu;
 
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
-import io.zse.backend.KvCache;
+import io.zse.backend.BatchLayout;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseTensor;
 
@@ -77,10 +77,10 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void rope(float[] x, int n, int heads, int headDim, int startPos, float[] inverseFrequencies) {
+    public void rope(float[] x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
         int half = headDim / 2;
-        for (int i = 0; i < n; i++) {
-            float position = startPos + i;
+        for (int i = 0; i < batch.rows(); i++) {
+            float position = batch.position(i);
             for (int j = 0; j < half; j++) {
                 // The angle in F32 like the reference implementation; cos and sin of it rounded once.
                 float angle = position * inverseFrequencies[j];
@@ -98,9 +98,8 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void attention(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape,
-                          float[] out) {
-        CpuAttention.attend(q, n, startPos, cache, layer, shape, out, kernels.kvRowProducts(), threads);
+    public void attention(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out) {
+        CpuAttention.attend(q, batch, layer, shape, out, kernels.kvRowProducts(), threads);
     }
 
     @Override

@@ -9,9 +9,9 @@ import io.zse.backend.KvRows;
  */
 public sealed interface KvRowProducts permits ScalarKvRowProducts, VectorKvRowProducts {
 
-    /** Σ q[qOffset + i] · row[position, headOffset + i] for i < headDim. */
-    float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim);
+    /** Σ q[qOffset + i] · row[slot, headOffset + i] for i < headDim. */
+    float dot(KvRows rows, int slot, int headOffset, float[] q, int qOffset, int headDim);
 
-    /** out[outOffset + i] += p · row[position, headOffset + i] for i < headDim. */
-    void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset, int headDim);
+    /** out[outOffset + i] += p · row[slot, headOffset + i] for i < headDim. */
+    void accumulate(KvRows rows, int slot, int headOffset, float p, float[] out, int outOffset, int headDim);
 }

@@ -5,6 +5,8 @@ import io.zse.backend.F32KvRows;
 import io.zse.backend.Int8KvRows;
 import io.zse.backend.KvRows;
 
+import java.lang.foreign.ValueLayout;
+
 /** {@link KvRowProducts} one element at a time; the vector kernels finish their rows' tails with its loops. */
 final class ScalarKvRowProducts implements KvRowProducts {
     static final ScalarKvRowProducts INSTANCE = new ScalarKvRowProducts();
@@ -13,20 +15,20 @@ final class ScalarKvRowProducts implements KvRowProducts {
     }
 
     @Override
-    public float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim) {
-        int base = position * rows.kvDim() + headOffset;
-        return dotFrom(0, 0f, rows, base, q, qOffset, headDim) * rowScale(rows, position, headOffset, headDim);
+    public float dot(KvRows rows, int slot, int headOffset, float[] q, int qOffset, int headDim) {
+        long base = (long) slot * rows.kvDim() + headOffset;
+        return dotFrom(0, 0f, rows, base, q, qOffset, headDim) * rowScale(rows, slot, headOffset, headDim);
     }
 
     @Override
-    public void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset,
+    public void accumulate(KvRows rows, int slot, int headOffset, float p, float[] out, int outOffset,
                            int headDim) {
-        int base = position * rows.kvDim() + headOffset;
-        accumulateFrom(0, rows, base, p * rowScale(rows, position, headOffset, headDim), out, outOffset, headDim);
+        long base = (long) slot * rows.kvDim() + headOffset;
+        accumulateFrom(0, rows, base, p * rowScale(rows, slot, headOffset, headDim), out, outOffset, headDim);
     }
 
     /** sum + Σ stored[base + i] · q[qOffset + i] for from <= i < headDim, unscaled (the vector kernels' tail too). */
-    static float dotFrom(int from, float sum, KvRows rows, int base, float[] q, int qOffset, int headDim) {
+    static float dotFrom(int from, float sum, KvRows rows, long base, float[] q, int qOffset, int headDim) {
         for (int i = from; i < headDim; i++) {
             sum += element(rows, base + i) * q[qOffset + i];
         }
@@ -34,23 +36,23 @@ final class ScalarKvRowProducts implements KvRowProducts {
     }
 
     /** out[outOffset + i] += a · stored[base + i] for from <= i < headDim (the vector kernels' tail too). */
-    static void accumulateFrom(int from, KvRows rows, int base, float a, float[] out, int outOffset, int headDim) {
+    static void accumulateFrom(int from, KvRows rows, long base, float a, float[] out, int outOffset, int headDim) {
         for (int i = from; i < headDim; i++) {
             out[outOffset + i] += a * element(rows, base + i);
         }
     }
 
     /** One stored element widened to F32 (INT8: the code, unscaled). */
-    private static float element(KvRows rows, int index) {
+    private static float element(KvRows rows, long index) {
         return switch (rows) {
-            case F32KvRows r -> r.data()[index];
-            case F16KvRows r -> Float.float16ToFloat(r.data()[index]);
-            case Int8KvRows r -> r.codes()[index];
+            case F32KvRows r -> r.data().getAtIndex(ValueLayout.JAVA_FLOAT, index);
+            case F16KvRows r -> Float.float16ToFloat(r.data().getAtIndex(ValueLayout.JAVA_SHORT, index));
+            case Int8KvRows r -> r.codes().get(ValueLayout.JAVA_BYTE, index);
         };
     }
 
     /** The factor every element of a head row shares: the INT8 scale, 1 for the float types. */
-    static float rowScale(KvRows rows, int position, int headOffset, int headDim) {
-        return rows instanceof Int8KvRows r ? r.scales()[position * r.numKvHeads() + headOffset / headDim] : 1f;
+    static float rowScale(KvRows rows, int slot, int headOffset, int headDim) {
+        return rows instanceof Int8KvRows r ? r.scale(slot, headOffset / headDim) : 1f;
     }
 }

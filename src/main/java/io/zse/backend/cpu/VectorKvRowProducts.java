@@ -10,6 +10,8 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
+import java.nio.ByteOrder;
+
 import static io.zse.backend.cpu.ScalarKvRowProducts.accumulateFrom;
 import static io.zse.backend.cpu.ScalarKvRowProducts.dotFrom;
 import static io.zse.backend.cpu.ScalarKvRowProducts.rowScale;
@@ -18,27 +20,28 @@ import static io.zse.backend.cpu.ScalarKvRowProducts.rowScale;
 final class VectorKvRowProducts implements KvRowProducts {
     static final VectorKvRowProducts INSTANCE = new VectorKvRowProducts();
     private static final int LANES = Matmul.FLOATS.length();
+    private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
 
     private VectorKvRowProducts() {
     }
 
     @Override
-    public float dot(KvRows rows, int position, int headOffset, float[] q, int qOffset, int headDim) {
-        int base = position * rows.kvDim() + headOffset;
+    public float dot(KvRows rows, int slot, int headOffset, float[] q, int qOffset, int headDim) {
+        long base = (long) slot * rows.kvDim() + headOffset;
         FloatVector acc = FloatVector.zero(Matmul.FLOATS);
         int i = 0;
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
             acc = load(rows, base + i).fma(FloatVector.fromArray(Matmul.FLOATS, q, qOffset + i), acc);
         }
         float sum = dotFrom(i, acc.reduceLanes(VectorOperators.ADD), rows, base, q, qOffset, headDim);
-        return sum * rowScale(rows, position, headOffset, headDim);
+        return sum * rowScale(rows, slot, headOffset, headDim);
     }
 
     @Override
-    public void accumulate(KvRows rows, int position, int headOffset, float p, float[] out, int outOffset,
+    public void accumulate(KvRows rows, int slot, int headOffset, float p, float[] out, int outOffset,
                            int headDim) {
-        int base = position * rows.kvDim() + headOffset;
-        float a = p * rowScale(rows, position, headOffset, headDim);
+        long base = (long) slot * rows.kvDim() + headOffset;
+        float a = p * rowScale(rows, slot, headOffset, headDim);
         FloatVector broadcast = FloatVector.broadcast(Matmul.FLOATS, a);
         int i = 0;
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
@@ -49,12 +52,12 @@ final class VectorKvRowProducts implements KvRowProducts {
     }
 
     /** LANES stored elements from {@code index}, widened to F32 (INT8: the codes, unscaled). */
-    private static FloatVector load(KvRows rows, int index) {
+    private static FloatVector load(KvRows rows, long index) {
         return switch (rows) {
-            case F32KvRows r -> FloatVector.fromArray(Matmul.FLOATS, r.data(), index);
-            case F16KvRows r -> F16Matmul.widenF16((IntVector) ShortVector.fromArray(Matmul.SHORTS, r.data(), index)
-                    .convertShape(VectorOperators.S2I, Matmul.INTS, 0));
-            case Int8KvRows r -> (FloatVector) ByteVector.fromArray(Matmul.BYTES, r.codes(), index)
+            case F32KvRows r -> FloatVector.fromMemorySegment(Matmul.FLOATS, r.data(), index * Float.BYTES, NATIVE);
+            case F16KvRows r -> F16Matmul.widenF16((IntVector) ShortVector.fromMemorySegment(Matmul.SHORTS, r.data(),
+                    index * Short.BYTES, NATIVE).convertShape(VectorOperators.S2I, Matmul.INTS, 0));
+            case Int8KvRows r -> (FloatVector) ByteVector.fromMemorySegment(Matmul.BYTES, r.codes(), index, NATIVE)
                     .convertShape(VectorOperators.B2F, Matmul.FLOATS, 0);
         };
     }

@@ -2,6 +2,7 @@ package io.zse.backend.cuda;
 
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
+import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseTensor;
@@ -9,6 +10,7 @@ import io.zse.format.ZseTensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -146,8 +148,22 @@ public final class CudaBackend implements Backend {
         slot(2).download(out, n * dim, stream);
     }
 
+    /**
+     * Each sequence of the batch on its own: this backend still copies activations per op (the device-resident one
+     * replaces it), so the rows of one segment go up, are rotated, and come back.
+     */
     @Override
-    public void rope(float[] x, int n, int heads, int headDim, int startPos, float[] inverseFrequencies) {
+    public void rope(float[] x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+        int width = heads * headDim;
+        checkLength("x", x, (long) batch.rows() * width);
+        for (BatchLayout.Segment s : batch.segments()) {
+            float[] rows = Arrays.copyOfRange(x, s.offset() * width, (s.offset() + s.length()) * width);
+            rope(rows, s.length(), heads, headDim, s.startPos(), inverseFrequencies);
+            System.arraycopy(rows, 0, x, s.offset() * width, rows.length);
+        }
+    }
+
+    private void rope(float[] x, int n, int heads, int headDim, int startPos, float[] inverseFrequencies) {
         check(n > 0 && heads > 0 && headDim > 0 && headDim % 2 == 0 && startPos >= 0,
                 "n, heads and an even headDim must be positive, startPos >= 0");
         checkLength("inverseFrequencies", inverseFrequencies, headDim / 2);
@@ -159,9 +175,22 @@ public final class CudaBackend implements Backend {
         slot(0).download(x, n * heads * headDim, stream);
     }
 
+    /** Each sequence of the batch on its own, as {@link #rope(float[], BatchLayout, int, int, float[])}. */
     @Override
-    public void attention(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape,
-                          float[] out) {
+    public void attention(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out) {
+        int width = shape.queryDim();
+        checkLength("q", q, (long) batch.rows() * width);
+        checkLength("out", out, (long) batch.rows() * width);
+        for (BatchLayout.Segment s : batch.segments()) {
+            float[] rows = Arrays.copyOfRange(q, s.offset() * width, (s.offset() + s.length()) * width);
+            float[] attended = new float[rows.length];
+            attention(rows, s.length(), s.startPos(), s.cache(), layer, shape, attended);
+            System.arraycopy(attended, 0, out, s.offset() * width, attended.length);
+        }
+    }
+
+    private void attention(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape,
+                           float[] out) {
         check(n > 0 && startPos >= 0 && layer >= 0, "n must be positive, startPos and layer >= 0");
         check(shape.kvDim() == cache.kvDim(), "the attention shape's kv dim " + shape.kvDim()
                 + " differs from the cache's " + cache.kvDim());

@@ -1,6 +1,5 @@
 package io.zse.backend.cuda;
 
-import io.zse.backend.F32KvRows;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvRows;
 
@@ -31,27 +30,25 @@ final class DeviceKvCache implements AutoCloseable {
         DeviceBuffer[] buffers = buffers(layer);
         int from = Math.min(startPos, mirrored.get(layer));
         if (end > from) {
-            copy(cache.keys(layer), buffers[0], from, end, staging, stream);
-            copy(cache.values(layer), buffers[1], from, end, staging, stream);
+            copy(cache, cache.keys(layer), buffers[0], from, end, staging, stream);
+            copy(cache, cache.values(layer), buffers[1], from, end, staging, stream);
         }
         mirrored.set(layer, end);
     }
 
     /**
-     * The device holds F32 rows whatever the host cache type: F16 and INT8 rows are decoded on the way (they still
-     * save host memory; a device-side quantized cache would need its own attention kernels).
+     * The device holds F32 rows in position order whatever the host cache type and block table: rows are gathered
+     * through the table and F16 and INT8 rows decoded on the way (a device-side paged, quantized cache needs its own
+     * attention kernels: the device-resident backend).
      */
-    private void copy(KvRows rows, DeviceBuffer device, int from, int end, StagedBuffer staging, CudaStream stream) {
+    private void copy(KvCache cache, KvRows rows, DeviceBuffer device, int from, int end, StagedBuffer staging,
+                      CudaStream stream) {
         int count = (end - from) * kvDim;
-        if (rows instanceof F32KvRows f32) {
-            staging.upload(f32.data(), from * kvDim, count, stream);
-        } else {
-            float[] decoded = new float[count];
-            for (int p = from; p < end; p++) {
-                rows.read(p, decoded, (p - from) * kvDim);
-            }
-            staging.upload(decoded, 0, count, stream);
+        float[] gathered = new float[count];
+        for (int p = from; p < end; p++) {
+            rows.read(cache.slot(p), gathered, (p - from) * kvDim);
         }
+        staging.upload(gathered, 0, count, stream);
         device.copyFrom(staging.device(0), 0, (long) from * kvDim * Float.BYTES, (long) count * Float.BYTES, stream);
         stream.synchronize(); // the staging buffer is reused by the next copy
     }

@@ -1,6 +1,7 @@
 package io.zse.backend.cpu;
 
 import io.zse.backend.AttentionShape;
+import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import org.junit.jupiter.api.AfterAll;
@@ -42,7 +43,7 @@ class CpuAttentionTest {
         cache.store(0, 0, positions, k, v);
         cache.setLength(positions);
         float[] out = new float[n * shape.queryDim()];
-        backend.attention(q, n, startPos, cache, 0, shape, out);
+        backend.attention(q, BatchLayout.single(cache, startPos, n), 0, shape, out);
         double[] expected = exactAttention(q, n, startPos, k, v, shape);
         double diff = 0;
         double norm = 0;

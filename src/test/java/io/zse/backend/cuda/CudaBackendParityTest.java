@@ -2,6 +2,7 @@ package io.zse.backend.cuda;
 
 import io.zse.TestModels;
 import io.zse.backend.AttentionShape;
+import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
@@ -128,8 +129,9 @@ class CudaBackendParityTest {
         float[] frequencies = random(dim / 4, 3);
         float[] a = x.clone();
         float[] b = x.clone();
-        cpu.rope(a, n, 2, dim / 2, 1000, frequencies);
-        cuda.rope(b, n, 2, dim / 2, 1000, frequencies);
+        BatchLayout at1000 = BatchLayout.single(new KvCache(KvCacheType.F32, 1, 1000 + n, 1, 2), 1000, n);
+        cpu.rope(a, at1000, 2, dim / 2, frequencies);
+        cuda.rope(b, at1000, 2, dim / 2, frequencies);
         assertClose(a, b, 1e-4, "rope at position 1000");
 
         float[] up = random(n * dim, 4);
@@ -167,8 +169,8 @@ class CudaBackendParityTest {
                     gpuCache.store(0, start, n, k, v);
                     float[] expected = new float[n * shape.queryDim()];
                     float[] actual = new float[expected.length];
-                    cpu.attention(q, n, start, cpuCache, 0, shape, expected);
-                    cuda.attention(q, n, start, gpuCache, 0, shape, actual);
+                    cpu.attention(q, BatchLayout.single(cpuCache, start, n), 0, shape, expected);
+                    cuda.attention(q, BatchLayout.single(gpuCache, start, n), 0, shape, actual);
                     assertClose(expected, actual, 1e-4, "attention head dim " + headDim + " window " + window
                             + " at " + start + " n=" + n);
                 }
