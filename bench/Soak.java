@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * row (RSS of the server, heap, completed, errors, disconnects); at the end, whether RSS stayed flat after warm-up and
  * how many request objects are still alive once the server is idle. Uses ServeLoad (same folder) for the streams.
  * Run: java bench/Soak.java URL MODEL SERVER_PID [--seconds 300] [--interval 10] [--warmup 60] [--streams 64]
- * [--storm 8] [--slow-readers 4] [--slow-headers 2] [--max-tokens 32] [--slow-max-tokens 256]
+ * [--storm 8] [--storm-pause 50] [--slow-readers 4] [--slow-headers 2] [--max-tokens 32] [--slow-max-tokens 256]
+ * [--idle 30]
  */
 public class Soak {
     /** Objects that live exactly as long as one request; any left once the server is idle leaked. */
@@ -40,31 +41,33 @@ public class Soak {
         Load load = new Load(o, tally);
         System.out.printf("soak: %d s, %d streams, %d disconnecting, %d slow readers, %d slow-header clients, %d cores%n%n",
                 o.seconds, o.streams, o.storm, o.slowReaders, o.slowHeaders, Runtime.getRuntime().availableProcessors());
-        System.out.println("| s | RSS MiB | heap used MiB | heap committed MiB | completed | errors | disconnects |");
-        System.out.println("|---|---|---|---|---|---|---|");
+        System.out.println("| s | RSS MiB | heap used MiB | heap committed MiB | completed | errors | refused (503) | disconnects |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
         load.start();
         long start = System.nanoTime();
         List<Sample> samples = new ArrayList<>();
         for (long next = o.interval; next <= o.seconds; next += o.interval) {
             Thread.sleep(Math.max(0, start / 1_000_000 + next * 1000 - System.nanoTime() / 1_000_000));
             Sample s = new Sample(next, server.rssMiB(), server.heap(), tally.completed.get(), tally.errors.get(),
-                    tally.disconnects.get());
+                    tally.refused.get(), tally.disconnects.get());
             samples.add(s);
             System.out.println(s.row());
         }
         boolean drained = load.stop(Duration.ofSeconds(120));
-        Thread.sleep(o.idleSeconds * 1000L); // past a heartbeat interval, so any timer left behind would have fired
+        Thread.sleep(o.idleSeconds * 1000L); // idle for several heartbeat intervals: what is still alive now is held, not in flight
         Map<String, Long> live = server.liveInstances(PER_REQUEST_CLASSES);
         System.out.println();
         new Summary(o, samples, tally, live, drained, server.rssMiB()).print();
     }
 
     record Options(String url, String model, long pid, int seconds, int interval, int warmup, int streams, int storm,
-                   int slowReaders, int slowHeaders, int maxTokens, int slowMaxTokens, int idleSeconds) {
+                   int slowReaders, int slowHeaders, int maxTokens, int slowMaxTokens, int idleSeconds,
+                   int stormPauseMillis) {
         static Options parse(String[] a) {
-            Map<String, Integer> n = new java.util.HashMap<>(Map.of("seconds", 300, "interval", 10, "warmup", 60,
-                    "streams", 64, "storm", 8, "slow-readers", 4, "slow-headers", 2, "max-tokens", 32,
-                    "slow-max-tokens", 256, "idle", 8));
+            Map<String, Integer> n = new java.util.HashMap<>(Map.ofEntries(Map.entry("seconds", 300),
+                    Map.entry("interval", 10), Map.entry("warmup", 60), Map.entry("streams", 64), Map.entry("storm", 8),
+                    Map.entry("storm-pause", 50), Map.entry("slow-readers", 4), Map.entry("slow-headers", 2),
+                    Map.entry("max-tokens", 32), Map.entry("slow-max-tokens", 256), Map.entry("idle", 30)));
             for (int i = 3; i < a.length; i += 2) {
                 String key = a[i].replaceFirst("^--", "");
                 if (!n.containsKey(key) || i + 1 >= a.length) {
@@ -74,7 +77,7 @@ public class Soak {
             }
             return new Options(a[0], a[1], Long.parseLong(a[2]), n.get("seconds"), n.get("interval"), n.get("warmup"),
                     n.get("streams"), n.get("storm"), n.get("slow-readers"), n.get("slow-headers"), n.get("max-tokens"),
-                    n.get("slow-max-tokens"), n.get("idle"));
+                    n.get("slow-max-tokens"), n.get("idle"), n.get("storm-pause"));
         }
     }
 
@@ -83,7 +86,17 @@ public class Soak {
         final AtomicLong completed = new AtomicLong();
         final AtomicLong errors = new AtomicLong();
         final AtomicLong disconnects = new AtomicLong();
+        final AtomicLong refused = new AtomicLong();
         final ConcurrentLinkedQueue<String> firstErrors = new ConcurrentLinkedQueue<>();
+
+        /** A 503 is the server shedding load (its queue is full), counted apart from real errors. */
+        void failed(int status, String what) {
+            if (status == 503) {
+                refused.incrementAndGet();
+            } else {
+                error(what);
+            }
+        }
 
         void error(String what) {
             if (errors.incrementAndGet() <= 5) {
@@ -114,7 +127,7 @@ public class Soak {
             URI uri = URI.create(o.url);
             repeat(o.streams, "stream", seed -> {
                 ServeLoad.Stream s = ServeLoad.stream(http, o.url, o.model, o.maxTokens, seed).get();
-                count(s.ok(), "stream: status " + s.status() + ", done " + s.done() + ", error event " + s.errorEvent());
+                count(s.ok(), s.status(), "stream: status " + s.status() + ", done " + s.done() + ", error event " + s.errorEvent());
             });
             repeat(o.storm, "disconnect", seed -> {
                 try (ChatSocket c = new ChatSocket(uri, ServeLoad.chatBody(o.model, o.maxTokens, seed), 0)) {
@@ -122,15 +135,16 @@ public class Soak {
                     if (status == 200 && c.readUntil("data: {", -1)) {
                         tally.disconnects.incrementAndGet(); // hangs up here, mid-stream
                     } else {
-                        tally.error("disconnect: status " + status);
+                        tally.failed(status, "disconnect: status " + status);
                     }
                 }
+                Thread.sleep(o.stormPauseMillis);
             });
             // Slow readers: a small receive window read a little at a time, with a long pause halfway.
             repeat(o.slowReaders, "slow reader", seed -> {
                 try (ChatSocket c = new ChatSocket(uri, ServeLoad.chatBody(o.model, o.slowMaxTokens, seed), 0)) {
                     int status = c.status();
-                    count(status == 200 && c.readToEnd(() -> running ? 100 : 0, () -> running ? 5000 : 0),
+                    count(status == 200 && c.readToEnd(() -> running ? 100 : 0, () -> running ? 5000 : 0), status,
                             "slow reader: status " + status);
                 }
             });
@@ -138,16 +152,16 @@ public class Soak {
             repeat(o.slowHeaders, "slow headers", seed -> {
                 try (ChatSocket c = new ChatSocket(uri, ServeLoad.chatBody(o.model, o.maxTokens, seed), 1000)) {
                     int status = c.status();
-                    count(status == 200 && c.readToEnd(() -> 0, () -> 0), "slow headers: status " + status);
+                    count(status == 200 && c.readToEnd(() -> 0, () -> 0), status, "slow headers: status " + status);
                 }
             });
         }
 
-        private void count(boolean ok, String error) {
+        private void count(boolean ok, int status, String error) {
             if (ok) {
                 tally.completed.incrementAndGet();
             } else {
-                tally.error(error);
+                tally.failed(status, error);
             }
         }
 
@@ -326,10 +340,10 @@ public class Soak {
         }
     }
 
-    record Sample(long seconds, double rssMiB, Heap heap, long completed, long errors, long disconnects) {
+    record Sample(long seconds, double rssMiB, Heap heap, long completed, long errors, long refused, long disconnects) {
         String row() {
-            return String.format("| %d | %.0f | %.0f | %.0f | %d | %d | %d |", seconds, rssMiB, heap.usedMiB(),
-                    heap.committedMiB(), completed, errors, disconnects);
+            return String.format("| %d | %.0f | %.0f | %.0f | %d | %d | %d | %d |", seconds, rssMiB, heap.usedMiB(),
+                    heap.committedMiB(), completed, errors, refused, disconnects);
         }
     }
 
@@ -344,11 +358,9 @@ public class Soak {
             double median = rss.length > 0 ? rss[rss.length / 2] : Double.NaN;
             boolean flat = rss.length > 0 && max <= median * 1.10 && min >= median * 0.90;
             long elapsed = samples.isEmpty() ? 0 : samples.getLast().seconds();
-            double firstAfterWarmup = rss.length > 0 ? samples.stream().filter(s -> s.seconds() > o.warmup())
-                    .findFirst().orElseThrow().rssMiB() : Double.NaN;
-            double slope = rss.length > 1 ? (samples.getLast().rssMiB() - firstAfterWarmup)
-                    / (elapsed - samples.stream().filter(s -> s.seconds() > o.warmup()).findFirst().orElseThrow()
-                    .seconds()) : Double.NaN;
+            List<Sample> steady = samples.stream().filter(x -> x.seconds() > o.warmup()).toList();
+            double slope = steady.size() > 1 ? (steady.getLast().rssMiB() - steady.getFirst().rssMiB())
+                    / (steady.getLast().seconds() - steady.getFirst().seconds()) : Double.NaN;
             System.out.println("| measure | value |");
             System.out.println("|---|---|");
             System.out.printf("| RSS after %d s warm-up: min / median / max MiB | %.0f / %.0f / %.0f (%+.1f %% / %+.1f %%) |%n",
@@ -356,12 +368,13 @@ public class Soak {
             System.out.printf("| RSS flat within ±10 %% of the median | %s |%n", flat ? "yes" : "NO");
             System.out.printf("| RSS drift after warm-up | %+.2f MiB/s |%n", slope);
             System.out.printf("| RSS idle, after the load | %.0f MiB |%n", idleRssMiB);
-            Sample last = samples.isEmpty() ? new Sample(0, 0, new Heap(0, 0), 0, 0, 0) : samples.getLast();
+            Sample last = samples.isEmpty() ? new Sample(0, 0, new Heap(0, 0), 0, 0, 0, 0) : samples.getLast();
             System.out.printf("| completed requests / s | %d / %d (%.1f/s) |%n", last.completed(), elapsed,
                     elapsed > 0 ? last.completed() / (double) elapsed : 0);
             System.out.printf("| disconnects (hung up after the first chunk) | %d |%n", tally.disconnects.get());
             System.out.printf("| errors | %d%s |%n", tally.errors.get(),
                     tally.firstErrors.isEmpty() ? "" : " (first: " + String.join("; ", tally.firstErrors) + ")");
+            System.out.printf("| refused with 503 (queue full) | %d |%n", tally.refused.get());
             System.out.printf("| clients finished their last request | %s |%n", drained ? "yes" : "NO (timed out)");
             live.forEach((name, count) -> System.out.printf("| live `%s` once idle | %d |%n", name, count));
         }

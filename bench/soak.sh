@@ -2,7 +2,7 @@
 # Soak of `zse serve`: streams, a disconnect storm, slow clients for 5 minutes (default); prints RSS over time, errors
 # and the request objects still alive once idle. The server runs with the launcher's JVM flags plus $ZSE_JAVA_OPTS
 # (e.g. ZSE_HEAP=256m, or the old settings: ZSE_JAVA_OPTS='-XX:+UseSerialGC -XX:MaxRAMPercentage=25').
-# Usage: bench/soak.sh [MODEL.zse] [--seconds 300] [--interval 10] [--warmup 60] [--streams 64] [--storm 8]
+# Usage: bench/soak.sh [MODEL.zse] [--seconds 300] [--interval 10] [--warmup 60] [--streams 64] [--storm 8] [--storm-pause 50]
 #        [--slow-readers 4] [--slow-headers 2] [--max-tokens 32] [--slow-max-tokens 256]   (see bench/Soak.java)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
