@@ -17,7 +17,12 @@ import java.util.regex.Pattern;
 public class ServeLoad {
     private static final Pattern COMPLETION_TOKENS = Pattern.compile("\"completion_tokens\":(\\d+)");
 
-    record Stream(double ttftMillis, int tokens) {
+    /** One streamed response: its HTTP status, time to first token (-1: none), tokens, and how it ended. */
+    record Stream(int status, double ttftMillis, int tokens, boolean done, boolean errorEvent) {
+        /** 200, an ending [DONE] and no error event on the way. */
+        boolean ok() {
+            return status == 200 && done && !errorEvent;
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -42,32 +47,46 @@ public class ServeLoad {
     static List<Stream> run(HttpClient client, String url, String model, int maxTokens, int concurrency) throws Exception {
         List<CompletableFuture<Stream>> futures = new ArrayList<>();
         for (int i = 0; i < concurrency; i++) {
-            String body = "{\"model\":\"" + model + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Tell story number " + i
-                    + " about a dog\"}],\"max_tokens\":" + maxTokens + ",\"temperature\":0.8,\"seed\":" + i
-                    + ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
-            HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/v1/chat/completions"))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
-            long sent = System.nanoTime();
-            futures.add(client.sendAsync(request, HttpResponse.BodyHandlers.ofLines()).thenApply(response -> {
-                double[] ttft = {-1};
-                int[] tokens = {0};
-                response.body().forEach(line -> {
-                    if (ttft[0] < 0 && line.contains("\"content\":\"") && !line.contains("\"content\":\"\"")) {
-                        ttft[0] = (System.nanoTime() - sent) / 1e6;
-                    }
-                    Matcher m = COMPLETION_TOKENS.matcher(line);
-                    if (m.find()) {
-                        tokens[0] = Integer.parseInt(m.group(1));
-                    }
-                });
-                return new Stream(ttft[0], tokens[0]);
-            }));
+            futures.add(stream(client, url, model, maxTokens, i));
         }
         List<Stream> out = new ArrayList<>();
         for (CompletableFuture<Stream> f : futures) {
             out.add(f.get());
         }
         return out;
+    }
+
+    /** The body of a streaming chat request; {@code seed} varies the prompt and the sampling. */
+    static String chatBody(String model, int maxTokens, int seed) {
+        return "{\"model\":\"" + model + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Tell story number " + seed
+                + " about a dog\"}],\"max_tokens\":" + maxTokens + ",\"temperature\":0.8,\"seed\":" + seed
+                + ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
+    }
+
+    /** Sends one streaming chat request and reads it to the end. */
+    static CompletableFuture<Stream> stream(HttpClient client, String url, String model, int maxTokens, int seed) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/v1/chat/completions"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(chatBody(model, maxTokens, seed))).build();
+        long sent = System.nanoTime();
+        return client.sendAsync(request, HttpResponse.BodyHandlers.ofLines()).thenApply(response -> {
+            double[] ttft = {-1};
+            int[] tokens = {0};
+            boolean[] done = {false};
+            boolean[] errorEvent = {false};
+            response.body().forEach(line -> {
+                if (ttft[0] < 0 && line.contains("\"content\":\"") && !line.contains("\"content\":\"\"")) {
+                    ttft[0] = (System.nanoTime() - sent) / 1e6;
+                }
+                Matcher m = COMPLETION_TOKENS.matcher(line);
+                if (m.find()) {
+                    tokens[0] = Integer.parseInt(m.group(1));
+                }
+                done[0] |= line.equals("data: [DONE]");
+                errorEvent[0] |= line.startsWith("data: {\"error\"");
+            });
+            return new Stream(response.statusCode(), ttft[0], tokens[0], done[0], errorEvent[0]);
+        });
     }
 
     static double percentile(double[] sorted, double p) {

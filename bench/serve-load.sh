@@ -5,18 +5,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/jdk.sh"
+source "$root/bench/serve.sh"
 model="${1:-}"
 max_tokens="${2:-32}"
 port="${ZSE_BENCH_PORT:-18481}"
-args=(serve --port "$port")
-[ -n "$model" ] && args+=(--model "$model")
-"$root/zse" "${args[@]}" > /tmp/zse-serve-load.log 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-until curl -sf "localhost:$port/q/health/ready" > /dev/null; do
-  kill -0 $pid 2>/dev/null || { cat /tmp/zse-serve-load.log; exit 1; }
-  sleep 0.2
-done
-id="$(curl -s "localhost:$port/v1/models" | sed -E 's/.*"id":"([^"]+)".*/\1/')"
-echo "model: $id (${model:-demo}), $max_tokens tokens per stream, $(nproc) cores"
-"$JAVA_HOME/bin/java" "$root/bench/ServeLoad.java" "http://localhost:$port" "$id" "$max_tokens" 1 4 16 64
+trap serve_stop EXIT
+serve_start "$port" /tmp/zse-serve-load.log "$model"
+echo "model: $model_id (${model:-demo}), $max_tokens tokens per stream, $(nproc) cores"
+"$JAVA_HOME/bin/java" "$root/bench/ServeLoad.java" "http://localhost:$port" "$model_id" "$max_tokens" 1 4 16 64
