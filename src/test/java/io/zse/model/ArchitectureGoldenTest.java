@@ -54,7 +54,7 @@ class ArchitectureGoldenTest {
     void f32ReproducesTransformers(String name, String kernels) throws IOException {
         JsonNode golden = read("/golden/architectures/" + name + ".json");
         GreedyGolden run = GreedyGolden.of(golden);
-        try (ZseFile file = ZseFile.open(converted(name, golden, run));
+        try (ZseFile file = ZseFile.open(converted(name, golden, run, dir));
              CpuBackend backend = TestKernels.backend(kernels, 2)) {
             double maxDiff = run.assertReproducedBy(LlamaModel.load(file, backend), LOGIT_TOLERANCE);
             System.out.printf("%s F32, %s kernels: 64 greedy ids match, max |logit - transformers| = %.2e%n", name,
@@ -66,7 +66,7 @@ class ArchitectureGoldenTest {
      * The architecture's checkpoint converted to F32 .zse, once for both kernel families, after checking its tokenizer
      * and formula weights against the ones transformers ran.
      */
-    private static Path converted(String name, JsonNode golden, GreedyGolden run) throws IOException {
+    static Path converted(String name, JsonNode golden, GreedyGolden run, Path dir) throws IOException {
         Path zse = dir.resolve(name + ".zse");
         if (Files.exists(zse)) {
             return zse;
@@ -107,7 +107,7 @@ class ArchitectureGoldenTest {
         }
     }
 
-    private static JsonNode read(String resource) throws IOException {
+    static JsonNode read(String resource) throws IOException {
         try (InputStream in = ArchitectureGoldenTest.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalStateException("missing test resource " + resource);
