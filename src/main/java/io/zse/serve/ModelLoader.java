@@ -60,9 +60,11 @@ public final class ModelLoader {
             Optional<ChatTemplate> own = tokenizerConfig.compiledChatTemplate();
             BatchingEngine engine = new BatchingEngine(model, tokenizer, options.limits(), kvCacheType,
                     new EngineMetrics(registry));
+            WeightVerifier weights = new WeightVerifier(file,
+                    () -> engine.runningSequences() + engine.queuedSequences() > 0);
             return new LoadedModel(options.id(), file, backend, model, tokenizer, tokenizerConfig,
                     own.orElseGet(() -> ChatTemplate.compile(LoadedModel.FALLBACK_TEMPLATE)), own.isPresent(), engine,
-                    System.currentTimeMillis() / 1000);
+                    weights, System.currentTimeMillis() / 1000);
         } catch (IOException | RuntimeException e) {
             if (backend != null) {
                 backend.close();
