@@ -227,7 +227,7 @@ public final class ZseFile implements AutoCloseable {
     public interface VerifyProgress {
         VerifyProgress NONE = bytesChecked -> { };
 
-        /** @param bytesChecked bytes of the data area checked so far, of {@link #dataLength()} */
+        /** @param bytesChecked bytes of the data area checked so far, of {@link ZseFile#dataLength()} */
         void checked(long bytesChecked);
     }
 
