@@ -2,13 +2,18 @@ package io.zse;
 
 import io.zse.convert.ConvertOptions;
 import io.zse.convert.ModelConverter;
+import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.stream.Stream;
 
 /** The real checkpoints bundled as test resources, and .zse files converted from them. */
@@ -36,6 +41,24 @@ public final class TestModels {
             return out;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Flips one byte in the middle of {@code tensor}'s data, in place: the file still opens (metadata checksums hold),
+     * only a full verification notices.
+     */
+    public static void flipByteInTensor(Path zse, String tensor) throws IOException {
+        long at;
+        try (ZseFile file = ZseFile.open(zse)) {
+            TensorInfo t = file.tensor(tensor).info();
+            at = t.dataOffset() + t.dataLength() / 2;
+        }
+        try (FileChannel channel = FileChannel.open(zse, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            channel.read(b, at);
+            b.put(0, (byte) (b.get(0) ^ 0x10)).rewind();
+            channel.write(b, at);
         }
     }
 

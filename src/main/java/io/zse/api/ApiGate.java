@@ -55,7 +55,8 @@ public class ApiGate {
         return switch (state.phase()) {
             case READY -> state.model();
             case LOADING -> throw ApiException.unavailable("the model is still loading", 5);
-            case FAILED -> throw ApiException.unavailable("the model failed to load: " + state.failure(), 30);
+            case FAILED -> throw ApiException.unavailable((state.model() == null ? "the model failed to load: "
+                    : "the model was taken out of service: ") + state.failure(), 30);
             case DRAINING -> throw ApiException.unavailable("the server is shutting down", 5);
         };
     }

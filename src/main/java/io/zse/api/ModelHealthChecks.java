@@ -1,6 +1,7 @@
 package io.zse.api;
 
 import io.zse.serve.ModelHost;
+import io.zse.serve.WeightVerifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
@@ -13,7 +14,7 @@ import org.eclipse.microprofile.health.Startup;
 
 /**
  * Health as platforms probe it: started and ready are DOWN until the model has loaded (ready also while draining
- * or after a failed load, with the reason); liveness stays UP while the process can answer.
+ * or after a failed load or weight check, with the reason); liveness stays UP while the process can answer.
  */
 @ApplicationScoped
 public class ModelHealthChecks {
@@ -44,6 +45,11 @@ public class ModelHealthChecks {
                 .withData("phase", state.phase().name().toLowerCase());
         if (state.model() != null) {
             b.withData("id", state.model().id()).withData("load_ms", state.loadMillis());
+            WeightVerifier.Status weights = state.model().weights().status();
+            b.withData("weights", weights.summary());
+            if (weights instanceof WeightVerifier.Failed failed && failed.tensor() != null) {
+                b.withData("corrupt_tensor", failed.tensor());
+            }
         }
         if (state.failure() != null) {
             b.withData("reason", state.failure());

@@ -11,12 +11,14 @@ import io.zse.serve.EngineLimits;
 import io.zse.serve.LoadedModel;
 import io.zse.serve.ModelHost;
 import io.zse.serve.ModelLoader;
+import io.zse.serve.WeightVerifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 import sun.misc.Signal;
 
+import java.io.IOException;
 import java.nio.file.Path;
 
 /** Loads the model on a background thread once the port is open, and drains it at shutdown. */
@@ -56,16 +58,37 @@ public class ModelLifecycle {
                     config.maxBatchTokens());
             LoadedModel model = ModelLoader.load(path, new ModelLoader.Options(id, config.backend(), config.kvCache(),
                     config.threads().orElse(0), limits, config.kvCacheMemory(), config.prefixCache()), registry);
+            if (config.verifyWeights() == ZseConfig.WeightVerification.STARTUP
+                    && model.weights().verifyNow() instanceof WeightVerifier.Failed failed) {
+                model.close();
+                throw new IOException(failed.message());
+            }
             long millis = (System.nanoTime() - start) / 1_000_000;
             host.ready(model, millis);
             Gauge.builder("zse.model.load.seconds", () -> millis / 1000.0).description("Time the model took to load")
                     .register(registry);
             LOG.infof("model %s ready (%s, %d ms)", id, path, millis);
+            if (config.verifyWeights() == ZseConfig.WeightVerification.BACKGROUND) {
+                model.weights().startInBackground(this::weightsChecked);
+            }
         } catch (Exception | Error e) {
             String reason = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
             host.failed(reason);
             LOG.errorf("the model failed to load: %s", reason);
             LOG.debug("model load failure", e);
+        }
+    }
+
+    /** The background check's verdict: corrupt weights take the model out of service (readiness DOWN, /ping 503). */
+    private void weightsChecked(WeightVerifier.Status status) {
+        switch (status) {
+            case WeightVerifier.Failed failed -> {
+                host.failed(failed.message());
+                LOG.errorf("readiness is DOWN: %s", failed.message());
+            }
+            case WeightVerifier.Ok ok -> LOG.infof("weights verified: %d MB in %d ms", ok.bytes() / 1_000_000, ok.millis());
+            default -> {
+            }
         }
     }
 

@@ -29,6 +29,13 @@ public interface ZseConfig {
     @WithDefault("f32")
     String kvCache();
 
+    /** When every tensor's checksum is checked: not at all, after ready on a low-priority thread, or before ready. */
+    @WithDefault("background")
+    WeightVerification verifyWeights();
+
+    /** Values of {@code zse.verify-weights}. */
+    enum WeightVerification { OFF, BACKGROUND, STARTUP }
+
     /** CPU threads; default all cores. */
     OptionalInt threads();
 

@@ -71,6 +71,10 @@ public final class GenerateCommand implements Callable<Integer> {
             description = "With --json: each generated token's log-probability and its N most likely alternatives (0..20).")
     Integer logprobs;
 
+    @Option(names = "--verify-weights",
+            description = "Check every tensor's checksum before generating (reads all weight bytes once).")
+    boolean verifyWeights;
+
     @Mixin
     ThreadsOption threads;
 
@@ -90,6 +94,9 @@ public final class GenerateCommand implements Callable<Integer> {
                 .withMinP(minP).withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile file = ZseFile.open(model)) {
+            if (verifyWeights) {
+                file.verify(); // open() checked only the metadata; a damaged tensor fails here, named
+            }
             String text = chat ? chatPrompt(file) : prompt;
             // A large vocabulary takes a second to load: it loads on another thread while the backend and model load.
             CompletableFuture<Tokenizer> tokenizer = CompletableFuture.supplyAsync(() -> loadTokenizer(file));

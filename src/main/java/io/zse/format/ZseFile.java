@@ -219,29 +219,61 @@ public final class ZseFile implements AutoCloseable {
         return (int) crc.getValue();
     }
 
+    /** Bytes a full verification reads between two progress reports: small enough to cancel promptly. */
+    public static final long VERIFY_CHUNK_BYTES = 1 << 20;
+
+    /** Told how far a full verification has read; an exception it throws (CancellationException) stops it. */
+    @FunctionalInterface
+    public interface VerifyProgress {
+        VerifyProgress NONE = bytesChecked -> { };
+
+        /** @param bytesChecked bytes of the data area checked so far, of {@link ZseFile#dataLength()} */
+        void checked(long bytesChecked);
+    }
+
     /** Checks the checksum of every tensor and that all padding in the data area is zero. */
     public void verify() throws ZseFormatException {
-        List<long[]> regions = new ArrayList<>();
+        verify(VerifyProgress.NONE);
+    }
+
+    /**
+     * {@link #verify()}, reading the data area once in file order (sequential reads suit network volumes), one chunk
+     * at a time, and reporting after each chunk.
+     *
+     * @throws TensorChecksumException naming the first tensor whose data or scales do not match their checksum
+     */
+    public void verify(VerifyProgress progress) throws ZseFormatException {
+        List<ChecksummedRegion> regions = new ArrayList<>();
         for (TensorInfo t : tensors.values()) {
-            ZseTensor view = tensor(t.name());
-            if (crc(view.data()) != t.dataCrc()) {
-                throw new ZseFormatException(path, "tensor " + t.name(), "data checksum mismatch (weights are corrupt)");
-            }
-            if (t.scalesLength() > 0 && crc(view.scales()) != t.scalesCrc()) {
-                throw new ZseFormatException(path, "tensor " + t.name(), "scales checksum mismatch (weights are corrupt)");
-            }
-            regions.add(new long[]{t.dataOffset(), t.dataLength()});
+            regions.add(new ChecksummedRegion(t.name(), "data", t.dataOffset(), t.dataLength(), t.dataCrc()));
             if (t.scalesLength() > 0) {
-                regions.add(new long[]{t.scalesOffset(), t.scalesLength()});
+                regions.add(new ChecksummedRegion(t.name(), "scales", t.scalesOffset(), t.scalesLength(), t.scalesCrc()));
             }
         }
-        regions.sort(Comparator.comparingLong(r -> r[0]));
+        regions.sort(Comparator.comparingLong(ChecksummedRegion::offset));
         long cursor = dataOffset;
-        for (long[] r : regions) {
-            checkZero(path, mapping, cursor, r[0], "padding in the data area");
-            cursor = r[0] + r[1];
+        for (ChecksummedRegion r : regions) {
+            checkZero(path, mapping, cursor, r.offset(), "padding in the data area");
+            CRC32C crc = new CRC32C();
+            for (long p = r.offset(); p < r.end(); p += VERIFY_CHUNK_BYTES) {
+                long n = Math.min(VERIFY_CHUNK_BYTES, r.end() - p);
+                crc.update(mapping.asSlice(p, n).asByteBuffer());
+                progress.checked(p + n - dataOffset);
+            }
+            if ((int) crc.getValue() != r.crc()) {
+                throw new TensorChecksumException(path, r.tensor(), r.kind(), r.crc(), (int) crc.getValue());
+            }
+            cursor = r.end();
         }
         checkZero(path, mapping, cursor, mapping.byteSize(), "padding in the data area");
+        progress.checked(dataLength());
+    }
+
+    /** A tensor's data or scales: the byte range one index checksum covers. */
+    private record ChecksummedRegion(String tensor, String kind, long offset, long length, int crc) {
+        long end() {
+            return offset + length;
+        }
     }
 
     public Path path() {
@@ -258,6 +290,11 @@ public final class ZseFile implements AutoCloseable {
 
     public long dataOffset() {
         return dataOffset;
+    }
+
+    /** Bytes from the data offset to the end of the file: tensors and the padding between them. */
+    public long dataLength() {
+        return mapping.byteSize() - dataOffset;
     }
 
     /** The whole mapping (for backends that upload the data area in large chunks). */

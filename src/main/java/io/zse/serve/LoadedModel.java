@@ -8,7 +8,8 @@ import io.zse.tokenizer.TokenizerConfig;
 import io.zse.tokenizer.template.ChatTemplate;
 
 /**
- * A model ready to serve: the mapped file, the decoder, its tokenizer and chat template, and its engine.
+ * A model ready to serve: the mapped file, the decoder, its tokenizer and chat template, its engine, and the check
+ * of its weights' checksums.
  *
  * @param id           the name clients use in {@code "model"}
  * @param chatTemplate the model's own template, or {@link #FALLBACK_TEMPLATE} when it has none
@@ -16,7 +17,7 @@ import io.zse.tokenizer.template.ChatTemplate;
  */
 public record LoadedModel(String id, ZseFile file, Backend backend, LlamaModel model, Tokenizer tokenizer,
                           TokenizerConfig tokenizerConfig, ChatTemplate chatTemplate, boolean ownChatTemplate,
-                          BatchingEngine engine, long createdAt) implements AutoCloseable {
+                          BatchingEngine engine, WeightVerifier weights, long createdAt) implements AutoCloseable {
 
     /** For base models without a template (the demo model): the messages' text, one per line, after BOS. */
     public static final String FALLBACK_TEMPLATE =
@@ -25,6 +26,7 @@ public record LoadedModel(String id, ZseFile file, Backend backend, LlamaModel m
 
     @Override
     public void close() {
+        weights.close(); // first: its thread reads the mapping that file.close() unmaps
         engine.close();
         backend.close();
         file.close();

@@ -3,8 +3,9 @@ package io.zse.serve;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The served model's life: loading (on a background thread, so the port is open meanwhile), ready, failed, or
- * draining at shutdown. Health checks and the API read it; only the loader and shutdown change it.
+ * The served model's life: loading (on a background thread, so the port is open meanwhile), ready, failed (to load,
+ * or later when its weights fail their check), or draining at shutdown. Health checks and the API read it; only the
+ * loader, the weight check and shutdown change it.
  */
 public final class ModelHost {
     public enum Phase { LOADING, READY, FAILED, DRAINING }
@@ -23,8 +24,13 @@ public final class ModelHost {
         state.set(new State(Phase.READY, model, null, loadMillis));
     }
 
+    /**
+     * The load failed, or the loaded model turned out unfit to serve (its weights are corrupt): readiness goes DOWN
+     * with the reason. A loaded model stays here so shutdown still closes it; a draining host stays draining.
+     */
     public void failed(String reason) {
-        state.set(new State(Phase.FAILED, null, reason, 0));
+        state.updateAndGet(old -> old.phase() == Phase.DRAINING ? old
+                : new State(Phase.FAILED, old.model(), reason, old.loadMillis()));
     }
 
     /** Stops admitting requests: readiness goes DOWN and the engine refuses new sequences. */

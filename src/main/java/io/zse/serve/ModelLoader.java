@@ -69,9 +69,11 @@ public final class ModelLoader {
             BatchingEngine engine = new BatchingEngine(model, tokenizer, options.limits(),
                     new KvPoolSettings(kvCacheType, kvBytes, KvPoolSettings.DEFAULT_BLOCK_SIZE, options.prefixCache()),
                     new EngineMetrics(registry));
+            WeightVerifier weights = new WeightVerifier(file,
+                    () -> engine.runningSequences() + engine.queuedSequences() > 0);
             return new LoadedModel(options.id(), file, backend, model, tokenizer, tokenizerConfig,
                     own.orElseGet(() -> ChatTemplate.compile(LoadedModel.FALLBACK_TEMPLATE)), own.isPresent(), engine,
-                    System.currentTimeMillis() / 1000);
+                    weights, System.currentTimeMillis() / 1000);
         } catch (IOException | RuntimeException e) {
             if (backend != null) {
                 backend.close();

@@ -109,4 +109,18 @@ class GenerateCommandTest {
         assertEquals(1, chat.exit());
         assertTrue(chat.err().contains("has no chat template"), chat.err());
     }
+
+    @Test
+    void verifyWeightsRefusesAFlippedTensorByName() throws IOException {
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        String tensor = "model.layers.1.mlp.up_proj.weight";
+        TestModels.flipByteInTensor(zse, tensor);
+        assertEquals(0, ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt", "Once",
+                "--max-tokens", "2").exit(), "without the flag the damage goes unnoticed");
+        ConvertInspectCliTest.Run checked = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                "Once", "--max-tokens", "2", "--verify-weights");
+        assertEquals(1, checked.exit());
+        assertTrue(checked.err().contains("tensor " + tensor + ": data checksum mismatch"), checked.err());
+        assertEquals("", checked.out(), "nothing generated");
+    }
 }
