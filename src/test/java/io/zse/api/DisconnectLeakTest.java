@@ -27,6 +27,11 @@ class DisconnectLeakTest extends ApiTestBase {
     @Test
     void hungUpStreamsAreUnreachableAfterAFullGc() throws Exception {
         BatchingEngine engine = lifecycle.host().state().model().engine();
+        // earlier tests' requests may still be reachable from their clients' open keep-alive connections (one each,
+        // until the connection closes or serves its next request): only growth counts
+        long streamsBefore = LiveHeap.instances("io.zse.api.SseStream");
+        long runsBefore = LiveHeap.instances("io.zse.api.CompletionRun");
+        long sequencesBefore = LiveHeap.instances("io.zse.serve.BatchingEngine$Sequence");
         String body = chat("Once upon a time",
                 "\"max_tokens\":400,\"n\":4,\"temperature\":1.5,\"seed\":7,\"logprobs\":true,\"top_logprobs\":5,\"stream\":true");
         for (int i = 0; i < STREAMS; i++) {
@@ -44,8 +49,9 @@ class DisconnectLeakTest extends ApiTestBase {
         assertEquals(0, engine.kvBytesInUse());
         // a few heartbeat periods (200 ms in tests): a timer left registered would have fired and kept its stream
         Thread.sleep(600);
-        assertEquals(0, LiveHeap.instances("io.zse.api.SseStream"), "live SseStream objects");
-        assertEquals(0, LiveHeap.instances("io.zse.api.CompletionRun"), "live CompletionRun objects");
-        assertEquals(0, LiveHeap.instances("io.zse.serve.BatchingEngine$Sequence"), "live engine sequences");
+        assertTrue(LiveHeap.instances("io.zse.api.SseStream") <= streamsBefore, "live SseStream objects");
+        assertTrue(LiveHeap.instances("io.zse.api.CompletionRun") <= runsBefore, "live CompletionRun objects");
+        assertTrue(LiveHeap.instances("io.zse.serve.BatchingEngine$Sequence") <= sequencesBefore,
+                "live engine sequences");
     }
 }
