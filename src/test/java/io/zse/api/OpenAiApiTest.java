@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasSize;
@@ -151,7 +153,10 @@ class OpenAiApiTest extends ApiTestBase {
         RestAssured.given().contentType(ContentType.JSON).body(completion("Hi", "")).post("/fn-completions").then()
                 .statusCode(401);
         RestAssured.get("/q/health/ready").then().statusCode(200).body("checks[0].data.phase", equalTo("ready"));
-        RestAssured.get("/q/health/started").then().statusCode(200);
+        RestAssured.get("/q/health/started").then().statusCode(200).body("checks.name", contains("model-loaded"));
+        // every check once: the startup check is not the readiness check again
+        RestAssured.get("/q/health").then().statusCode(200)
+                .body("checks.name", containsInAnyOrder("process", "model-loaded", "model"));
         RestAssured.get("/q/health/live").then().statusCode(200);
         RestAssured.get("/ping").then().statusCode(200);
         RestAssured.get("/q/openapi").then().statusCode(200).body(containsString("/v1/chat/completions"));
