@@ -1,22 +1,11 @@
 package io.zse.serve;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.zse.TestModels;
-import io.zse.backend.cpu.CpuBackend;
-import io.zse.format.TensorType;
-import io.zse.format.ZseFile;
 import io.zse.generate.Generator;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.SequenceDecoder;
-import io.zse.model.LlamaModel;
-import io.zse.tokenizer.Tokenizer;
-import io.zse.tokenizer.TokenizerSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,30 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The engine as the API uses it: many sequences joining and leaving one batch, cancellation, admission limits. */
-class BatchingEngineTest {
+class BatchingEngineTest extends OnTinyStoriesQ8 {
     private static final String[] PROMPTS = {"Once upon a time", "The little dog ran to the park and",
             "Lily had a red ball.", "Tom", "One day, a girl named Sue", "The sun was hot", "Ben and his mom"};
-
-    @TempDir
-    static Path dir;
-    static ZseFile file;
-    static CpuBackend backend;
-    static LlamaModel model;
-    static Tokenizer tokenizer;
-
-    @BeforeAll
-    static void load() throws Exception {
-        file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir));
-        backend = new CpuBackend(2);
-        model = LlamaModel.load(file, backend);
-        tokenizer = TokenizerSource.fromZse(file);
-    }
-
-    @AfterAll
-    static void close() {
-        backend.close();
-        file.close();
-    }
 
     private static BatchingEngine engine(EngineLimits limits) {
         return new BatchingEngine(model, tokenizer, limits, 64L << 20, new EngineMetrics(new SimpleMeterRegistry()));

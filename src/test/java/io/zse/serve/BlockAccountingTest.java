@@ -1,24 +1,13 @@
 package io.zse.serve;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.zse.TestModels;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCacheType;
-import io.zse.backend.cpu.CpuBackend;
-import io.zse.format.TensorType;
-import io.zse.format.ZseFile;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.SequenceDecoder;
-import io.zse.model.LlamaModel;
-import io.zse.tokenizer.Tokenizer;
-import io.zse.tokenizer.TokenizerSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,27 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Property: after any mix of finishes, cancels (from outside, or from a listener mid-step), clients that throw,
  * preemptions and shared prefixes, the pool is back to its idle count and every sequence ended exactly once.
  */
-class BlockAccountingTest {
-    @TempDir
-    static Path dir;
-    static ZseFile file;
-    static CpuBackend backend;
-    static LlamaModel model;
-    static Tokenizer tokenizer;
-
-    @BeforeAll
-    static void load() throws Exception {
-        file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir));
-        backend = new CpuBackend(2);
-        model = LlamaModel.load(file, backend);
-        tokenizer = TokenizerSource.fromZse(file);
-    }
-
-    @AfterAll
-    static void close() {
-        backend.close();
-        file.close();
-    }
+class BlockAccountingTest extends OnTinyStoriesQ8 {
 
     /** How one sequence of the schedule behaves. */
     private enum Fate { FINISH, CANCEL_FROM_OUTSIDE, CANCEL_IN_LISTENER, CLIENT_THROWS }
