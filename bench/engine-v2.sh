@@ -117,7 +117,7 @@ case "$mode" in
       for side in "${order[@]}"; do
         case "$side" in ours-cache) port=18611 ;; ours-nocache) port=18612 ;; theirs) port=18613 ;; esac
         log "# round $r"
-        client "http://localhost:$port" "$side" prefix 4 "${SYSTEM_WORDS:-750}" "$requests" "$parallel"
+        client "http://localhost:$port" "$side" prefix 4 "${SYSTEM_WORDS:-940}" "$requests" "$parallel"
       done
     done
     ;;

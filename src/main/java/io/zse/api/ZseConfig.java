@@ -54,8 +54,11 @@ public interface ZseConfig {
     @WithDefault("4096")
     int maxModelLen();
 
-    /** Tokens one engine step runs: a decode token for each running sequence plus chunks of prompts. */
-    @WithDefault("2048")
+    /**
+     * Tokens one engine step runs: a decode token for each running sequence plus chunks of prompts. Larger prefills
+     * long prompts in fewer steps; smaller keeps running streams' pauses short and the activations small.
+     */
+    @WithDefault("512")
     int maxBatchTokens();
 
     /**

@@ -1,5 +1,6 @@
 package io.zse.model;
 
+import io.zse.backend.ActivationBuffer;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BatchLayout;
@@ -28,6 +29,7 @@ public final class LlamaModel {
     private final Backend backend;
     private final AttentionShape attentionShape;
     private final float[] ropeFrequencies; // [headDim / 2]
+    private Workspace workspace;           // grown as batches grow; one pass at a time uses it (forward is synchronized)
 
     public LlamaModel(ModelConfig config, Weights weights, Backend backend) {
         this.config = config;
@@ -110,7 +112,7 @@ public final class LlamaModel {
      *
      * @throws IllegalStateException a cache's pool has no block left (the engine reserves before it runs)
      */
-    public float[] forward(int[] tokens, BatchLayout batch, int[] logitRows) {
+    public synchronized float[] forward(int[] tokens, BatchLayout batch, int[] logitRows) {
         int n = tokens.length;
         if (n != batch.rows()) {
             throw new IllegalArgumentException(n + " tokens for a batch of " + batch.rows() + " rows");
@@ -131,47 +133,34 @@ public final class LlamaModel {
                 throw new IllegalArgumentException("logits of row " + row + " of a batch of " + n);
             }
         }
-        int d = config.hiddenSize();
-        int qDim = attentionShape.queryDim();
-        int kvDim = attentionShape.kvDim();
-        int ff = config.intermediateSize();
         float eps = (float) config.normEps();
+        Workspace ws = workspace(n, logitRows.length);
+        int d = config.hiddenSize();
+        int ff = config.intermediateSize();
 
-        float[] x = new float[n * d];        // residual stream [n, d]
-        float[] normed = new float[n * d];   // [n, d]
-        float[] q = new float[n * qDim];     // [n, q]
-        float[] k = new float[n * kvDim];    // [n, kv]
-        float[] v = new float[n * kvDim];    // [n, kv]
-        float[] attended = new float[n * qDim];
-        float[] projected = new float[n * d];
-        float[] gate = new float[n * ff];    // [n, ff]
-        float[] up = new float[n * ff];
-
-        backend.embed(weights.embeddings(), tokens, x);
+        backend.embed(weights.embeddings(), tokens, ws.x);
         for (int layer = 0; layer < config.numLayers(); layer++) {
             Weights.Layer w = weights.layers().get(layer);
 
             // Attention block: x += o_proj(attention(rope(q), rope(k), v)) of the normed stream.
-            backend.rmsNorm(x, n, w.attentionNorm(), eps, normed);
-            linear(normed, n, w.query(), w.queryBias(), q);
-            linear(normed, n, w.key(), w.keyBias(), k);
-            linear(normed, n, w.value(), w.valueBias(), v);
-            backend.rope(q, batch, config.numHeads(), config.headDim(), ropeFrequencies);
-            backend.rope(k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
-            for (BatchLayout.Segment segment : batch.segments()) {
-                segment.cache().store(layer, segment.startPos(), segment.length(), k, v, segment.offset());
-            }
-            backend.attention(q, batch, layer, attentionShape, attended);
-            linear(attended, n, w.output(), w.outputBias(), projected);
-            backend.add(x, projected, n * d);
+            backend.rmsNorm(ws.x, n, w.attentionNorm(), eps, ws.normed);
+            linear(ws.normed, n, w.query(), w.queryBias(), ws.q);
+            linear(ws.normed, n, w.key(), w.keyBias(), ws.k);
+            linear(ws.normed, n, w.value(), w.valueBias(), ws.v);
+            backend.rope(ws.q, batch, config.numHeads(), config.headDim(), ropeFrequencies);
+            backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
+            backend.storeKv(ws.k, ws.v, batch, layer);
+            backend.attention(ws.q, batch, layer, attentionShape, ws.attended);
+            linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
+            backend.add(ws.x, ws.projected, n * d);
 
             // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream.
-            backend.rmsNorm(x, n, w.ffnNorm(), eps, normed);
-            backend.matmul(normed, n, w.gate(), gate);
-            backend.matmul(normed, n, w.up(), up);
-            backend.swiglu(gate, up, n * ff);
-            backend.matmul(gate, n, w.down(), projected);
-            backend.add(x, projected, n * d);
+            backend.rmsNorm(ws.x, n, w.ffnNorm(), eps, ws.normed);
+            backend.matmul(ws.normed, n, w.gate(), ws.gate);
+            backend.matmul(ws.normed, n, w.up(), ws.up);
+            backend.swiglu(ws.gate, ws.up, n * ff);
+            backend.matmul(ws.gate, n, w.down(), ws.projected);
+            backend.add(ws.x, ws.projected, n * d);
         }
         for (BatchLayout.Segment segment : batch.segments()) {
             segment.cache().setLength(segment.end());
@@ -180,20 +169,83 @@ public final class LlamaModel {
             return new float[0];
         }
 
-        // Only the rows whose logits are wanted go through the final norm and the (large) output projection.
+        // Only the rows whose logits are wanted go through the final norm and the (large) output projection, and only
+        // their logits come back from the backend.
         int wantedRows = logitRows.length;
-        float[] wanted = new float[wantedRows * d];
-        for (int i = 0; i < wantedRows; i++) {
-            System.arraycopy(x, logitRows[i] * d, wanted, i * d, d);
-        }
-        float[] wantedNormed = new float[wantedRows * d];
-        backend.rmsNorm(wanted, wantedRows, weights.finalNorm(), eps, wantedNormed);
+        backend.gatherRows(ws.x, logitRows, d, ws.wanted);
+        backend.rmsNorm(ws.wanted, wantedRows, weights.finalNorm(), eps, ws.normed);
+        backend.matmul(ws.normed, wantedRows, weights.outputProjection(), ws.logits);
         float[] logits = new float[wantedRows * config.vocabSize()];
-        backend.matmul(wantedNormed, wantedRows, weights.outputProjection(), logits);
+        backend.read(ws.logits, logits, logits.length);
         return logits;
     }
 
-    private void linear(float[] in, int n, WeightMatrix weight, float[] bias, float[] out) {
+    /**
+     * The activation buffers of a forward pass, allocated by the backend for a batch of up to {@code rows} tokens and
+     * {@code logitRows} sampled rows, and reused by every pass that fits them.
+     */
+    private final class Workspace implements AutoCloseable {
+        final int rows;
+        final int logitRows;
+        final ActivationBuffer x;        // residual stream [rows, d]
+        final ActivationBuffer normed;   // [rows, d]
+        final ActivationBuffer q;        // [rows, q]
+        final ActivationBuffer k;        // [rows, kv]
+        final ActivationBuffer v;        // [rows, kv]
+        final ActivationBuffer attended; // [rows, q]
+        final ActivationBuffer projected; // [rows, d]
+        final ActivationBuffer gate;     // [rows, ff]
+        final ActivationBuffer up;       // [rows, ff]
+        final ActivationBuffer wanted;   // [logitRows, d]
+        final ActivationBuffer logits;   // [logitRows, vocab]
+
+        Workspace(int rows, int logitRows) {
+            this.rows = rows;
+            this.logitRows = logitRows;
+            long d = config.hiddenSize();
+            long qDim = attentionShape.queryDim();
+            long kvDim = attentionShape.kvDim();
+            long ff = config.intermediateSize();
+            x = backend.allocate(rows * d);
+            normed = backend.allocate(rows * d);
+            q = backend.allocate(rows * qDim);
+            k = backend.allocate(rows * kvDim);
+            v = backend.allocate(rows * kvDim);
+            attended = backend.allocate(rows * qDim);
+            projected = backend.allocate(rows * d);
+            gate = backend.allocate(rows * ff);
+            up = backend.allocate(rows * ff);
+            wanted = backend.allocate(logitRows * d);
+            logits = backend.allocate((long) logitRows * config.vocabSize());
+        }
+
+        @Override
+        public void close() {
+            for (ActivationBuffer b : new ActivationBuffer[]{x, normed, q, k, v, attended, projected, gate, up, wanted,
+                    logits}) {
+                b.close();
+            }
+        }
+    }
+
+    private static int powerOfTwoAtLeast(int n) {
+        return n <= 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
+    }
+
+    /** A workspace that fits; grown to the next power of two so a few sizes serve every batch. */
+    private Workspace workspace(int rows, int logitRows) {
+        if (workspace == null || workspace.rows < rows || workspace.logitRows < logitRows) {
+            int r = Math.max(rows, workspace == null ? 1 : workspace.rows);
+            int l = Math.max(logitRows, workspace == null ? 1 : workspace.logitRows);
+            if (workspace != null) {
+                workspace.close();
+            }
+            workspace = new Workspace(powerOfTwoAtLeast(r), powerOfTwoAtLeast(l));
+        }
+        return workspace;
+    }
+
+    private void linear(ActivationBuffer in, int n, WeightMatrix weight, float[] bias, ActivationBuffer out) {
         backend.matmul(in, n, weight, out);
         if (bias != null) {
             backend.addBias(out, n, bias);

@@ -16,5 +16,5 @@ public record EngineLimits(int maxRunning, int maxQueued, int maxModelLength, in
         }
     }
 
-    public static final EngineLimits DEFAULT = new EngineLimits(64, 256, 4096, 2048);
+    public static final EngineLimits DEFAULT = new EngineLimits(64, 256, 4096, 512);
 }

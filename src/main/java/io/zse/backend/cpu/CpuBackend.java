@@ -1,5 +1,6 @@
 package io.zse.backend.cpu;
 
+import io.zse.backend.ActivationBuffer;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BatchLayout;
@@ -43,25 +44,52 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void matmul(float[] x, int n, WeightMatrix w, float[] out) {
-        matmulOf(w).multiply(x, n, out, threads);
+    public ActivationBuffer allocate(long floats) {
+        if (floats < 0 || floats > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("an activation buffer of " + floats + " floats");
+        }
+        return new HostActivations((int) floats);
     }
 
     @Override
-    public void addBias(float[] x, int n, float[] bias) {
+    public void write(float[] values, ActivationBuffer into) {
+        System.arraycopy(values, 0, array(into), 0, values.length);
+    }
+
+    @Override
+    public void read(ActivationBuffer from, float[] into, int count) {
+        System.arraycopy(array(from), 0, into, 0, count);
+    }
+
+    @Override
+    public void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into) {
+        float[] source = array(from);
+        float[] target = array(into);
+        for (int i = 0; i < rows.length; i++) {
+            System.arraycopy(source, rows[i] * width, target, i * width, width);
+        }
+    }
+
+    @Override
+    public void matmul(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer out) {
+        matmulOf(w).multiply(array(x), n, array(out), threads);
+    }
+
+    @Override
+    public void addBias(ActivationBuffer x, int n, float[] bias) {
+        float[] rows = array(x);
         for (int i = 0; i < n; i++) {
-            add(x, i * bias.length, bias);
-        }
-    }
-
-    private static void add(float[] x, int offset, float[] y) {
-        for (int k = 0; k < y.length; k++) {
-            x[offset + k] += y[k];
+            int offset = i * bias.length;
+            for (int k = 0; k < bias.length; k++) {
+                rows[offset + k] += bias[k];
+            }
         }
     }
 
     @Override
-    public void rmsNorm(float[] x, int n, float[] weight, float eps, float[] out) {
+    public void rmsNorm(ActivationBuffer input, int n, float[] weight, float eps, ActivationBuffer output) {
+        float[] x = array(input);
+        float[] out = array(output);
         int dim = weight.length;
         for (int i = 0; i < n; i++) {
             int row = i * dim;
@@ -77,7 +105,8 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void rope(float[] x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+    public void rope(ActivationBuffer rows, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+        float[] x = array(rows);
         int half = headDim / 2;
         for (int i = 0; i < batch.rows(); i++) {
             float position = batch.position(i);
@@ -98,12 +127,21 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void attention(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out) {
-        CpuAttention.attend(q, batch, layer, shape, out, kernels.kvRowProducts(), threads);
+    public void storeKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer) {
+        for (BatchLayout.Segment s : batch.segments()) {
+            s.cache().store(layer, s.startPos(), s.length(), array(k), array(v), s.offset());
+        }
     }
 
     @Override
-    public void swiglu(float[] gate, float[] up, int length) {
+    public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
+        CpuAttention.attend(array(q), batch, layer, shape, array(out), kernels.kvRowProducts(), threads);
+    }
+
+    @Override
+    public void swiglu(ActivationBuffer gates, ActivationBuffer ups, int length) {
+        float[] gate = array(gates);
+        float[] up = array(ups);
         for (int k = 0; k < length; k++) {
             float g = gate[k];
             gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
@@ -111,8 +149,9 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void embed(WeightMatrix table, int[] tokens, float[] out) {
+    public void embed(WeightMatrix table, int[] tokens, ActivationBuffer output) {
         CpuWeight m = matmulOf(table);
+        float[] out = array(output);
         for (int i = 0; i < tokens.length; i++) {
             if (tokens[i] < 0 || tokens[i] >= m.rows()) {
                 throw new IllegalArgumentException("token id " + tokens[i] + " outside the vocabulary 0.." + (m.rows() - 1));
@@ -122,10 +161,19 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void add(float[] x, float[] y, int length) {
+    public void add(ActivationBuffer xs, ActivationBuffer ys, int length) {
+        float[] x = array(xs);
+        float[] y = array(ys);
         for (int k = 0; k < length; k++) {
             x[k] += y[k];
         }
+    }
+
+    private static float[] array(ActivationBuffer buffer) {
+        if (buffer instanceof HostActivations h) {
+            return h.data;
+        }
+        throw new IllegalArgumentException("activations " + buffer + " were not allocated by the CPU backend");
     }
 
     private static CpuWeight matmulOf(WeightMatrix w) {

@@ -1,5 +1,6 @@
 package io.zse.backend.cuda;
 
+import io.zse.backend.ActivationBuffer;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BatchLayout;
@@ -24,10 +25,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * The CUDA backend: weights live on the device in their .zse layout and every op runs as a libzse_cuda kernel.
  *
- * <p>The {@link Backend} interface passes activations as {@code float[]}, so each op uploads its inputs through
- * pinned staging buffers, runs, and downloads its output: correct, but a decode step pays a few hundred small
- * PCIe round trips. A device-resident interface (activation handles, a KvCache the backend owns, one forward call per
- * step) would keep everything on the GPU and let the decode step be captured once as a {@link CudaGraph}.
+ * <p>Activations stay on the device ({@link DeviceActivations}); model vectors (norms, biases, RoPE frequencies) are
+ * uploaded once. Keys and values still live in the host's paged {@link KvCache}s: each layer's new rows come back to
+ * the host ({@link #storeKv}) and each sequence's cache is mirrored to the device for attention. A device-side block
+ * pool with paged attention kernels removes those copies and lets a decode step be captured as a {@link CudaGraph}.
  *
  * <p>Not thread-safe: like the CPU backend's callers, one engine thread drives it.
  */
@@ -42,6 +43,7 @@ public final class CudaBackend implements Backend {
     private final Map<Long, CudaWeight> weightsByAddress = new HashMap<>();
     private final Set<CudaWeight> weights = Collections.newSetFromMap(new IdentityHashMap<>());
     private final Map<KvCache, DeviceKvCache> kvCaches = new WeakHashMap<>();
+    private final Map<float[], DeviceBuffer> vectors = new IdentityHashMap<>();
     private final Queue<DeviceKvCache> abandonedKvCaches = new ConcurrentLinkedQueue<>();
     private boolean uploadsPending;
     private boolean closed;
@@ -110,113 +112,135 @@ public final class CudaBackend implements Backend {
     }
 
     @Override
-    public void matmul(float[] x, int n, WeightMatrix weight, float[] out) {
+    public ActivationBuffer allocate(long floats) {
+        check(floats >= 0, "a negative size");
+        enter();
+        return new DeviceActivations(cuda, floats);
+    }
+
+    @Override
+    public void write(float[] values, ActivationBuffer into) {
+        DeviceActivations target = own(into, values.length);
+        computeEnter();
+        MemorySegment staged = slot(0).upload(values, 0, values.length, stream);
+        cuda.call("zse_cuda_copy_on_device", target.at(0, values.length), staged, (long) values.length * Float.BYTES,
+                stream.handle());
+    }
+
+    @Override
+    public void read(ActivationBuffer from, float[] into, int count) {
+        DeviceActivations source = own(from, count);
+        computeEnter();
+        long bytes = (long) count * Float.BYTES;
+        slot(0).device(bytes).copyFrom(source.buffer, 0, 0, bytes, stream);
+        slot(0).download(into, count, stream);
+    }
+
+    @Override
+    public void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into) {
+        DeviceActivations source = own(from, 0);
+        DeviceActivations target = own(into, (long) rows.length * width);
+        computeEnter();
+        long bytes = (long) width * Float.BYTES;
+        for (int i = 0; i < rows.length; i++) {
+            check(rows[i] >= 0 && (long) (rows[i] + 1) * width <= source.capacity(), "row " + rows[i] + " outside");
+            target.buffer.copyFrom(source.buffer, rows[i] * bytes, i * bytes, bytes, stream);
+        }
+    }
+
+    @Override
+    public void matmul(ActivationBuffer x, int n, WeightMatrix weight, ActivationBuffer out) {
         CudaWeight w = own(weight);
         check(n > 0, "n must be positive");
-        checkLength("x", x, (long) n * w.cols());
-        checkLength("out", out, (long) n * w.rows());
+        DeviceActivations input = own(x, (long) n * w.cols());
+        DeviceActivations output = own(out, (long) n * w.rows());
         computeEnter();
-        MemorySegment input = slot(0).upload(x, 0, n * w.cols(), stream);
-        MemorySegment output = slot(1).device((long) n * w.rows() * Float.BYTES).at(0, (long) n * w.rows() * Float.BYTES);
-        cuda.call("zse_cuda_matmul", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(), input, n,
-                output, stream.handle());
-        slot(1).download(out, n * w.rows(), stream);
+        cuda.call("zse_cuda_matmul", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(),
+                input.at(0, (long) n * w.cols()), n, output.at(0, (long) n * w.rows()), stream.handle());
     }
 
     @Override
-    public void addBias(float[] x, int n, float[] bias) {
+    public void addBias(ActivationBuffer x, int n, float[] bias) {
         check(n > 0 && bias.length > 0, "n and the bias length must be positive");
-        checkLength("x", x, (long) n * bias.length);
+        DeviceActivations rows = own(x, (long) n * bias.length);
         computeEnter();
-        MemorySegment rows = slot(0).upload(x, 0, n * bias.length, stream);
-        MemorySegment b = slot(1).upload(bias, 0, bias.length, stream);
-        cuda.call("zse_cuda_add_bias", rows, n, b, bias.length, stream.handle());
-        slot(0).download(x, n * bias.length, stream);
+        cuda.call("zse_cuda_add_bias", rows.at(0, (long) n * bias.length), n, vector(bias), bias.length,
+                stream.handle());
     }
 
     @Override
-    public void rmsNorm(float[] x, int n, float[] weight, float eps, float[] out) {
+    public void rmsNorm(ActivationBuffer x, int n, float[] weight, float eps, ActivationBuffer out) {
         int dim = weight.length;
         check(n > 0 && dim > 0, "n and the weight length must be positive");
-        checkLength("x", x, (long) n * dim);
-        checkLength("out", out, (long) n * dim);
+        DeviceActivations in = own(x, (long) n * dim);
+        DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
-        MemorySegment in = slot(0).upload(x, 0, n * dim, stream);
-        MemorySegment w = slot(1).upload(weight, 0, dim, stream);
-        MemorySegment o = slot(2).device((long) n * dim * Float.BYTES).at(0, (long) n * dim * Float.BYTES);
-        cuda.call("zse_cuda_rms_norm", in, n, w, dim, eps, o, stream.handle());
-        slot(2).download(out, n * dim, stream);
+        cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps, o.at(0, (long) n * dim),
+                stream.handle());
+    }
+
+    /** One kernel launch per sequence of the batch: the kernel takes one start position. */
+    @Override
+    public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+        check(heads > 0 && headDim > 0 && headDim % 2 == 0, "heads and an even headDim must be positive");
+        check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
+        int width = heads * headDim;
+        DeviceActivations rows = own(x, (long) batch.rows() * width);
+        computeEnter();
+        MemorySegment f = vector(inverseFrequencies);
+        for (BatchLayout.Segment s : batch.segments()) {
+            cuda.call("zse_cuda_rope", rows.at((long) s.offset() * width, (long) s.length() * width), s.length(), heads,
+                    headDim, s.startPos(), f, stream.handle());
+        }
     }
 
     /**
-     * Each sequence of the batch on its own: this backend still copies activations per op (the device-resident one
-     * replaces it), so the rows of one segment go up, are rotated, and come back.
+     * The KV caches are host block tables mirrored to the device per attention call: the new rows come back to the
+     * host here (2 · rows · kvDim floats a layer; a device-side paged pool removes this, with the next backend).
      */
     @Override
-    public void rope(float[] x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
-        int width = heads * headDim;
-        checkLength("x", x, (long) batch.rows() * width);
+    public void storeKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer) {
+        int kvDim = batch.segments().getFirst().cache().kvDim();
+        int count = batch.rows() * kvDim;
+        float[] keys = new float[count];
+        float[] values = new float[count];
+        read(k, keys, count);
+        read(v, values, count);
         for (BatchLayout.Segment s : batch.segments()) {
-            float[] rows = Arrays.copyOfRange(x, s.offset() * width, (s.offset() + s.length()) * width);
-            rope(rows, s.length(), heads, headDim, s.startPos(), inverseFrequencies);
-            System.arraycopy(rows, 0, x, s.offset() * width, rows.length);
+            s.cache().store(layer, s.startPos(), s.length(), keys, values, s.offset());
         }
     }
 
-    private void rope(float[] x, int n, int heads, int headDim, int startPos, float[] inverseFrequencies) {
-        check(n > 0 && heads > 0 && headDim > 0 && headDim % 2 == 0 && startPos >= 0,
-                "n, heads and an even headDim must be positive, startPos >= 0");
-        checkLength("inverseFrequencies", inverseFrequencies, headDim / 2);
-        checkLength("x", x, (long) n * heads * headDim);
-        computeEnter();
-        MemorySegment rows = slot(0).upload(x, 0, n * heads * headDim, stream);
-        MemorySegment f = slot(1).upload(inverseFrequencies, 0, headDim / 2, stream);
-        cuda.call("zse_cuda_rope", rows, n, heads, headDim, startPos, f, stream.handle());
-        slot(0).download(x, n * heads * headDim, stream);
-    }
-
-    /** Each sequence of the batch on its own, as {@link #rope(float[], BatchLayout, int, int, float[])}. */
+    /** One kernel launch per sequence of the batch, over its cache's device mirror. */
     @Override
-    public void attention(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out) {
-        int width = shape.queryDim();
-        checkLength("q", q, (long) batch.rows() * width);
-        checkLength("out", out, (long) batch.rows() * width);
-        for (BatchLayout.Segment s : batch.segments()) {
-            float[] rows = Arrays.copyOfRange(q, s.offset() * width, (s.offset() + s.length()) * width);
-            float[] attended = new float[rows.length];
-            attention(rows, s.length(), s.startPos(), s.cache(), layer, shape, attended);
-            System.arraycopy(attended, 0, out, s.offset() * width, attended.length);
-        }
-    }
-
-    private void attention(float[] q, int n, int startPos, KvCache cache, int layer, AttentionShape shape,
-                           float[] out) {
-        check(n > 0 && startPos >= 0 && layer >= 0, "n must be positive, startPos and layer >= 0");
-        check(shape.kvDim() == cache.kvDim(), "the attention shape's kv dim " + shape.kvDim()
-                + " differs from the cache's " + cache.kvDim());
-        check((long) startPos + n <= cache.capacity(), "positions up to " + (startPos + n)
-                + " exceed the KV cache capacity of " + cache.capacity());
+    public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
         check(shape.headDim() <= 256, "head dim " + shape.headDim() + " above 256 is not supported on CUDA");
-        checkLength("q", q, (long) n * shape.queryDim());
-        checkLength("out", out, (long) n * shape.queryDim());
+        int width = shape.queryDim();
+        DeviceActivations queries = own(q, (long) batch.rows() * width);
+        DeviceActivations o = own(out, (long) batch.rows() * width);
         computeEnter();
-        DeviceKvCache mirror = mirrorOf(cache);
-        mirror.sync(cache, layer, startPos, startPos + n, slot(3), stream);
-        MemorySegment queries = slot(0).upload(q, 0, n * shape.queryDim(), stream);
-        long outBytes = (long) n * shape.queryDim() * Float.BYTES;
-        MemorySegment o = slot(1).device(outBytes).at(0, outBytes);
-        cuda.call("zse_cuda_attention", queries, n, startPos, mirror.keys(layer), mirror.values(layer),
-                shape.numHeads(), shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), o, stream.handle());
-        slot(1).download(out, n * shape.queryDim(), stream);
+        for (BatchLayout.Segment s : batch.segments()) {
+            KvCache cache = s.cache();
+            check(shape.kvDim() == cache.kvDim(), "the attention shape's kv dim " + shape.kvDim()
+                    + " differs from the cache's " + cache.kvDim());
+            check((long) s.end() <= cache.capacity(), "positions up to " + s.end()
+                    + " exceed the KV cache capacity of " + cache.capacity());
+            DeviceKvCache mirror = mirrorOf(cache);
+            mirror.sync(cache, layer, s.startPos(), s.end(), slot(3), stream);
+            cuda.call("zse_cuda_attention", queries.at((long) s.offset() * width, (long) s.length() * width),
+                    s.length(), s.startPos(), mirror.keys(layer), mirror.values(layer), shape.numHeads(),
+                    shape.numKvHeads(), shape.headDim(), shape.slidingWindow(),
+                    o.at((long) s.offset() * width, (long) s.length() * width), stream.handle());
+        }
     }
 
     @Override
-    public void swiglu(float[] gate, float[] up, int length) {
+    public void swiglu(ActivationBuffer gate, ActivationBuffer up, int length) {
         elementwise("zse_cuda_swiglu", gate, up, length);
     }
 
     @Override
-    public void embed(WeightMatrix table, int[] tokens, float[] out) {
+    public void embed(WeightMatrix table, int[] tokens, ActivationBuffer out) {
         CudaWeight w = own(table);
         check(tokens.length > 0, "no tokens");
         for (int token : tokens) {
@@ -224,31 +248,41 @@ public final class CudaBackend implements Backend {
                 throw new IllegalArgumentException("token id " + token + " outside the vocabulary 0.." + (w.rows() - 1));
             }
         }
-        checkLength("out", out, (long) tokens.length * w.cols());
+        DeviceActivations o = own(out, (long) tokens.length * w.cols());
         computeEnter();
-        MemorySegment ids = slot(0).upload(tokens, stream);
-        long outBytes = (long) tokens.length * w.cols() * Float.BYTES;
-        MemorySegment o = slot(1).device(outBytes).at(0, outBytes);
+        MemorySegment ids = slot(1).upload(tokens, stream);
         cuda.call("zse_cuda_embed", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(), ids,
-                tokens.length, o, stream.handle());
-        slot(1).download(out, tokens.length * w.cols(), stream);
+                tokens.length, o.at(0, (long) tokens.length * w.cols()), stream.handle());
     }
 
     @Override
-    public void add(float[] x, float[] y, int length) {
+    public void add(ActivationBuffer x, ActivationBuffer y, int length) {
         elementwise("zse_cuda_add", x, y, length);
     }
 
     /** x[k] = f(x[k], y[k]) for k < length, by a kernel taking (x, y, length, stream). */
-    private void elementwise(String kernel, float[] x, float[] y, int length) {
+    private void elementwise(String kernel, ActivationBuffer x, ActivationBuffer y, int length) {
         check(length > 0, "length must be positive");
-        checkLength("x", x, length);
-        checkLength("y", y, length);
+        DeviceActivations a = own(x, length);
+        DeviceActivations b = own(y, length);
         computeEnter();
-        MemorySegment a = slot(0).upload(x, 0, length, stream);
-        MemorySegment b = slot(1).upload(y, 0, length, stream);
-        cuda.call(kernel, a, b, (long) length, stream.handle());
-        slot(0).download(x, length, stream);
+        cuda.call(kernel, a.at(0, length), b.at(0, length), (long) length, stream.handle());
+    }
+
+    /**
+     * The device copy of a host vector of the model (a norm weight, a bias, RoPE frequencies), uploaded on first use:
+     * those arrays live as long as the model, so they are known by identity.
+     */
+    private MemorySegment vector(float[] values) {
+        DeviceBuffer known = vectors.get(values);
+        if (known == null) {
+            long bytes = (long) values.length * Float.BYTES;
+            known = new DeviceBuffer(cuda, Math.max(bytes, Float.BYTES));
+            MemorySegment staged = slot(2).upload(values, 0, values.length, stream);
+            cuda.call("zse_cuda_copy_on_device", known.at(0, bytes), staged, bytes, stream.handle());
+            vectors.put(values, known);
+        }
+        return known.at(0, (long) values.length * Float.BYTES);
     }
 
     /** Index of the largest logit of each of the n rows of logits [n, vocab] (lowest index on ties, NaN never). */
@@ -300,6 +334,14 @@ public final class CudaBackend implements Backend {
         return slots.get(i);
     }
 
+    private DeviceActivations own(ActivationBuffer buffer, long floats) {
+        if (!(buffer instanceof DeviceActivations d)) {
+            throw new IllegalArgumentException("activations " + buffer + " were not allocated by the CUDA backend");
+        }
+        check(d.capacity() >= floats, "activations of " + d.capacity() + " floats, the op needs " + floats);
+        return d;
+    }
+
     private CudaWeight own(WeightMatrix w) {
         if (w instanceof CudaWeight c && weights.contains(c)) {
             return c;
@@ -347,6 +389,7 @@ public final class CudaBackend implements Backend {
             kvCaches.values().forEach(DeviceKvCache::close);
             abandonedKvCaches.forEach(DeviceKvCache::close);
             weights.forEach(CudaWeight::close);
+            vectors.values().forEach(DeviceBuffer::close);
             slots.forEach(StagedBuffer::close);
             uploader.close();
             stream.close();

@@ -1,6 +1,7 @@
 package io.zse.backend.cpu;
 
 import io.zse.backend.AttentionShape;
+import io.zse.backend.BackendArrays;
 import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
@@ -42,8 +43,7 @@ class CpuAttentionTest {
         KvCache cache = new KvCache(type, 1, positions, shape.numKvHeads(), shape.headDim());
         cache.store(0, 0, positions, k, v);
         cache.setLength(positions);
-        float[] out = new float[n * shape.queryDim()];
-        backend.attention(q, BatchLayout.single(cache, startPos, n), 0, shape, out);
+        float[] out = BackendArrays.attention(backend, q, BatchLayout.single(cache, startPos, n), 0, shape);
         double[] expected = exactAttention(q, n, startPos, k, v, shape);
         double diff = 0;
         double norm = 0;

@@ -2,6 +2,7 @@ package io.zse.backend.cuda;
 
 import io.zse.TestModels;
 import io.zse.backend.AttentionShape;
+import io.zse.backend.BackendArrays;
 import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
@@ -98,17 +99,13 @@ class CudaBackendParityTest {
                 WeightMatrix onGpu = cuda.weight(file.tensor(info.name()));
                 for (int n : new int[]{1, 3, 8, 9, 70}) { // vector kernel, its batch limit, the tiled kernel
                     float[] x = random(n * onCpu.cols(), n);
-                    float[] expected = new float[n * onCpu.rows()];
-                    float[] actual = new float[n * onCpu.rows()];
-                    cpu.matmul(x, n, onCpu, expected);
-                    cuda.matmul(x, n, onGpu, actual);
+                    float[] expected = BackendArrays.matmul(cpu, x, n, onCpu);
+                    float[] actual = BackendArrays.matmul(cuda, x, n, onGpu);
                     assertClose(expected, actual, 1e-4, type + " " + info.name() + " n=" + n);
                 }
                 int[] tokens = {0, onCpu.rows() - 1, onCpu.rows() / 2};
-                float[] expected = new float[tokens.length * onCpu.cols()];
-                float[] actual = new float[expected.length];
-                cpu.embed(onCpu, tokens, expected);
-                cuda.embed(onGpu, tokens, actual);
+                float[] expected = BackendArrays.embed(cpu, onCpu, tokens);
+                float[] actual = BackendArrays.embed(cuda, onGpu, tokens);
                 assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + info.name());
             }
         }
@@ -120,35 +117,21 @@ class CudaBackendParityTest {
         int dim = 96;
         float[] x = random(n * dim, 1);
         float[] weight = random(dim, 2);
-        float[] expected = new float[n * dim];
-        float[] actual = new float[n * dim];
-        cpu.rmsNorm(x, n, weight, 1e-5f, expected);
-        cuda.rmsNorm(x, n, weight, 1e-5f, actual);
-        assertClose(expected, actual, 1e-5, "rmsNorm");
+        assertClose(BackendArrays.rmsNorm(cpu, x, n, weight, 1e-5f), BackendArrays.rmsNorm(cuda, x, n, weight, 1e-5f),
+                1e-5, "rmsNorm");
 
         float[] frequencies = random(dim / 4, 3);
-        float[] a = x.clone();
-        float[] b = x.clone();
         BatchLayout at1000 = BatchLayout.single(new KvCache(KvCacheType.F32, 1, 1000 + n, 1, 2), 1000, n);
-        cpu.rope(a, at1000, 2, dim / 2, frequencies);
-        cuda.rope(b, at1000, 2, dim / 2, frequencies);
-        assertClose(a, b, 1e-4, "rope at position 1000");
+        assertClose(BackendArrays.rope(cpu, x, at1000, 2, dim / 2, frequencies),
+                BackendArrays.rope(cuda, x, at1000, 2, dim / 2, frequencies), 1e-4, "rope at position 1000");
 
         float[] up = random(n * dim, 4);
-        a = x.clone();
-        b = x.clone();
-        cpu.swiglu(a, up, n * dim);
-        cuda.swiglu(b, up, n * dim);
-        assertClose(a, b, 1e-6, "swiglu");
-
-        a = x.clone();
-        b = x.clone();
-        cpu.add(a, up, n * dim);
-        cuda.add(b, up, n * dim);
+        assertClose(BackendArrays.swiglu(cpu, x, up), BackendArrays.swiglu(cuda, x, up), 1e-6, "swiglu");
+        float[] a = BackendArrays.add(cpu, x, up);
+        float[] b = BackendArrays.add(cuda, x, up);
         assertArrayEquals(a, b, 0f, "add");
-        cpu.addBias(a, n, weight);
-        cuda.addBias(b, n, weight);
-        assertArrayEquals(a, b, 0f, "addBias");
+        assertArrayEquals(BackendArrays.addBias(cpu, a, n, weight), BackendArrays.addBias(cuda, b, n, weight), 0f,
+                "addBias");
     }
 
     @Test
@@ -167,10 +150,8 @@ class CudaBackendParityTest {
                     float[] q = random(n * shape.queryDim(), 30L + start);
                     cpuCache.store(0, start, n, k, v);
                     gpuCache.store(0, start, n, k, v);
-                    float[] expected = new float[n * shape.queryDim()];
-                    float[] actual = new float[expected.length];
-                    cpu.attention(q, BatchLayout.single(cpuCache, start, n), 0, shape, expected);
-                    cuda.attention(q, BatchLayout.single(gpuCache, start, n), 0, shape, actual);
+                    float[] expected = BackendArrays.attention(cpu, q, BatchLayout.single(cpuCache, start, n), 0, shape);
+                    float[] actual = BackendArrays.attention(cuda, q, BatchLayout.single(gpuCache, start, n), 0, shape);
                     assertClose(expected, actual, 1e-4, "attention head dim " + headDim + " window " + window
                             + " at " + start + " n=" + n);
                 }

@@ -1,0 +1,14 @@
+package io.zse.backend;
+
+/**
+ * F32 activations owned by a {@link Backend}: host memory on the CPU, device memory on CUDA. A forward pass allocates
+ * its buffers once for a batch size and reuses them; token ids go in and only the logits rows the sampler needs come
+ * back ({@link Backend#read}).
+ */
+public interface ActivationBuffer extends AutoCloseable {
+    /** Floats it holds. */
+    long capacity();
+
+    @Override
+    void close();
+}

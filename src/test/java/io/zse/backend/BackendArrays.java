@@ -1,0 +1,68 @@
+package io.zse.backend;
+
+/** Backend ops on host arrays, for tests: inputs are written to fresh activations, the result is read back. */
+public final class BackendArrays {
+    private BackendArrays() {
+    }
+
+    private static ActivationBuffer on(Backend b, float[] values) {
+        ActivationBuffer buffer = b.allocate(values.length);
+        b.write(values, buffer);
+        return buffer;
+    }
+
+    private static float[] read(Backend b, ActivationBuffer buffer, int count) {
+        float[] out = new float[count];
+        b.read(buffer, out, count);
+        buffer.close();
+        return out;
+    }
+
+    public static float[] matmul(Backend b, float[] x, int n, WeightMatrix w) {
+        ActivationBuffer out = b.allocate((long) n * w.rows());
+        b.matmul(on(b, x), n, w, out);
+        return read(b, out, n * w.rows());
+    }
+
+    public static float[] embed(Backend b, WeightMatrix table, int[] tokens) {
+        ActivationBuffer out = b.allocate((long) tokens.length * table.cols());
+        b.embed(table, tokens, out);
+        return read(b, out, tokens.length * table.cols());
+    }
+
+    public static float[] rmsNorm(Backend b, float[] x, int n, float[] weight, float eps) {
+        ActivationBuffer out = b.allocate(x.length);
+        b.rmsNorm(on(b, x), n, weight, eps, out);
+        return read(b, out, x.length);
+    }
+
+    public static float[] rope(Backend b, float[] x, BatchLayout batch, int heads, int headDim, float[] frequencies) {
+        ActivationBuffer rows = on(b, x);
+        b.rope(rows, batch, heads, headDim, frequencies);
+        return read(b, rows, x.length);
+    }
+
+    public static float[] swiglu(Backend b, float[] gate, float[] up) {
+        ActivationBuffer g = on(b, gate);
+        b.swiglu(g, on(b, up), gate.length);
+        return read(b, g, gate.length);
+    }
+
+    public static float[] add(Backend b, float[] x, float[] y) {
+        ActivationBuffer sum = on(b, x);
+        b.add(sum, on(b, y), x.length);
+        return read(b, sum, x.length);
+    }
+
+    public static float[] addBias(Backend b, float[] x, int n, float[] bias) {
+        ActivationBuffer rows = on(b, x);
+        b.addBias(rows, n, bias);
+        return read(b, rows, x.length);
+    }
+
+    public static float[] attention(Backend b, float[] q, BatchLayout batch, int layer, AttentionShape shape) {
+        ActivationBuffer out = b.allocate(q.length);
+        b.attention(on(b, q), batch, layer, shape, out);
+        return read(b, out, q.length);
+    }
+}
