@@ -1,6 +1,6 @@
 package io.zse.api;
 
-import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.CodecException;
 import io.vertx.core.http.HttpClosedException;
 import io.vertx.ext.web.RoutingContext;
 import org.jboss.logging.Logger;
@@ -36,9 +36,12 @@ final class ClientFaults {
                 : "the request body could not be read (a malformed chunk, or fewer bytes than its Content-Length)");
     }
 
-    /** Netty's HTTP decoder failing on the client's bytes (a chunk size that is not hex fails as a number). */
+    /**
+     * Netty's HTTP decoder failing on the client's bytes (a chunk size that is not hex fails as a number), or the
+     * client ending its side before the body was complete ({@link ConnectionGuard}).
+     */
     private static boolean undecodable(Throwable failure) {
-        return wraps(failure, DecoderException.class) || wraps(failure, NumberFormatException.class);
+        return wraps(failure, CodecException.class) || wraps(failure, NumberFormatException.class);
     }
 
     private static boolean hungUp(Throwable failure) {

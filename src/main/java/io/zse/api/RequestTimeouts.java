@@ -3,6 +3,7 @@ package io.zse.api;
 import io.netty.channel.Channel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.quarkus.vertx.http.HttpServerOptionsCustomizer;
+import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
@@ -47,14 +48,19 @@ public class RequestTimeouts implements HttpServerOptionsCustomizer {
     }
 
     void routes(@Observes Router router) {
-        router.route().order(-200).handler(this::requestStarted);
+        // before Quarkus's body handler (RouteConstants.ROUTE_ORDER_BODY_HANDLER, there for Funqy), which reads the
+        // whole body before the next route runs: a route after it never sees a request whose body is late
+        router.route().order(RouteConstants.ROUTE_ORDER_BODY_HANDLER - 1).handler(this::requestStarted);
     }
 
     private void requestStarted(RoutingContext ctx) {
         HttpServerRequest request = ctx.request();
         Channel channel = http1Channel(request);
-        if (channel != null && channel.pipeline().get(IDLE_HANDLER) != null) {
-            channel.pipeline().remove(IDLE_HANDLER);
+        if (channel != null) {
+            ConnectionGuard.install(channel, !request.isEnded());
+            if (channel.pipeline().get(IDLE_HANDLER) != null) {
+                channel.pipeline().remove(IDLE_HANDLER);
+            }
         }
         long bodyTimer = request.isEnded() ? -1
                 : ctx.vertx().setTimer(config.requestBodyTimeout().toMillis(), id -> bodyTimedOut(ctx));

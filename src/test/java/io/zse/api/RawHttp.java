@@ -23,6 +23,12 @@ final class RawHttp implements AutoCloseable {
         return this;
     }
 
+    /** Ends the client's side (FIN), the server can still answer. */
+    RawHttp finish() throws IOException {
+        socket.shutdownOutput();
+        return this;
+    }
+
     /** Everything the server sends until it closes the connection; fails if that takes longer than the limit. */
     String readUntilClosed(int limitMillis) throws IOException {
         socket.setSoTimeout(limitMillis);
