@@ -34,8 +34,22 @@ public final class ApiException extends RuntimeException {
         return new ApiException(400, "invalid_request_error", message, param, code, 0, Map.of());
     }
 
+    /** 401 with the challenge RFC 6750 asks for, naming the scheme clients must use. */
     public static ApiException unauthorized(String message) {
-        return new ApiException(401, "invalid_request_error", message, null, "invalid_api_key", 0, Map.of());
+        return new ApiException(401, "invalid_request_error", message, null, "invalid_api_key", 0,
+                Map.of("WWW-Authenticate", "Bearer"));
+    }
+
+    /** 400 for a body whose framing is broken; the connection cannot carry another request, so it is closed. */
+    public static ApiException unreadableBody(String message) {
+        return new ApiException(400, "invalid_request_error", message, null, "invalid_body", 0,
+                Map.of("Connection", "close"));
+    }
+
+    /** 408: the request's headers or body did not arrive in time; the connection is closed. */
+    public static ApiException timedOut(String message) {
+        return new ApiException(408, "invalid_request_error", message, null, "request_timeout", 0,
+                Map.of("Connection", "close"));
     }
 
     public static ApiException notFound(String message, String param, String code) {

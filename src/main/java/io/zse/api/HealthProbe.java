@@ -4,6 +4,7 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.zse.serve.ModelHost;
@@ -33,7 +34,7 @@ public class HealthProbe {
     private Vertx probeVertx;
 
     void routes(@Observes Router router) {
-        router.get(config.healthPath()).handler(ctx -> answer(ctx.request()));
+        router.get(config.healthPath()).method(HttpMethod.HEAD).handler(ctx -> answer(ctx.request()));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.zse.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
 
 /** Writes JSON bodies and OpenAI-shaped errors (with Retry-After and rate-limit headers) to Vert.x responses. */
@@ -9,22 +10,23 @@ final class HttpResponses {
     private HttpResponses() {
     }
 
-    static void json(HttpServerResponse response, int status, JsonNode body) {
+    /** @return when the body has been written (at once when the response was already over) */
+    static Future<Void> json(HttpServerResponse response, int status, JsonNode body) {
         if (response.ended() || response.closed()) {
-            return;
+            return Future.succeededFuture();
         }
-        response.setStatusCode(status).putHeader("Content-Type", "application/json").end(write(body));
+        return response.setStatusCode(status).putHeader("Content-Type", "application/json").end(write(body));
     }
 
-    static void error(HttpServerResponse response, ApiException e) {
+    static Future<Void> error(HttpServerResponse response, ApiException e) {
         if (response.headWritten()) {
-            return;
+            return Future.succeededFuture();
         }
         e.headers().forEach(response::putHeader);
         if (e.retryAfterSeconds() > 0) {
             response.putHeader("Retry-After", Integer.toString(e.retryAfterSeconds()));
         }
-        json(response, e.status(), OpenAiShapes.error(e));
+        return json(response, e.status(), OpenAiShapes.error(e));
     }
 
     static String write(JsonNode node) {

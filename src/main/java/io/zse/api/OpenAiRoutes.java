@@ -1,6 +1,5 @@
 package io.zse.api;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.quarkus.vertx.http.runtime.RouteConstants;
 import io.vertx.core.http.HttpMethod;
@@ -45,14 +44,20 @@ public class OpenAiRoutes {
         router.route("/v1/*").order(-100).handler(this::gate);
         router.routeWithRegex(FUNCTION_PATHS).order(-100).handler(this::gate);
         router.route("/v1/*").order(-99).handler(BodyHandler.create(false).setBodyLimit(config.maxBodyBytes()));
+        // Funqy would log bad JSON as an error with its stack trace; it gets the same strict parsing and 400 as /v1
+        router.routeWithRegex(FUNCTION_PATHS).order(-99).handler(BodyHandler.create(false).setBodyLimit(config.maxBodyBytes()));
+        router.routeWithRegex(HttpMethod.POST, FUNCTION_PATHS).order(-98).handler(ctx -> {
+            parse(ctx);
+            ctx.next();
+        });
 
         router.post("/v1/chat/completions").blockingHandler(ctx -> generate(ctx, true), false);
         router.post("/v1/completions").blockingHandler(ctx -> generate(ctx, false), false);
-        router.get("/v1/models").handler(ctx -> {
+        router.get("/v1/models").method(HttpMethod.HEAD).handler(ctx -> {
             LoadedModel m = gate.model();
             HttpResponses.json(ctx.response(), 200, OpenAiShapes.modelList(OpenAiShapes.model(m.id(), m.createdAt())));
         });
-        router.get("/v1/models/:id").handler(ctx -> {
+        router.get("/v1/models/:id").method(HttpMethod.HEAD).handler(ctx -> {
             LoadedModel m = gate.model();
             String id = ctx.pathParam("id");
             if (!id.equals(m.id())) {
@@ -97,7 +102,13 @@ public class OpenAiRoutes {
             return json[0];
         });
         // a client that goes away cancels its sequences; their KV caches are freed at the engine's next step
-        response.closeHandler(v -> run.cancel());
+        // (an end handler, not response.closeHandler: that would replace the routing context's, which the read
+        // timeouts rely on)
+        ctx.addEndHandler(done -> {
+            if (done.failed()) {
+                run.cancel();
+            }
+        });
         if (response.closed()) { // gone while the request was admitted, before the handler was in place
             run.cancel();
         }
@@ -113,20 +124,16 @@ public class OpenAiRoutes {
     }
 
     static JsonNode parse(RoutingContext ctx) {
-        String text = ctx.body() == null ? null : ctx.body().asString();
-        if (text == null || text.isBlank()) {
-            throw ApiException.invalid("the request body is empty; it must be a JSON object", null);
-        }
-        try {
-            return OpenAiShapes.JSON.readTree(text);
-        } catch (JsonProcessingException e) {
-            throw ApiException.invalid("We could not parse the JSON body of your request: "
-                    + e.getOriginalMessage(), null, "invalid_json");
-        }
+        return JsonBody.parse(ctx.body() == null ? null : ctx.body().asString());
     }
 
     private void failure(RoutingContext ctx) {
         HttpServerResponse response = ctx.response();
+        if (ClientFaults.causedByClient(ctx)) {
+            ClientFaults.log(ctx);
+            HttpResponses.error(response, ClientFaults.unreadable(ctx.failure()));
+            return;
+        }
         if (ctx.failure() == null) {
             ApiException e = switch (ctx.statusCode()) {
                 case 413 -> ApiException.tooLarge(config.maxBodyBytes());

@@ -5,6 +5,7 @@ import io.zse.generate.SamplingParameters;
 import io.zse.serve.LoadedModel;
 import io.zse.tokenizer.template.ChatTemplate;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -365,15 +366,17 @@ public final class RequestReader {
         if (v == null) {
             return fallback;
         }
-        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+        if (!v.isIntegralNumber()) {
             throw ApiException.invalid(name + " must be an integer", name);
         }
-        long l = v.asLong();
-        if (l < min || l > max) {
-            throw ApiException.invalid(l + " is " + (l < min ? "less than the minimum of " + min
+        // compared as a BigInteger: a value beyond 64 bits (seed: 2^70) is out of range, not "not an integer"
+        BigInteger value = v.bigIntegerValue();
+        boolean tooSmall = value.compareTo(BigInteger.valueOf(min)) < 0;
+        if (tooSmall || value.compareTo(BigInteger.valueOf(max)) > 0) {
+            throw ApiException.invalid(value + " is " + (tooSmall ? "less than the minimum of " + min
                     : "greater than the maximum of " + max) + " - '" + name + "'", name);
         }
-        return l;
+        return value.longValue();
     }
 
     private static String fmt(double d) {

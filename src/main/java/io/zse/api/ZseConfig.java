@@ -92,6 +92,18 @@ public interface ZseConfig {
     @WithDefault("5s")
     Duration sseHeartbeat();
 
+    /** A new connection silent this long before its request's headers are complete is closed. */
+    @WithDefault("10s")
+    Duration requestHeaderTimeout();
+
+    /** A request body not complete this long after its headers gets 408 and the connection is closed. */
+    @WithDefault("30s")
+    Duration requestBodyTimeout();
+
+    /** A kept-alive connection with no request in flight and no traffic for this long is closed. */
+    @WithDefault("60s")
+    Duration idleTimeout();
+
     /** Path of the RunPod-style health probe: 204 while loading, 200 ready, 503 failed (HEALTH_CHECK_PATH). */
     @WithDefault("/ping")
     String healthPath();

@@ -69,6 +69,12 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(C, "{" + M + "," + MSG + ",\"n\":0}", 400, "n"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"n\":17}", 400, "n"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"seed\":\"abc\"}", 400, "seed"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"seed\":1180591620717411303424}", 400, "seed"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"max_tokens\":9223372036854775808}", 400, "max_tokens"),
+                Arguments.of(C, "{" + M + "," + MSG + "}xyz", 400, null),
+                Arguments.of(C, "{" + M + "," + MSG + "}{}", 400, null),
+                Arguments.of("/fn-chat-completions", "{" + M + "," + MSG + "}xyz", 400, null),
+                Arguments.of("/fn-completions", "{\"model\":", 400, null),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 400, "stop"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stop\":[1]}", 400, "stop"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stop\":\"\"}", 400, "stop"),
@@ -123,6 +129,75 @@ class BadInputMatrixTest extends ApiTestBase {
         r.then().statusCode(404).contentType("application/json").body("error.type", equalTo("invalid_request_error"))
                 .body("error.code", equalTo("unknown_url")).body("error.param", nullValue())
                 .body("error.message", equalTo("Invalid URL (" + request + ")"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"model\": tinystories}", "{\"model\":\"x\"}xyz", "{\"model\":\"x\",}", "{'model':1}",
+            "{\"a\":1\n,\n\"b\":\u0001}", "{\"a\":[1,2"})
+    void jsonErrorsSayWhatAndWhereInOurWords(String body) {
+        String message = api().body(body).post(C).then().statusCode(400).body("error.code", equalTo("invalid_json"))
+                .extract().path("error.message");
+        assertTrue(message.matches("We could not parse the JSON body of your request: .+ \\(line \\d+, column \\d+\\)"),
+                message);
+        assertFalse(message.contains("Feature") || message.contains("Jackson") || message.contains("jackson")
+                || message.contains("JsonReadFeature") || message.contains("code "), message);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"\"seed\":1180591620717411303424", "\"max_tokens\":9223372036854775808"})
+    void hugeIntegersAreOutOfRangeNotNonIntegers(String parameter) {
+        api().body(chat("Hi", parameter)).post(C).then().statusCode(400)
+                .body("error.message", containsString("greater than the maximum of"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/v1/models", "/v1/models/" + MODEL, "/ping"})
+    void headIsServedWhereGetIs(String path) {
+        api().head(path).then().statusCode(200);
+    }
+
+    @Test
+    void unauthorizedNamesTheBearerScheme() {
+        RestAssured.given().get("/v1/models").then().statusCode(401).header("WWW-Authenticate", "Bearer");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            "Transfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n{}\r\n0\r\n\r\n"})
+    void brokenFramingGets400(String framing) throws Exception {
+        try (RawHttp raw = new RawHttp()) {
+            String answer = raw.send("POST " + C + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + KEY
+                    + "\r\nContent-Type: application/json\r\n" + framing).readUntilClosed(5000);
+            assertTrue(answer.startsWith("HTTP/1.1 400"), answer);
+            assertTrue(answer.contains("\"code\":\"invalid_body\""), answer);
+        }
+    }
+
+    /** The client ends its side (FIN) before the body its Content-Length (or chunking) announced is complete. */
+    @ParameterizedTest
+    @ValueSource(strings = {"Content-Length: 100\r\n\r\n{\"model\":", "Transfer-Encoding: chunked\r\n\r\n9\r\n{\"model\":\r\n"})
+    void bodyCutShortByTheClientGets400(String framing) throws Exception {
+        try (RawHttp raw = new RawHttp()) {
+            String answer = raw.send("POST " + C + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + KEY
+                    + "\r\nContent-Type: application/json\r\n" + framing).finish().readUntilClosed(5000);
+            assertTrue(answer.startsWith("HTTP/1.1 400"), answer);
+            assertTrue(answer.contains("\"code\":\"invalid_body\""), answer);
+            assertTrue(answer.toLowerCase(java.util.Locale.ROOT).contains("connection: close"), answer);
+        }
+    }
+
+    /**
+     * A complete request followed at once by the client's end (FIN): with half-closure allowed for cut-short bodies, the
+     * end still closes the connection, and what was answered before it is sent.
+     */
+    @Test
+    void aRequestEndedByTheClientStillGetsTheAnswerWrittenForIt() throws Exception {
+        try (RawHttp raw = new RawHttp()) {
+            String answer = raw.send("GET /v1/models HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + KEY
+                    + "\r\n\r\n").finish().readUntilClosed(5000);
+            assertTrue(answer.startsWith("HTTP/1.1 200"), answer);
+            assertTrue(answer.endsWith("}]}"), answer);
+        }
     }
 
     @Test
