@@ -3,6 +3,7 @@ package io.zse.serve;
 import io.zse.backend.KvCache;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 
@@ -12,7 +13,8 @@ import java.util.List;
  * computing its prompt, then new sequences from the waiting queue in arrival order, each admitted only when the pool
  * has blocks for its whole prompt (after the prefix cache has lent what it holds). A sequence that needs a block when
  * none is left preempts the newest running sequence, which gives its blocks back and waits at the head of the queue
- * to be recomputed; nobody fails because somebody else was admitted.
+ * to be recomputed; nobody fails because somebody else was admitted. With the prefix cache on, a prompt that starts
+ * like one still being computed waits for it, and then takes its blocks from the cache.
  *
  * <p>A sequence's computed positions are its cache's length; it has {@link Schedulable#tokenCount()} tokens, and a
  * step that runs its last token yields the logits its next token is sampled from.
@@ -78,6 +80,9 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
         while (step.budget > 0 && running.size() < maxRunning && !waiting.isEmpty()) {
             S s = waiting.peekFirst();
             KvCache cache = s.cache();
+            if (prefixCache && cache.length() == 0 && prefixBeingComputed(s, running)) {
+                break; // it waits a step or two and then finds that prefix cached, instead of computing it again
+            }
             if (prefixCache && cache.length() == 0) {
                 // the last token is always computed: its logits give the next token
                 cache.adoptPrefix(s.tokens(), s.tokenCount() - 1);
@@ -96,6 +101,25 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
             step.add(s, count, pending);
         }
         return new Plan<>(List.copyOf(step.work), List.copyOf(step.preempted));
+    }
+
+    /**
+     * Whether a running sequence is still computing the prompt {@code s} starts with (its first block at least): the
+     * copies of an {@code n > 1} request, or requests sharing a system prompt, arriving together.
+     */
+    private boolean prefixBeingComputed(S s, List<S> running) {
+        int block = s.cache().pool().blockSize();
+        if (s.tokenCount() <= block) {
+            return false;
+        }
+        int[] first = s.tokens();
+        for (S r : running) {
+            if (r.tokenCount() - r.cache().length() > 1 && r.tokenCount() > block
+                    && Arrays.equals(r.tokens(), 0, block, first, 0, block)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The step being planned: its work, what it preempted, the tokens still free. */

@@ -123,6 +123,12 @@ class EngineGoldenTest {
         assertTrue(cached.engine.pool().prefixHits() > hitsBefore, "the second run found its prompts cached");
         cached.close();
 
+        // copies arriving together (n > 1): the first computes the prompt, the others wait for it and share its blocks
+        try (Run together = new Run(m, new EngineLimits(8, 64, 0, 2048), settings(type, 4, 64L << 20, true))) {
+            assertSameIds(expected, together.copiesAtOnce(3), "copies sharing a prefix");
+            assertTrue(together.engine.pool().prefixHits() > 0, "the later copies found the prompt cached");
+        }
+
         // room for about 1.5 of the longest sequences: three copies of each run at once preempt each other
         long bytes = (long) (longest * 1.5) * m.model().kvBytesPerPosition(type);
         Run tight = new Run(m, new EngineLimits(8, 64, 0, 2048), settings(type, 4, bytes, false));

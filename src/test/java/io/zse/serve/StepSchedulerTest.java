@@ -215,4 +215,23 @@ class StepSchedulerTest {
         assertFalse(pool.prefixHits() < 3);
         assertTrue(pool.usedBlocks() <= 10);
     }
+
+    @Test
+    void aPromptThatStartsLikeOneStillBeingComputedWaitsAndThenSharesIt() {
+        KvBlockPool pool = pool(20);
+        StepScheduler<Seq> scheduler = new StepScheduler<>(6, 8, true);
+        List<Seq> running = new ArrayList<>();
+        Deque<Seq> waiting = new ArrayDeque<>();
+        Seq a = new Seq("a", pool, 10, 0);
+        Seq b = new Seq("b", pool, 10, 0); // the same prompt, as the copies of an n = 2 request
+        waiting.addAll(List.of(a, b));
+        StepScheduler.Plan<Seq> plan = scheduler.schedule(running, waiting);
+        assertEquals("a:0+6", describe(plan), "b waits while a computes their common prefix");
+        run(plan, true);
+        plan = scheduler.schedule(running, waiting);
+        assertEquals("a:6+4*", describe(plan));
+        run(plan, true);
+        plan = scheduler.schedule(running, waiting);
+        assertEquals("a:10+1* b:8+2*", describe(plan), "b takes a's two full blocks from the cache");
+    }
 }
