@@ -7,7 +7,8 @@
 # Usage:
 #   bench/engine-v2.sh load   [ROUNDS] [MAX_TOKENS] [CONCURRENCY...]   default: 3 rounds, 32 tokens, 1 16 64
 #   bench/engine-v2.sh prefix [ROUNDS] [REQUESTS] [PARALLEL]           ours with the prefix cache vs ZSE_PREFIX_CACHE=false
-#                                                                      (+ llama-server, cache_prompt on), default 1 16 1
+#                                                                      (+ llama-server, cache_prompt on), default 1 16 1;
+#                                                                      NOCACHE_REQUESTS / THEIRS_REQUESTS: fewer for those sides
 #   bench/engine-v2.sh memory [MODEL.zse] [CONCURRENCY]                ours only: ZSE_HEAP=512m, no max_tokens, peak RSS
 # Environment:
 #   ZSE             our launcher (default: this checkout's ./zse)
@@ -115,9 +116,14 @@ case "$mode" in
     for r in $(seq 1 "$rounds"); do
       if [ $(( r % 2 )) -eq 1 ]; then order=(ours-cache ours-nocache theirs); else order=(ours-nocache ours-cache theirs); fi
       for side in "${order[@]}"; do
-        case "$side" in ours-cache) port=18611 ;; ours-nocache) port=18612 ;; theirs) port=18613 ;; esac
+        n="$requests"
+        case "$side" in
+          ours-cache) port=18611 ;;
+          ours-nocache) port=18612; n="${NOCACHE_REQUESTS:-$requests}" ;;
+          theirs) port=18613; n="${THEIRS_REQUESTS:-$requests}" ;;
+        esac
         log "# round $r"
-        client "http://localhost:$port" "$side" prefix 4 "${SYSTEM_WORDS:-940}" "$requests" "$parallel"
+        client "http://localhost:$port" "$side" prefix 4 "${SYSTEM_WORDS:-940}" "$n" "$parallel"
       done
     done
     ;;

@@ -31,16 +31,34 @@ public final class Sampler {
      * @param history the tokens the penalties count (the caller decides: generated only, or prompt too)
      */
     public Choice sample(float[] logits, int[] history) {
-        float[] processed = logits.clone();
-        applyPenalties(processed, history);
-        int token = parameters.isGreedy() ? argmax(processed) : draw(processed);
-        double logNormalizer = logSumExp(logits);
-        return new Choice(token, (float) (logits[token] - logNormalizer), top(logits, logNormalizer));
+        return sample(logits, 0, logits.length, history);
+    }
+
+    /**
+     * Samples from the row logits[offset .. offset + vocab) of a batch's logits, not modified. Greedy decoding without
+     * penalties reads the row in place; only penalties and random draws work on a copy.
+     */
+    public Choice sample(float[] logits, int offset, int vocab, int[] history) {
+        int token;
+        if (parameters.isGreedy() && !penalized(history)) {
+            token = argmax(logits, offset, vocab);
+        } else {
+            float[] processed = Arrays.copyOfRange(logits, offset, offset + vocab);
+            applyPenalties(processed, history);
+            token = parameters.isGreedy() ? argmax(processed, 0, vocab) : draw(processed);
+        }
+        double logNormalizer = logSumExp(logits, offset, vocab);
+        return new Choice(token, (float) (logits[offset + token] - logNormalizer),
+                top(logits, offset, vocab, logNormalizer));
+    }
+
+    private boolean penalized(int[] history) {
+        return history.length > 0 && (parameters.repetitionPenalty() != 1 || parameters.presencePenalty() != 0
+                || parameters.frequencyPenalty() != 0);
     }
 
     private void applyPenalties(float[] logits, int[] history) {
-        if (history.length == 0 || (parameters.repetitionPenalty() == 1 && parameters.presencePenalty() == 0
-                && parameters.frequencyPenalty() == 0)) {
+        if (!penalized(history)) {
             return;
         }
         int[] counts = new int[logits.length];
@@ -122,39 +140,44 @@ public final class Sampler {
         return tokens;
     }
 
-    private List<TokenLogprob> top(float[] logits, double logNormalizer) {
-        int n = Math.min(parameters.topLogprobs(), logits.length);
+    private List<TokenLogprob> top(float[] logits, int offset, int vocab, double logNormalizer) {
+        int n = Math.min(parameters.topLogprobs(), vocab);
         List<TokenLogprob> top = new ArrayList<>(n);
-        boolean[] taken = new boolean[n == 0 ? 0 : logits.length];
+        boolean[] taken = new boolean[n == 0 ? 0 : vocab];
         for (int i = 0; i < n; i++) {
             int best = -1;
-            for (int t = 0; t < logits.length; t++) {
-                if (!taken[t] && (best < 0 || logits[t] > logits[best])) {
+            for (int t = 0; t < vocab; t++) {
+                if (!taken[t] && (best < 0 || logits[offset + t] > logits[offset + best])) {
                     best = t;
                 }
             }
             taken[best] = true;
-            top.add(new TokenLogprob(best, (float) (logits[best] - logNormalizer)));
+            top.add(new TokenLogprob(best, (float) (logits[offset + best] - logNormalizer)));
         }
         return top;
     }
 
     /** The greedy choice: the index of the largest logit (the first, on ties). */
     public static int argmax(float[] logits) {
+        return argmax(logits, 0, logits.length);
+    }
+
+    /** The index in the row logits[offset .. offset + vocab) of its largest logit (the first, on ties). */
+    static int argmax(float[] logits, int offset, int vocab) {
         int best = 0;
-        for (int t = 1; t < logits.length; t++) {
-            if (logits[t] > logits[best]) {
+        for (int t = 1; t < vocab; t++) {
+            if (logits[offset + t] > logits[offset + best]) {
                 best = t;
             }
         }
         return best;
     }
 
-    private static double logSumExp(float[] logits) {
-        double max = logits[argmax(logits)];
+    private static double logSumExp(float[] logits, int offset, int vocab) {
+        double max = logits[offset + argmax(logits, offset, vocab)];
         double sum = 0;
-        for (float l : logits) {
-            sum += Math.exp(l - max);
+        for (int t = 0; t < vocab; t++) {
+            sum += Math.exp(logits[offset + t] - max);
         }
         return max + Math.log(sum);
     }

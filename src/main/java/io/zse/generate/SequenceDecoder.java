@@ -53,10 +53,15 @@ public final class SequenceDecoder {
 
     /** Takes the logits [vocab] for the next position and returns what that step produced. */
     public Step next(float[] logits) {
+        return next(logits, 0, logits.length);
+    }
+
+    /** Takes its row logits[offset .. offset + vocab) of a batch's logits (read in place where sampling allows). */
+    public Step next(float[] logits, int offset, int vocab) {
         if (finish != null) {
             throw new IllegalStateException("the sequence has already finished (" + finish + ")");
         }
-        Sampler.Choice choice = sampler.sample(logits, history);
+        Sampler.Choice choice = sampler.sample(logits, offset, vocab, history);
         if (eosIds.contains(choice.token())) {
             return finish("stop", null, "");
         }

@@ -13,7 +13,6 @@ import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -277,8 +276,7 @@ public final class BatchingEngine implements AutoCloseable {
                 s.cache.publishComputed(s.tokensView());
             }
             if (w.sampled()) {
-                int from = sampled++ * vocab;
-                s.step(Arrays.copyOfRange(logits, from, from + vocab));
+                s.step(logits, sampled++ * vocab, vocab);
             }
         }
         running.removeIf(Sequence::finished);
@@ -345,11 +343,12 @@ public final class BatchingEngine implements AutoCloseable {
             return done;
         }
 
-        void step(float[] logits) {
+        /** Samples the next token from its row of the step's logits. */
+        void step(float[] logits, int offset, int vocab) {
             if (first && !cancelled) {
                 listener.onPrefilled();
             }
-            SequenceDecoder.Step step = decoder.next(logits);
+            SequenceDecoder.Step step = decoder.next(logits, offset, vocab);
             tokens = decoder.tokens();
             long now = System.nanoTime();
             if (step.choice() != null) {

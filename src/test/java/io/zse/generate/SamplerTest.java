@@ -2,8 +2,10 @@ package io.zse.generate;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -109,5 +111,25 @@ class SamplerTest {
         assertThrows(IllegalArgumentException.class, () -> SamplingParameters.GREEDY.withPenalties(0, 0, 0));
         assertNotEquals(SamplingParameters.GREEDY, SamplingParameters.temperature(1));
         assertTrue(SamplingParameters.GREEDY.isGreedy());
+    }
+
+    @Test
+    void aRowOfABatchSamplesAsTheSameRowAlone() {
+        SplittableRandom random = new SplittableRandom(5);
+        int vocab = 50;
+        float[] batch = new float[3 * vocab];
+        for (int i = 0; i < batch.length; i++) {
+            batch[i] = (float) random.nextDouble(-4, 4);
+        }
+        float[] row = Arrays.copyOfRange(batch, vocab, 2 * vocab);
+        float[] before = batch.clone();
+        int[] history = {3, 7, 7, 12};
+        for (SamplingParameters p : new SamplingParameters[]{SamplingParameters.GREEDY,
+                new SamplingParameters(0, 0, 1, 0, 1.3, 0.5, 0.2, 3), new SamplingParameters(0.9, 20, 0.9, 0.01, 1, 0, 0, 5)}) {
+            Sampler.Choice alone = new Sampler(p, 42).sample(row, history);
+            Sampler.Choice inBatch = new Sampler(p, 42).sample(batch, vocab, vocab, history);
+            assertEquals(alone, inBatch, p.toString());
+        }
+        assertTrue(Arrays.equals(before, batch), "the batch's logits are not modified");
     }
 }
