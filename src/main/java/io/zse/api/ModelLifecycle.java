@@ -86,7 +86,7 @@ public class ModelLifecycle {
                 host.failed(failed.message());
                 LOG.errorf("readiness is DOWN: %s", failed.message());
             }
-            case WeightVerifier.Ok ok -> LOG.infof("weights verified: %d MB in %d ms", ok.bytes() / 1_000_000, ok.millis());
+            case WeightVerifier.Ok ok -> LOG.infof("weights verified: %.1f MB in %d ms", ok.bytes() / 1e6, ok.millis());
             default -> {
             }
         }
