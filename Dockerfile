@@ -40,7 +40,7 @@ WORKDIR /app
 # The repository's own launcher (./zse) and JDK finder run the app with the flags it needs
 # (--add-modules jdk.incubator.vector for serve/generate/bench, --enable-native-access=ALL-UNNAMED).
 COPY zse ./zse
-COPY tools/jdk.sh ./tools/jdk.sh
+COPY tools/jdk.sh tools/serve-jvm-flags.sh ./tools/
 COPY deploy/docker/entrypoint.sh deploy/docker/train-aot-cache.sh ./bin/
 COPY --from=build /src/target/quarkus-app ./target/quarkus-app
 COPY --from=build /src/src/test/resources/models/tinystories-656k ./demo/tinystories-656k
