@@ -15,7 +15,8 @@ import java.util.Locale;
  */
 final class OffHeapMemory {
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
-    private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20; // Linux values
+    // Linux values: private, anonymous, and without reserving swap for all of it up front (the pool is touched lazily)
+    private static final int MAP_FLAGS = 0x02 | 0x20 | 0x4000;
     private static final boolean LINUX = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux");
     private static final MethodHandle MMAP;
     private static final MethodHandle MUNMAP;
@@ -51,7 +52,7 @@ final class OffHeapMemory {
         MemorySegment address;
         try {
             address = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, bytes, PROT_READ_WRITE,
-                    MAP_PRIVATE_ANONYMOUS, -1, 0L);
+                    MAP_FLAGS, -1, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("mmap of " + bytes + " bytes failed", t);
         }
