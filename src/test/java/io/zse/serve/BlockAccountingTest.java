@@ -30,9 +30,10 @@ class BlockAccountingTest extends OnTinyStoriesQ8 {
     /** Records how a sequence ended; counts listener calls after the end (there must be none). */
     private static final class Outcome implements GenerationListener {
         final CompletableFuture<String> ended = new CompletableFuture<>();
+        // the engine may call back before submit() has returned the handle to the test thread
+        final CompletableFuture<BatchingEngine.Handle> handle = new CompletableFuture<>();
         final Fate fate;
         final int stopAfter;
-        BatchingEngine.Handle handle;
         int steps;
         int callsAfterEnd;
 
@@ -48,7 +49,7 @@ class BlockAccountingTest extends OnTinyStoriesQ8 {
             }
             steps++;
             if (steps == stopAfter && fate == Fate.CANCEL_IN_LISTENER) {
-                handle.cancel();
+                handle.join().cancel();
                 ended.complete("cancelled");
                 return;
             }
@@ -89,12 +90,12 @@ class BlockAccountingTest extends OnTinyStoriesQ8 {
                         : random.ints(1 + random.nextInt(60), 3, model.config().vocabSize()).toArray();
                 Fate fate = Fate.values()[random.nextInt(Fate.values().length)];
                 Outcome outcome = new Outcome(fate, 1 + random.nextInt(20));
-                outcome.handle = engine.submit(new GenerationRequest(prompt, 1 + random.nextInt(80),
-                        SamplingParameters.temperature(1.0), random.nextLong(), List.of()), outcome);
+                outcome.handle.complete(engine.submit(new GenerationRequest(prompt, 1 + random.nextInt(80),
+                        SamplingParameters.temperature(1.0), random.nextLong(), List.of()), outcome));
                 outcomes.add(outcome);
                 if (fate == Fate.CANCEL_FROM_OUTSIDE) {
                     Thread.sleep(random.nextInt(5));
-                    outcome.handle.cancel();
+                    outcome.handle.join().cancel();
                     outcome.ended.complete("cancelled");
                 }
             }
