@@ -287,7 +287,6 @@ public final class BatchingEngine implements AutoCloseable {
     private final class Sequence implements Handle, StepScheduler.Schedulable {
         final GenerationListener listener;
         final SequenceDecoder decoder;
-        final int promptLength;
         final KvCache cache;
         int[] tokens;      // prompt + generated, refreshed after each sampled token
         long lastTokenAt;
@@ -298,7 +297,6 @@ public final class BatchingEngine implements AutoCloseable {
         Sequence(GenerationRequest request, GenerationListener listener, int budget) {
             int[] prompt = request.promptIds();
             this.listener = listener;
-            this.promptLength = prompt.length;
             this.tokens = prompt.clone();
             this.cache = new KvCache(pool, prompt.length + budget);
             this.decoder = new SequenceDecoder(tokenizer, eosIds, prompt, budget, request.parameters(),
