@@ -6,7 +6,6 @@ import io.vertx.ext.web.RoutingContext;
 import org.jboss.logging.Logger;
 
 import java.io.IOException;
-import java.nio.channels.ClosedChannelException;
 
 /**
  * Tells failures the client caused (it hung up, or sent a body that cannot be read: a bad chunk size, fewer bytes than
@@ -45,8 +44,8 @@ final class ClientFaults {
     }
 
     private static boolean hungUp(Throwable failure) {
-        return wraps(failure, HttpClosedException.class) || wraps(failure, ClosedChannelException.class)
-                || wraps(failure, IOException.class);
+        // IOException covers ClosedChannelException and the connection resets
+        return wraps(failure, HttpClosedException.class) || wraps(failure, IOException.class);
     }
 
     private static boolean wraps(Throwable t, Class<? extends Throwable> type) {

@@ -25,9 +25,11 @@ public class ModelHealthChecks {
     @Startup
     HealthCheck started() {
         // its own name and only the phase: /q/health lists every check, and the details are the readiness check's
-        return () -> HealthCheckResponse.named("model-loaded")
-                .status(lifecycle.host().state().phase() != ModelHost.Phase.LOADING)
-                .withData("phase", lifecycle.host().state().phase().name().toLowerCase()).build();
+        return () -> {
+            ModelHost.Phase phase = lifecycle.host().state().phase();
+            return HealthCheckResponse.named("model-loaded").status(phase != ModelHost.Phase.LOADING)
+                    .withData("phase", phase.name().toLowerCase()).build();
+        };
     }
 
     @Produces

@@ -43,9 +43,10 @@ public class OpenAiRoutes {
     void routes(@Observes Router router) {
         router.route("/v1/*").order(-100).handler(this::gate);
         router.routeWithRegex(FUNCTION_PATHS).order(-100).handler(this::gate);
-        router.route("/v1/*").order(-99).handler(BodyHandler.create(false).setBodyLimit(config.maxBodyBytes()));
+        BodyHandler bodies = BodyHandler.create(false).setBodyLimit(config.maxBodyBytes());
+        router.route("/v1/*").order(-99).handler(bodies);
         // Funqy would log bad JSON as an error with its stack trace; it gets the same strict parsing and 400 as /v1
-        router.routeWithRegex(FUNCTION_PATHS).order(-99).handler(BodyHandler.create(false).setBodyLimit(config.maxBodyBytes()));
+        router.routeWithRegex(FUNCTION_PATHS).order(-99).handler(bodies);
         router.routeWithRegex(HttpMethod.POST, FUNCTION_PATHS).order(-98).handler(ctx -> {
             parse(ctx);
             ctx.next();

@@ -19,6 +19,7 @@ public final class BatchLayout {
     private final int rows;
     private final int[] positions; // per row
     private final int[] segmentOfRow;
+    private final int[][] slots; // per segment, filled on first use: the block tables do not change during a pass
 
     public BatchLayout(List<Segment> segments) {
         if (segments.isEmpty()) {
@@ -35,6 +36,7 @@ public final class BatchLayout {
         this.rows = n;
         this.positions = new int[n];
         this.segmentOfRow = new int[n];
+        this.slots = new int[segments.size()][];
         for (int s = 0; s < segments.size(); s++) {
             Segment segment = segments.get(s);
             for (int i = 0; i < segment.length(); i++) {
@@ -66,6 +68,22 @@ public final class BatchLayout {
     /** The index in {@link #segments()} of the segment row i belongs to. */
     public int segmentIndex(int row) {
         return segmentOfRow[row];
+    }
+
+    /**
+     * The slot of each position 0..end-1 of segment s's cache, looked up once per forward pass rather than once per
+     * layer. Call after the cache holds its blocks for the pass.
+     */
+    public synchronized int[] slots(int s) {
+        if (slots[s] == null) {
+            Segment segment = segments.get(s);
+            int[] table = new int[segment.end()];
+            for (int t = 0; t < table.length; t++) {
+                table[t] = segment.cache().slot(t);
+            }
+            slots[s] = table;
+        }
+        return slots[s];
     }
 
     /** The furthest position any row attends to, plus one. */

@@ -46,9 +46,4 @@ public final class F16KvRows implements KvRows {
             out[offset + i] = Float.float16ToFloat(data.getAtIndex(ValueLayout.JAVA_SHORT, base + i));
         }
     }
-
-    @Override
-    public int bytesPerPosition() {
-        return kvDim * Short.BYTES;
-    }
 }

@@ -40,9 +40,4 @@ public final class F32KvRows implements KvRows {
     public void read(int slot, float[] out, int offset) {
         MemorySegment.copy(data, ValueLayout.JAVA_FLOAT, (long) slot * kvDim * Float.BYTES, out, offset, kvDim);
     }
-
-    @Override
-    public int bytesPerPosition() {
-        return kvDim * Float.BYTES;
-    }
 }

@@ -78,9 +78,4 @@ public final class Int8KvRows implements KvRows {
             }
         }
     }
-
-    @Override
-    public int bytesPerPosition() {
-        return kvDim() + numKvHeads * Float.BYTES;
-    }
 }

@@ -22,6 +22,7 @@ public final class KvBlockPool implements AutoCloseable {
     private final int kvDim;
     private final int blockSize;
     private final int blocks;
+    private final long bytesPerToken;
     private final Arena arena;
     private final KvRows[] keys;   // [layers], blocks * blockSize slots each
     private final KvRows[] values;
@@ -51,6 +52,7 @@ public final class KvBlockPool implements AutoCloseable {
         this.kvDim = Math.multiplyExact(numKvHeads, headDim);
         this.blockSize = blockSize;
         this.blocks = blocks;
+        this.bytesPerToken = bytesPerToken(type, layers, numKvHeads, headDim);
         this.arena = arena;
         this.keys = new KvRows[layers];
         this.values = new KvRows[layers];
@@ -67,11 +69,7 @@ public final class KvBlockPool implements AutoCloseable {
 
     /** Bytes one token takes in every layer, keys and values (scales included). */
     public static long bytesPerToken(KvCacheType type, int layers, int numKvHeads, int headDim) {
-        return 2L * layers * switch (type) {
-            case F32 -> (long) numKvHeads * headDim * Float.BYTES;
-            case F16 -> (long) numKvHeads * headDim * Short.BYTES;
-            case INT8 -> (long) numKvHeads * headDim + (long) numKvHeads * Float.BYTES;
-        };
+        return 2L * layers * type.bytesPerRow(numKvHeads, headDim);
     }
 
     public KvCacheType type() {
@@ -100,7 +98,7 @@ public final class KvBlockPool implements AutoCloseable {
     }
 
     public long bytesPerToken() {
-        return (long) layers * (keys[0].bytesPerPosition() + values[0].bytesPerPosition());
+        return bytesPerToken;
     }
 
     /** Blocks a sequence could take now: free ones and cached ones nobody uses. */
@@ -162,11 +160,11 @@ public final class KvBlockPool implements AutoCloseable {
     }
 
     /**
-     * The cached block holding {@code tokens} after the prefix whose hash is {@code parent}, taken for one more user
-     * (reference count + 1), or -1.
+     * The cached block named {@code hash} ({@link PrefixHash#next} of {@code parent} and {@code tokens}), taken for one
+     * more user (reference count + 1), or -1.
      */
-    synchronized int lookup(long parent, int[] tokens) {
-        Integer block = cachedBlocks.get(PrefixHash.next(parent, tokens));
+    synchronized int lookup(long hash, long parent, int[] tokens) {
+        Integer block = cachedBlocks.get(hash);
         if (block == null || cachedAs[block].parent() != parent || !Arrays.equals(cachedAs[block].tokens(), tokens)) {
             misses++;
             return -1;
@@ -179,8 +177,7 @@ public final class KvBlockPool implements AutoCloseable {
     }
 
     /** Makes a full block of prompt tokens findable by {@link #lookup}; false if that prefix is already cached. */
-    synchronized boolean register(int block, long parent, int[] tokens) {
-        long hash = PrefixHash.next(parent, tokens);
+    synchronized boolean register(int block, long hash, long parent, int[] tokens) {
         if (cachedAs[block] != null || cachedBlocks.containsKey(hash)) {
             return false;
         }

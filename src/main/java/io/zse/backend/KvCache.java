@@ -11,7 +11,11 @@ import java.util.Arrays;
  * kvDim = numKvHeads * headDim elements per slot.
  */
 public final class KvCache {
-    /** Slots per block of the caches a model makes for itself (generate, bench, eval). */
+    /**
+     * Positions per block, in the server's pool and in the caches a model makes for itself (generate, bench, eval):
+     * a sequence wastes at most 15 positions of its last block, and the prefix cache shares prompts 16 tokens at a
+     * time; the attention kernel's speed hardly depends on it (bench/KvBlockSize.java).
+     */
     public static final int DEFAULT_BLOCK_SIZE = 16;
 
     private final KvBlockPool pool;
@@ -125,12 +129,13 @@ public final class KvCache {
         long parent = PrefixHash.ROOT;
         for (int start = 0; start + blockSize <= Math.min(tokens.length, maxPositions); start += blockSize) {
             int[] blockTokens = Arrays.copyOfRange(tokens, start, start + blockSize);
-            int block = pool.lookup(parent, blockTokens);
+            long hash = PrefixHash.next(parent, blockTokens);
+            int block = pool.lookup(hash, parent, blockTokens);
             if (block < 0) {
                 break;
             }
             append(block);
-            parent = PrefixHash.next(parent, blockTokens);
+            parent = hash;
         }
         publishedBlocks = blocks;
         publishedHash = parent;
@@ -147,8 +152,9 @@ public final class KvCache {
         for (; publishedBlocks < computedBlocks; publishedBlocks++) {
             int from = publishedBlocks * blockSize;
             int[] blockTokens = Arrays.copyOfRange(tokens, from, from + blockSize);
-            pool.register(table[publishedBlocks], publishedHash, blockTokens);
-            publishedHash = PrefixHash.next(publishedHash, blockTokens);
+            long hash = PrefixHash.next(publishedHash, blockTokens);
+            pool.register(table[publishedBlocks], hash, publishedHash, blockTokens);
+            publishedHash = hash;
         }
     }
 

@@ -21,6 +21,16 @@ public enum KvCacheType {
         throw new IllegalArgumentException("unknown KV cache type '" + name + "' (use f32, f16 or int8)");
     }
 
+    /** Bytes one position's row of keys (or of values) takes: the elements, plus the INT8 scales. */
+    public long bytesPerRow(int numKvHeads, int headDim) {
+        long elements = (long) numKvHeads * headDim;
+        return switch (this) {
+            case F32 -> elements * Float.BYTES;
+            case F16 -> elements * Short.BYTES;
+            case INT8 -> elements + (long) numKvHeads * Float.BYTES;
+        };
+    }
+
     /** The lower-case name the CLI takes and prints. */
     public String label() {
         return name().toLowerCase(Locale.ROOT);

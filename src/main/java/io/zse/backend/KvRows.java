@@ -34,7 +34,4 @@ public sealed interface KvRows permits F32KvRows, F16KvRows, Int8KvRows {
 
     /** Decodes the row of {@code slot} into out[offset .. offset + kvDim). */
     void read(int slot, float[] out, int offset);
-
-    /** Bytes one slot takes (codes plus scales). */
-    int bytesPerPosition();
 }

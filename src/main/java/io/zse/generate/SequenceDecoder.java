@@ -84,11 +84,6 @@ public final class SequenceDecoder {
         return history.clone();
     }
 
-    /** How many {@link #tokens()} there are. */
-    public int tokenCount() {
-        return history.length;
-    }
-
     /** The token the model must run next (the last one sampled). */
     public int lastToken() {
         return history[history.length - 1];

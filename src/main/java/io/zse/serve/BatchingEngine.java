@@ -247,7 +247,7 @@ public final class BatchingEngine implements AutoCloseable {
         int row = 0;
         int sampled = 0;
         for (StepScheduler.Work<Sequence> w : plan.work()) {
-            w.sequence().copyTokens(w.start(), w.count(), tokens, row);
+            System.arraycopy(w.sequence().tokens(), w.start(), tokens, row, w.count());
             segments.add(new BatchLayout.Segment(w.sequence().cache, w.start(), row, w.count()));
             row += w.count();
             if (w.sampled()) {
@@ -273,7 +273,7 @@ public final class BatchingEngine implements AutoCloseable {
                 metrics.prefilled(w.count());
             }
             if (prefixCache) {
-                s.cache.publishComputed(s.tokensView());
+                s.cache.publishComputed(s.tokens());
             }
             if (w.sampled()) {
                 s.step(logits, sampled++ * vocab, vocab);
@@ -288,7 +288,7 @@ public final class BatchingEngine implements AutoCloseable {
         final GenerationListener listener;
         final SequenceDecoder decoder;
         final KvCache cache;
-        int[] tokens;      // prompt + generated, refreshed after each sampled token
+        int[] tokens;      // prompt + generated: a new array after each sampled token, never changed in place
         long lastTokenAt;
         boolean first = true;
         volatile boolean cancelled;
@@ -315,21 +315,8 @@ public final class BatchingEngine implements AutoCloseable {
         }
 
         @Override
-        public int tokenCount() {
-            return tokens.length;
-        }
-
-        @Override
         public int[] tokens() {
-            return tokens.clone();
-        }
-
-        int[] tokensView() {
             return tokens;
-        }
-
-        void copyTokens(int from, int count, int[] into, int at) {
-            System.arraycopy(tokens, from, into, at, count);
         }
 
         /** Still computing its prompt (not a decode step, not a recompute after preemption of generated tokens). */

@@ -1,5 +1,6 @@
 package io.zse.serve;
 
+import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 
 /**
@@ -11,9 +12,8 @@ import io.zse.backend.KvCacheType;
  * @param prefixCache whether full blocks of computed tokens are kept and shared between sequences
  */
 public record KvPoolSettings(KvCacheType type, long bytes, int blockSize, boolean prefixCache) {
-    /** Positions per block: small enough that a sequence wastes little of its last block, large enough that block
-     * tables stay short and a block's rows are read in long runs. */
-    public static final int DEFAULT_BLOCK_SIZE = 16;
+    /** Positions per block unless a test asks otherwise: {@link KvCache#DEFAULT_BLOCK_SIZE}. */
+    public static final int DEFAULT_BLOCK_SIZE = KvCache.DEFAULT_BLOCK_SIZE;
 
     public KvPoolSettings {
         if (bytes <= 0 || blockSize <= 0) {

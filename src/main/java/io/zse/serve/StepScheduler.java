@@ -16,18 +16,18 @@ import java.util.List;
  * to be recomputed; nobody fails because somebody else was admitted. With the prefix cache on, a prompt that starts
  * like one still being computed waits for it, and then takes its blocks from the cache.
  *
- * <p>A sequence's computed positions are its cache's length; it has {@link Schedulable#tokenCount()} tokens, and a
- * step that runs its last token yields the logits its next token is sampled from.
+ * <p>A sequence's computed positions are its cache's length; a step that runs its last token yields the logits its
+ * next token is sampled from.
  */
 final class StepScheduler<S extends StepScheduler.Schedulable> {
     /** What the scheduler needs of a sequence. */
     interface Schedulable {
         KvCache cache();
 
-        /** Prompt and generated tokens; all but the last are what a fully computed sequence has in its cache. */
-        int tokenCount();
-
-        /** The tokens from position 0, for the prefix cache. */
+        /**
+         * Prompt and generated tokens from position 0; all but the last are what a fully computed sequence has in its
+         * cache. Read only: a new array replaces it when a token is added.
+         */
         int[] tokens();
     }
 
@@ -66,8 +66,9 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
         for (boolean decoding : new boolean[]{true, false}) {
             for (int i = 0; i < running.size() && step.budget > 0; i++) {
                 S s = running.get(i);
-                int pending = s.tokenCount() - s.cache().length();
-                if ((pending == 1) != decoding || step.planned(s)) {
+                int pending = s.tokens().length - s.cache().length();
+                // a sequence planned in the decoding pass still has one pending token: the second pass skips it
+                if ((pending == 1) != decoding) {
                     continue;
                 }
                 int count = Math.min(pending, step.budget);
@@ -80,20 +81,20 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
         while (step.budget > 0 && running.size() < maxRunning && !waiting.isEmpty()) {
             S s = waiting.peekFirst();
             KvCache cache = s.cache();
-            if (prefixCache && cache.length() == 0 && prefixBeingComputed(s, running)) {
-                break; // it waits a step or two and then finds that prefix cached, instead of computing it again
-            }
             if (prefixCache && cache.length() == 0) {
+                if (prefixBeingComputed(s, running)) {
+                    break; // it waits a step or two and then finds that prefix cached, instead of computing it again
+                }
                 // the last token is always computed: its logits give the next token
-                cache.adoptPrefix(s.tokens(), s.tokenCount() - 1);
+                cache.adoptPrefix(s.tokens(), s.tokens().length - 1);
             }
-            if (cache.blocksMissing(s.tokenCount()) > cache.pool().availableBlocks()) {
+            if (cache.blocksMissing(s.tokens().length) > cache.pool().availableBlocks()) {
                 cache.release(); // not now: the adopted prefix blocks go back (they stay cached)
                 break;
             }
             waiting.pollFirst();
             running.add(s);
-            int pending = s.tokenCount() - cache.length();
+            int pending = s.tokens().length - cache.length();
             int count = Math.min(pending, step.budget);
             if (!cache.reserve(cache.length() + count)) {
                 throw new IllegalStateException("blocks counted free were not"); // checked just above
@@ -109,12 +110,12 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
      */
     private boolean prefixBeingComputed(S s, List<S> running) {
         int block = s.cache().pool().blockSize();
-        if (s.tokenCount() <= block) {
+        if (s.tokens().length <= block) {
             return false;
         }
         int[] first = s.tokens();
         for (S r : running) {
-            if (r.tokenCount() - r.cache().length() > 1 && r.tokenCount() > block
+            if (r.tokens().length - r.cache().length() > 1 && r.tokens().length > block
                     && Arrays.equals(r.tokens(), 0, block, first, 0, block)) {
                 return true;
             }
@@ -133,10 +134,6 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
         Step(List<S> running, Deque<S> waiting) {
             this.running = running;
             this.waiting = waiting;
-        }
-
-        boolean planned(S s) {
-            return work.stream().anyMatch(w -> w.sequence() == s);
         }
 
         void add(S s, int count, int pending) {

@@ -39,11 +39,6 @@ class StepSchedulerTest {
         }
 
         @Override
-        public int tokenCount() {
-            return tokens.length;
-        }
-
-        @Override
         public int[] tokens() {
             return tokens.clone();
         }

@@ -24,14 +24,9 @@ final class CpuAttention {
         int numHeads = shape.numHeads();
         int headsPerKv = numHeads / shape.numKvHeads();
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        // each segment's slots once, not per (row, head): slot lookups are the only cost paging adds
         int[][] slots = new int[batch.segments().size()][];
         for (int s = 0; s < slots.length; s++) {
-            BatchLayout.Segment segment = batch.segments().get(s);
-            slots[s] = new int[segment.end()];
-            for (int t = 0; t < segment.end(); t++) {
-                slots[s][t] = segment.cache().slot(t);
-            }
+            slots[s] = batch.slots(s);
         }
         int maxEnd = batch.maxEnd();
         long workPerItem = (long) maxEnd * headDim * 2;
