@@ -8,10 +8,13 @@ import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
- * Which CPU kernels run: {@code vector} (Vector API), {@code scalar} (plain Java, runs anywhere) or {@code auto}, from
- * the system property {@code zse.cpu.kernels}, else the environment variable {@code ZSE_CPU_KERNELS}, else auto.
- * {@code auto} takes the vector kernels where they run with SIMD and the scalar ones elsewhere, logging one line that
- * says why; an explicit {@code vector} that cannot run is a {@link BackendUnavailableException} naming the reason.
+ * Which CPU kernels run: {@code native} (our SIMD library, {@link NativeKernels}), {@code vector} (Vector API),
+ * {@code scalar} (plain Java, runs anywhere) or {@code auto}, from the system property {@code zse.cpu.kernels}, else
+ * the environment variable {@code ZSE_CPU_KERNELS}, else auto. {@code auto} takes the native kernels where the library
+ * was built and has a SIMD kernel set for this CPU, else the vector kernels where they run with SIMD, else the scalar
+ * ones, and logs one line naming its choice and why. An explicit choice that cannot run is a
+ * {@link BackendUnavailableException} naming the reason. The native kernels leave attention and single-row reads to
+ * the Java kernels auto would pick.
  * <p>
  * The vector kernels need: not a native image for {@code auto} (GraalVM CE/Mandrel run the Vector API as plain Java
  * there, far slower than the scalar kernels), the {@code jdk.incubator.vector} module in the boot layer
@@ -20,23 +23,26 @@ import java.util.function.IntSupplier;
  * runs only when the previous one passed, so no Vector API class is loaded before the module is known to be there.
  */
 public enum CpuKernelChoice {
-    AUTO, VECTOR, SCALAR;
+    AUTO, NATIVE, VECTOR, SCALAR;
 
     /** The system property (and, upper-cased with _ for ., the environment variable) that sets the choice. */
     public static final String PROPERTY = "zse.cpu.kernels";
+    /** Forces one of the native library's kernel sets (avx512-vnni, avx2, generic) instead of the best one. */
+    public static final String ISA_PROPERTY = "zse.cpu.isa";
 
     private static final String MODULE = "jdk.incubator.vector";
 
     private static CpuKernels selected;
 
-    /** Parses auto, vector or scalar (case-insensitive). */
+    /** Parses auto, native, vector or scalar (case-insensitive). */
     public static CpuKernelChoice parse(String text) {
         return switch (text.strip().toLowerCase(Locale.ROOT)) {
             case "auto" -> AUTO;
+            case "native" -> NATIVE;
             case "vector" -> VECTOR;
             case "scalar" -> SCALAR;
             default -> throw new IllegalArgumentException(
-                    "unknown CPU kernels '" + text + "' (expected auto, vector or scalar)");
+                    "unknown CPU kernels '" + text + "' (expected auto, native, vector or scalar)");
         };
     }
 
@@ -49,8 +55,8 @@ public enum CpuKernelChoice {
     }
 
     /**
-     * The kernels of this process: the {@link #resolve() configured} choice, made on first use and kept; an automatic
-     * fall-back to scalar is reported as one line on stderr. A failed explicit choice is not kept (it throws again).
+     * The kernels of this process: the {@link #resolve() configured} choice, made on first use and kept; auto's choice
+     * is reported as one line on stderr. A failed explicit choice is not kept (it throws again).
      */
     public static synchronized CpuKernels selected() {
         if (selected == null) {
@@ -59,29 +65,53 @@ public enum CpuKernelChoice {
         return selected;
     }
 
-    /** The kernels this choice gives in this process; {@code log} receives the line of an automatic fall-back. */
+    /** The kernels this choice gives in this process; {@code log} receives auto's line. */
     public CpuKernels kernels(Consumer<String> log) {
         if (this == SCALAR) {
             return ScalarKernels.INSTANCE;
         }
-        return kernels(vectorUnavailable(System.getProperty("org.graalvm.nativeimage.imagecode") != null,
-                ModuleLayer.boot().findModule(MODULE).isPresent(), () -> PreferredFloatVector.bits()), log);
+        Optional<String> vectorUnavailable = vectorUnavailable(
+                System.getProperty("org.graalvm.nativeimage.imagecode") != null,
+                ModuleLayer.boot().findModule(MODULE).isPresent(), () -> PreferredFloatVector.bits());
+        if (this == VECTOR) {
+            return kernels(vectorUnavailable, log);
+        }
+        return kernels(NativeLibraryProbe.result(), vectorUnavailable, log);
     }
 
-    /** As {@link #kernels(Consumer)}, given why the vector kernels cannot run (empty: they can). */
+    /** Vector or scalar, given why the vector kernels cannot run (empty: they can). */
     CpuKernels kernels(Optional<String> vectorUnavailable, Consumer<String> log) {
         if (this == SCALAR) {
             return ScalarKernels.INSTANCE;
         }
-        if (vectorUnavailable.isEmpty()) {
-            return VectorKernels.INSTANCE;
-        }
-        if (this == VECTOR) {
+        if (this == VECTOR && vectorUnavailable.isPresent()) {
             throw new BackendUnavailableException(PROPERTY + "=vector unavailable: " + vectorUnavailable.get()
                     + "; auto or scalar runs the scalar kernels");
         }
-        log.accept("zse: using the scalar CPU kernels: " + vectorUnavailable.get());
-        return ScalarKernels.INSTANCE;
+        return javaKernels(vectorUnavailable);
+    }
+
+    /** Auto or native, given the native library's probe and why the vector kernels cannot run. */
+    CpuKernels kernels(NativeLibraryProbe probe, Optional<String> vectorUnavailable, Consumer<String> log) {
+        CpuKernels java = javaKernels(vectorUnavailable);
+        if (this == NATIVE) {
+            NativeCpuLibrary library = probe.library().orElseThrow(() -> new BackendUnavailableException(
+                    PROPERTY + "=native unavailable: " + probe.problem() + "; auto, vector or scalar run Java kernels"));
+            return new NativeKernels(library, java);
+        }
+        Optional<String> nativeUnusable = probe.unusableForAuto();
+        if (nativeUnusable.isEmpty()) {
+            NativeCpuLibrary library = probe.library().orElseThrow();
+            log.accept("zse: CPU kernels: native " + library.isa() + " (" + library.path() + ")");
+            return new NativeKernels(library, java);
+        }
+        log.accept("zse: CPU kernels: " + java.name() + " (native kernels unusable: " + nativeUnusable.get()
+                + vectorUnavailable.map(reason -> "; vector kernels unusable: " + reason).orElse("") + ")");
+        return java;
+    }
+
+    private static CpuKernels javaKernels(Optional<String> vectorUnavailable) {
+        return vectorUnavailable.isEmpty() ? VectorKernels.INSTANCE : ScalarKernels.INSTANCE;
     }
 
     /**

@@ -5,13 +5,13 @@ import io.zse.format.ZseTensor;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One family of CPU kernels: the Vector API ones ({@link VectorKernels}) or plain Java ({@link ScalarKernels}), chosen
- * once per process by {@link CpuKernelChoice}. No Vector API type appears here, so a process on the scalar kernels
+ * One family of CPU kernels: native SIMD ({@link NativeKernels}), the Vector API ones ({@link VectorKernels}) or plain
+ * Java ({@link ScalarKernels}), chosen once per process by {@link CpuKernelChoice}. No Vector API type appears here, so a process on the scalar kernels
  * never loads {@code jdk.incubator.vector} (it may not have it: native images, JVMs started without the module).
  */
-public sealed interface CpuKernels permits VectorKernels, ScalarKernels {
+public sealed interface CpuKernels permits VectorKernels, ScalarKernels, NativeKernels {
 
-    /** {@code vector} or {@code scalar}, as {@code zse.cpu.kernels} spells it. */
+    /** {@code native}, {@code vector} or {@code scalar}, as {@code zse.cpu.kernels} spells it. */
     String name();
 
     /** Prepares a 2-D weight of any storage type; it stays a view of the mapped bytes. */

@@ -12,7 +12,7 @@ import java.lang.foreign.MemorySegment;
  * product of a decoded tile); this class owns the loop structure shared by all of them. Free of Vector API types, so
  * the scalar kernels ({@link ScalarMatmul}) run without the {@code jdk.incubator.vector} module.
  */
-public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, ScalarMatmul {
+public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, ScalarMatmul, NativeWeight {
     protected final TensorType type;
     protected final MemorySegment data;
     protected final MemorySegment scales;
@@ -82,7 +82,7 @@ public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, S
     }
 
     /** out[n, rows] = x[n, cols] · wᵀ, split over weight rows. */
-    public final void multiply(float[] x, int n, float[] out, CpuThreads threads) {
+    public void multiply(float[] x, int n, float[] out, CpuThreads threads) {
         if (n == 1) {
             multiplyVector(x, out, threads);
             return;

@@ -20,12 +20,13 @@ class CpuKernelChoiceTest {
     };
 
     @Test
-    void parsesTheThreeChoicesAndRejectsOthers() {
+    void parsesTheFourChoicesAndRejectsOthers() {
         assertEquals(CpuKernelChoice.AUTO, CpuKernelChoice.parse("auto"));
         assertEquals(CpuKernelChoice.VECTOR, CpuKernelChoice.parse(" Vector "));
         assertEquals(CpuKernelChoice.SCALAR, CpuKernelChoice.parse("SCALAR"));
+        assertEquals(CpuKernelChoice.NATIVE, CpuKernelChoice.parse("native"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CpuKernelChoice.parse("simd"));
-        assertEquals("unknown CPU kernels 'simd' (expected auto, vector or scalar)", e.getMessage());
+        assertEquals("unknown CPU kernels 'simd' (expected auto, native, vector or scalar)", e.getMessage());
     }
 
     @Test
@@ -66,12 +67,9 @@ class CpuKernelChoiceTest {
     }
 
     @Test
-    void autoFallsBackToScalarWithOneLineAndAnExplicitVectorChoiceFails() {
+    void anExplicitVectorChoiceThatCannotRunFailsAndTheJavaChoicesNeedNoLog() {
         List<String> log = new ArrayList<>();
         Optional<String> reason = Optional.of("the preferred float vector is 128 bits; the vector kernels need 256 or 512");
-
-        assertSame(ScalarKernels.INSTANCE, CpuKernelChoice.AUTO.kernels(reason, log::add));
-        assertEquals(List.of("zse: using the scalar CPU kernels: " + reason.get()), log);
 
         BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
                 () -> CpuKernelChoice.VECTOR.kernels(reason, log::add));
@@ -79,8 +77,7 @@ class CpuKernelChoiceTest {
                 e.getMessage());
 
         assertSame(ScalarKernels.INSTANCE, CpuKernelChoice.SCALAR.kernels(Optional.empty(), log::add));
-        assertSame(VectorKernels.INSTANCE, CpuKernelChoice.AUTO.kernels(Optional.empty(), log::add));
         assertSame(VectorKernels.INSTANCE, CpuKernelChoice.VECTOR.kernels(Optional.empty(), log::add));
-        assertEquals(1, log.size(), "only the automatic fall-back is logged");
+        assertEquals(List.of(), log, "an explicit choice is not logged");
     }
 }

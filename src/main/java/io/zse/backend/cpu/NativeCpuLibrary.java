@@ -1,0 +1,200 @@
+package io.zse.backend.cpu;
+
+import io.zse.backend.NativeLibraryLocation;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * FFM bindings to libzse_cpu (src/main/native/cpu/zse_cpu.h), one method handle per function. The kernels are bound
+ * as critical downcalls: they never call back into Java and run for at most milliseconds, so they may read and write
+ * Java arrays in place (no copy into native memory). The C side checks nothing: {@link NativeWeight} validates every
+ * size before a call.
+ */
+public final class NativeCpuLibrary {
+    /** The ABI version this binding was written against (ZSE_CPU_ABI_VERSION). */
+    public static final int ABI_VERSION = 1;
+
+    public static final NativeLibraryLocation LOCATION =
+            new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
+
+    /** The kernels, taking heap arrays ({@code critical}); GraalVM needs these registered. */
+    public static final Map<String, FunctionDescriptor> KERNELS = kernels();
+    /** The library's queries and settings (ordinary downcalls). */
+    public static final Map<String, FunctionDescriptor> QUERIES = queries();
+
+    private final Path path;
+    private final Map<String, MethodHandle> handles = new LinkedHashMap<>();
+
+    private NativeCpuLibrary(Path path, SymbolLookup lookup) {
+        this.path = path;
+        Linker linker = Linker.nativeLinker();
+        QUERIES.forEach((name, descriptor) -> handles.put(name, linker.downcallHandle(symbol(lookup, name), descriptor)));
+        KERNELS.forEach((name, descriptor) -> handles.put(name,
+                linker.downcallHandle(symbol(lookup, name), descriptor, Linker.Option.critical(true))));
+    }
+
+    private MemorySegment symbol(SymbolLookup lookup, String name) {
+        return lookup.find(name).orElseThrow(() -> new IllegalStateException(
+                path + " lacks " + name + ": it was built from another version of zse_cpu.h"));
+    }
+
+    /**
+     * Loads the library at {@code path} (kept loaded for the life of the process) and binds every function.
+     *
+     * @throws IllegalArgumentException the file cannot be loaded (missing, not a shared library, wrong ELF class)
+     * @throws IllegalStateException    it lacks a function or reports another ABI version
+     */
+    public static NativeCpuLibrary load(Path path) {
+        NativeCpuLibrary library = new NativeCpuLibrary(path, SymbolLookup.libraryLookup(path, Arena.global()));
+        int abi = library.abiVersion();
+        if (abi != ABI_VERSION) {
+            throw new IllegalStateException(path + " has ABI version " + abi + ", this build expects " + ABI_VERSION);
+        }
+        return library;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    private static Map<String, FunctionDescriptor> queries() {
+        Map<String, FunctionDescriptor> f = new LinkedHashMap<>();
+        f.put("zse_cpu_abi_version", FunctionDescriptor.of(JAVA_INT));
+        f.put("zse_cpu_isa", FunctionDescriptor.of(ADDRESS));
+        f.put("zse_cpu_supported", FunctionDescriptor.of(ADDRESS));
+        f.put("zse_cpu_use", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        return Collections.unmodifiableMap(f);
+    }
+
+    private static Map<String, FunctionDescriptor> kernels() {
+        Map<String, FunctionDescriptor> f = new LinkedHashMap<>();
+        f.put("zse_cpu_quantize_rows", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        f.put("zse_cpu_matmul_q8", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+                ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        f.put("zse_cpu_matmul_q4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+                ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        f.put("zse_cpu_matmul_nf4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+                JAVA_INT, ADDRESS, JAVA_INT));
+        FunctionDescriptor floatKernel = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+                JAVA_INT, ADDRESS, JAVA_INT);
+        f.put("zse_cpu_matmul_f32", floatKernel);
+        f.put("zse_cpu_matmul_f16", floatKernel);
+        f.put("zse_cpu_matmul_bf16", floatKernel);
+        return Collections.unmodifiableMap(f);
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
+    }
+
+    public int abiVersion() {
+        try {
+            return (int) handles.get("zse_cpu_abi_version").invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** The kernel set in use: avx512-vnni, avx2 or generic. */
+    public String isa() {
+        return string("zse_cpu_isa");
+    }
+
+    /** Every kernel set this CPU runs, best first. */
+    public List<String> supported() {
+        return List.of(string("zse_cpu_supported").split(","));
+    }
+
+    private String string(String function) {
+        try {
+            MemorySegment text = (MemorySegment) handles.get(function).invokeExact();
+            return text.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Switches every later call to the named kernel set; refused when this CPU cannot run it. */
+    public void use(String isa) {
+        int status;
+        try (Arena arena = Arena.ofConfined()) {
+            status = (int) handles.get("zse_cpu_use").invokeExact(arena.allocateFrom(isa));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (status != 0) {
+            throw new IllegalArgumentException("kernel set '" + isa + "' does not run here (supported: " + supported() + ")");
+        }
+    }
+
+    void quantizeRows(float[] x, int n, int cols, byte[] codes, float[] scales, float[] sums) {
+        try {
+            handles.get("zse_cpu_quantize_rows").invokeExact(MemorySegment.ofArray(x), n, cols,
+                    MemorySegment.ofArray(codes), MemorySegment.ofArray(scales), MemorySegment.ofArray(sums));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void matmulQ8(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, QuantizedRows x, int n,
+                  float[] out, int outStride) {
+        try {
+            handles.get("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd,
+                    MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.scales()), n,
+                    MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void matmulQ4(MemorySegment w, MemorySegment scales, int group, int cols, int rowBegin, int rowEnd,
+                  QuantizedRows x, int n, float[] out, int outStride) {
+        try {
+            handles.get("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd,
+                    MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.scales()),
+                    MemorySegment.ofArray(x.sums()), n, MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void matmulNf4(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, float[] x, int n,
+                   float[] out, int outStride) {
+        try {
+            handles.get("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, MemorySegment.ofArray(x),
+                    n, MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** F32, F16 or BF16 weights ({@code function} names which). */
+    void matmulFloat(String function, MemorySegment w, int cols, int rowBegin, int rowEnd, float[] x, int n,
+                     float[] out, int outStride) {
+        try {
+            handles.get(function).invokeExact(w, cols, rowBegin, rowEnd, MemorySegment.ofArray(x), n,
+                    MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package io.zse.backend.cpu;
+
+import io.zse.format.TensorType;
+import io.zse.format.ZseTensor;
+
+/**
+ * A weight whose products run in the native kernels ({@link NativeCpuLibrary}), read in place from the mapped file.
+ * Q8 and Q4 multiply activations quantized to int8 per block of 32 (integer dot products are the fast path on every
+ * SIMD set); NF4, F16, BF16 and F32 multiply float activations. Single-row reads (embedding lookups, one dot) go to
+ * the Java kernels of the same tensor: they are not where the time is.
+ */
+public final class NativeWeight extends CpuWeight {
+    /** Weight rows per task handed to a thread: the kernels' tile height, so no tile is split between threads. */
+    private static final int ROWS_PER_ITEM = 4;
+
+    private final NativeCpuLibrary library;
+    private final CpuWeight java;
+    private final String floatKernel;
+
+    NativeWeight(ZseTensor tensor, NativeCpuLibrary library, CpuWeight java) {
+        super(tensor);
+        this.library = library;
+        this.java = java;
+        this.floatKernel = switch (type) {
+            case F32 -> "zse_cpu_matmul_f32";
+            case F16 -> "zse_cpu_matmul_f16";
+            case BF16 -> "zse_cpu_matmul_bf16";
+            default -> null;
+        };
+        requireBytes(data.byteSize(), type.dataBytes((long) rows * cols), "data");
+        switch (type) {
+            case Q8 -> requireGroupSize(32);
+            case NF4 -> requireGroupSize(64);
+            case Q4 -> requireGroupSize(groupSize == 64 || groupSize == 128 ? groupSize : 32);
+            default -> { }
+        }
+        if (type.isQuantized()) {
+            requireBytes(scales.byteSize(), type.scaleBytes((long) rows * cols, groupSize), "scales");
+        }
+    }
+
+    private void requireBytes(long actual, long expected, String region) {
+        if (actual < expected) {
+            throw new IllegalArgumentException(type + " weight [" + rows + ", " + cols + "]: its " + region + " hold "
+                    + actual + " bytes, it needs " + expected);
+        }
+    }
+
+    @Override
+    public float dot(int row, float[] x, int xOffset) {
+        return java.dot(row, x, xOffset);
+    }
+
+    @Override
+    public void decodeRow(int row, float[] out, int offset) {
+        java.decodeRow(row, out, offset);
+    }
+
+    @Override
+    void multiplyTile(float[] tile, int tileRows, float[] x, int n, float[] out, int outStride, int firstRow) {
+        java.multiplyTile(tile, tileRows, x, n, out, outStride, firstRow);
+    }
+
+    @Override
+    public void multiply(float[] x, int n, float[] out, CpuThreads threads) {
+        if (n < 1 || x.length < (long) n * cols || out.length < (long) n * rows) {
+            throw new IllegalArgumentException("a product of " + n + " rows with a [" + rows + ", " + cols
+                    + "] weight needs " + (long) n * cols + " inputs and " + (long) n * rows + " outputs, not "
+                    + x.length + " and " + out.length);
+        }
+        int items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
+        long work = (long) ROWS_PER_ITEM * cols * n;
+        switch (type) {
+            case Q8, Q4 -> {
+                QuantizedRows q = QuantizedRows.forThread(n * cols);
+                library.quantizeRows(x, n, cols, q.codes(), q.scales(), q.sums());
+                threads.parallelFor(items, work, (start, end) -> {
+                    int first = start * ROWS_PER_ITEM;
+                    int last = Math.min(rows, end * ROWS_PER_ITEM);
+                    if (type == TensorType.Q8) {
+                        library.matmulQ8(data, scales, cols, first, last, q, n, out, rows);
+                    } else {
+                        library.matmulQ4(data, scales, groupSize, cols, first, last, q, n, out, rows);
+                    }
+                });
+            }
+            case NF4 -> threads.parallelFor(items, work, (start, end) -> library.matmulNf4(data, scales, cols,
+                    start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), x, n, out, rows));
+            default -> threads.parallelFor(items, work, (start, end) -> library.matmulFloat(floatKernel, data, cols,
+                    start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), x, n, out, rows));
+        }
+    }
+}

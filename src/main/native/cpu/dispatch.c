@@ -1,0 +1,120 @@
+/*
+ * dispatch.c: the exported ABI. Picks the best kernel set this CPU runs when the library loads and forwards every
+ * call to it.
+ */
+#include <string.h>
+
+#include "kernels.h"
+#include "zse_cpu.h"
+
+
+/* Best first. */
+static const struct zse_cpu_kernels *const candidates[] = {
+#if defined(__x86_64__)
+    &zse_cpu_avx512,
+    &zse_cpu_avx2,
+#endif
+    &zse_cpu_generic,
+};
+#define CANDIDATES ((int) (sizeof candidates / sizeof candidates[0]))
+
+static int runs_here(const struct zse_cpu_kernels *k) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (k == &zse_cpu_avx512) {
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+               && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")
+               && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    }
+    if (k == &zse_cpu_avx2) {
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    }
+#endif
+    return k == &zse_cpu_generic;
+}
+
+static const struct zse_cpu_kernels *best(void) {
+    for (int c = 0; c < CANDIDATES; c++) {
+        if (runs_here(candidates[c])) {
+            return candidates[c];
+        }
+    }
+    return &zse_cpu_generic;
+}
+
+static const struct zse_cpu_kernels *active;
+static char supported[128];
+
+/* Runs when the library loads, before any call can race on these. */
+__attribute__((constructor)) static void choose(void) {
+    active = best();
+    for (int c = 0; c < CANDIDATES; c++) {
+        if (runs_here(candidates[c])) {
+            if (supported[0] != 0) {
+                strcat(supported, ",");
+            }
+            strcat(supported, candidates[c]->name);
+        }
+    }
+}
+
+static inline const struct zse_cpu_kernels *kernels(void) {
+    return active;
+}
+
+int zse_cpu_abi_version(void) {
+    return ZSE_CPU_ABI_VERSION;
+}
+
+const char *zse_cpu_isa(void) {
+    return kernels()->name;
+}
+
+const char *zse_cpu_supported(void) {
+    return supported;
+}
+
+int zse_cpu_use(const char *isa) {
+    for (int c = 0; c < CANDIDATES; c++) {
+        if (strcmp(candidates[c]->name, isa) == 0 && runs_here(candidates[c])) {
+            active = candidates[c];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void zse_cpu_quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
+    kernels()->quantize_rows(x, n, cols, q, d, s);
+}
+
+void zse_cpu_matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                       const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
+    kernels()->matmul_q8(w, scales, cols, row_begin, row_end, xq, xd, n, out, out_stride);
+}
+
+void zse_cpu_matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
+                       int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                       int32_t out_stride) {
+    kernels()->matmul_q4(w, scales, group, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+}
+
+void zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const float *x, int32_t n, float *out, int32_t out_stride) {
+    kernels()->matmul_nf4(w, scales, cols, row_begin, row_end, x, n, out, out_stride);
+}
+
+void zse_cpu_matmul_f32(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
+                        float *out, int32_t out_stride) {
+    kernels()->matmul_f32(w, cols, row_begin, row_end, x, n, out, out_stride);
+}
+
+void zse_cpu_matmul_f16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                        int32_t n, float *out, int32_t out_stride) {
+    kernels()->matmul_f16(w, cols, row_begin, row_end, x, n, out, out_stride);
+}
+
+void zse_cpu_matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                         int32_t n, float *out, int32_t out_stride) {
+    kernels()->matmul_bf16(w, cols, row_begin, row_end, x, n, out, out_stride);
+}

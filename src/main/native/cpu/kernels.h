@@ -1,0 +1,94 @@
+/* kernels.h: what each kernel set (one translation unit per instruction set) provides to the dispatcher. */
+#ifndef ZSE_CPU_KERNELS_H
+#define ZSE_CPU_KERNELS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+struct zse_cpu_kernels {
+    const char *name;
+    void (*quantize_rows)(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s);
+    void (*matmul_q8)(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_q4)(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
+                      int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                      int32_t out_stride);
+    void (*matmul_nf4)(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                       const float *x, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_f32)(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
+                       float *out, int32_t out_stride);
+    void (*matmul_f16)(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                       int32_t n, float *out, int32_t out_stride);
+    void (*matmul_bf16)(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                        int32_t n, float *out, int32_t out_stride);
+};
+
+extern const struct zse_cpu_kernels zse_cpu_generic;
+#if defined(__x86_64__)
+extern const struct zse_cpu_kernels zse_cpu_avx2;
+extern const struct zse_cpu_kernels zse_cpu_avx512;
+#endif
+
+/* The bitsandbytes NormalFloat-4 code book (the same values as io.zse.format.Nf4). */
+static const float ZSE_NF4[16] = {
+    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f, -0.28444138169288635f,
+    -0.18477343022823334f, -0.09105003625154495f, 0.0f, 0.07958029955625534f, 0.16093020141124725f,
+    0.24611230194568634f, 0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
+    0.7229568362236023f, 1.0f};
+
+static inline float zse_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t) (h & 0x8000) << 16;
+    uint32_t exponent = (h >> 10) & 0x1F;
+    uint32_t mantissa = h & 0x3FF;
+    uint32_t bits;
+    if (exponent == 0x1F) {
+        bits = sign | 0x7F800000u | (mantissa << 13);
+    } else if (exponent != 0) {
+        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+    } else if (mantissa == 0) {
+        bits = sign;
+    } else {
+        /* subnormal: value = mantissa * 2^-24 */
+        float value = (float) mantissa * 5.9604644775390625e-8f;
+        memcpy(&bits, &value, 4);
+        bits |= sign;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static inline float zse_bf16_to_f32(uint16_t h) {
+    uint32_t bits = (uint32_t) h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/*
+ * Per block of 32: d = max|x| / 127, codes = round-to-nearest-even(x / d), s = d * sum(codes). Plain C written so
+ * the compiler vectorizes it for each instruction set it is included under.
+ */
+static inline void zse_quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
+    int64_t blocks = (int64_t) n * cols / 32;
+    for (int64_t b = 0; b < blocks; b++) {
+        const float *v = x + b * 32;
+        float amax = 0;
+        for (int k = 0; k < 32; k++) {
+            amax = fmaxf(amax, fabsf(v[k]));
+        }
+        float scale = amax / 127.0f;
+        float inverse = amax == 0 ? 0.0f : 127.0f / amax;
+        int sum = 0;
+        for (int k = 0; k < 32; k++) {
+            int code = (int) nearbyintf(v[k] * inverse);
+            q[b * 32 + k] = (int8_t) code;
+            sum += code;
+        }
+        d[b] = scale;
+        s[b] = scale * (float) sum;
+    }
+}
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * kernels_generic.c: portable C, for CPUs with no kernel set of their own, and the reference the SIMD sets are tested
+ * against. The same arithmetic as the SIMD sets (int8 activations for Q8 and Q4), one output at a time.
+ */
+#include "kernels.h"
+
+static void quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
+    zse_quantize_rows(x, n, cols, q, d, s);
+}
+
+static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
+    int64_t blocks = cols / 32;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t b = 0; b < blocks; b++) {
+                const int8_t *wb = w + r * cols + b * 32;
+                const int8_t *xb = xq + i * cols + b * 32;
+                int32_t dot = 0;
+                for (int k = 0; k < 32; k++) {
+                    dot += wb[k] * xb[k];
+                }
+                sum += zse_f16_to_f32(scales[r * blocks + b]) * xd[i * blocks + b] * (float) dot;
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
+static void matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
+                      int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                      int32_t out_stride) {
+    int64_t groups = cols / group;
+    int64_t half = group / 2;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t g = 0; g < groups; g++) {
+                const uint8_t *packed = w + (r * cols + g * group) / 2;
+                const int8_t *x = xq + i * cols + g * group;
+                float d = zse_f16_to_f32(scales[2 * (r * groups + g)]);
+                float m = zse_f16_to_f32(scales[2 * (r * groups + g) + 1]);
+                for (int64_t b = 0; b < group / 32; b++) {
+                    int32_t dot = 0;
+                    for (int64_t k = b * 32; k < b * 32 + 32; k++) {
+                        int code = k < half ? packed[k] & 0x0F : packed[k - half] >> 4;
+                        dot += code * x[k];
+                    }
+                    int64_t block = (i * cols + g * group) / 32 + b;
+                    sum += d * xd[block] * (float) dot + m * xs[block];
+                }
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
+static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                       const float *x, int32_t n, float *out, int32_t out_stride) {
+    int64_t groups = cols / 64;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t g = 0; g < groups; g++) {
+                const uint8_t *packed = w + (r * cols + g * 64) / 2;
+                const float *xg = x + i * cols + g * 64;
+                float part = 0;
+                for (int k = 0; k < 32; k++) {
+                    part += ZSE_NF4[packed[k] & 0x0F] * xg[k] + ZSE_NF4[packed[k] >> 4] * xg[k + 32];
+                }
+                sum += zse_f16_to_f32(scales[r * groups + g]) * part;
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
+/* The float types differ only in how one weight element is read. */
+#define FLOAT_MATMUL(name, type, read)                                                                            \
+    static void name(const type *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,  \
+                     float *out, int32_t out_stride) {                                                           \
+        for (int64_t r = row_begin; r < row_end; r++) {                                                           \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                float sum = 0;                                                                                    \
+                for (int64_t k = 0; k < cols; k++) {                                                              \
+                    sum += read(w[r * cols + k]) * x[i * cols + k];                                               \
+                }                                                                                                 \
+                out[i * out_stride + r] = sum;                                                                    \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+static inline float read_f32(float v) {
+    return v;
+}
+
+FLOAT_MATMUL(matmul_f32, float, read_f32)
+FLOAT_MATMUL(matmul_f16, uint16_t, zse_f16_to_f32)
+FLOAT_MATMUL(matmul_bf16, uint16_t, zse_bf16_to_f32)
+
+const struct zse_cpu_kernels zse_cpu_generic = {
+    "generic", quantize_rows, matmul_q8, matmul_q4, matmul_nf4, matmul_f32, matmul_f16, matmul_bf16,
+};

@@ -1,0 +1,337 @@
+/*
+ * kernels_x86.c: the x86-64 kernel sets, compiled twice from this one source: with AVX2+FMA+F16C (zse_cpu_avx2), and
+ * with AVX-512 BW/VL/VNNI (zse_cpu_avx512), where the int8 dot product of 4-byte groups is one instruction
+ * (vpdpbusd) and 32 vector registers hold a larger tile of outputs. Both work in 256-bit vectors: one 32-element
+ * block of int8 codes per register.
+ *
+ * Every product walks its outputs in tiles of TILE_M weight rows by TILE_N activation rows held in registers, so each
+ * load of weights is used TILE_N times and each load of activations TILE_M times; decoding (n = 1) reads each weight
+ * byte once with four rows in flight.
+ */
+#include <immintrin.h>
+
+#include "kernels.h"
+
+#if defined(ZSE_AVX512)
+#define KERNELS zse_cpu_avx512
+#define KERNELS_NAME "avx512-vnni"
+#define TILE_N 4
+/* Σ over each 4 bytes of u (unsigned) · s (signed), as 8 int32 lanes. */
+static inline __m256i dot_u8s8(__m256i u, __m256i s) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+}
+#else
+#define KERNELS zse_cpu_avx2
+#define KERNELS_NAME "avx2"
+#define TILE_N 2
+static inline __m256i dot_u8s8(__m256i u, __m256i s) {
+    /* Pairs of products fit int16: the unsigned side is at most 127 (|Q8 code|) or 15 (Q4 code). */
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+#endif
+#define TILE_M 4
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/*
+ * Runs TILE(M, N) over [row_begin, row_end) x [0, n) with r and i set. Full tiles and decoding's one-row tiles get
+ * constant sizes, so the compiler unrolls their loops and keeps the accumulators in registers; edges get the rest.
+ */
+#define FOR_EACH_TILE(TILE)                                                                                       \
+    for (int64_t r = row_begin; r < row_end; r += TILE_M) {                                                       \
+        int rm = row_end - r < TILE_M ? (int) (row_end - r) : TILE_M;                                             \
+        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
+            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
+            if (rm == TILE_M && rn == TILE_N) {                                                                   \
+                TILE(TILE_M, TILE_N);                                                                             \
+            } else if (rm == TILE_M && rn == 1) {                                                                 \
+                TILE(TILE_M, 1);                                                                                  \
+            } else {                                                                                              \
+                TILE(rm, rn);                                                                                     \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+static inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static void quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
+    zse_quantize_rows(x, n, cols, q, d, s);
+}
+
+/* ---- Q8: w = code * d per block of 32; Σ d_w d_x Σ(codes_w · codes_x) ---- */
+
+ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols, int64_t r, int rm,
+                           const int8_t *xq, const float *xd, int64_t i, int rn, float *out, int64_t stride) {
+    int64_t blocks = cols / 32;
+    __m256 acc[TILE_M][TILE_N];
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = _mm256_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < blocks; b++) {
+        __m256i codes[TILE_M];
+        __m256i magnitudes[TILE_M];
+        float dw[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            codes[a] = _mm256_loadu_si256((const __m256i *) (w + (r + a) * cols + b * 32));
+            magnitudes[a] = _mm256_sign_epi8(codes[a], codes[a]);
+            dw[a] = _cvtsh_ss(scales[(r + a) * blocks + b]);
+        }
+        for (int j = 0; j < rn; j++) {
+            __m256i x = _mm256_loadu_si256((const __m256i *) (xq + (i + j) * cols + b * 32));
+            float dx = xd[(i + j) * blocks + b];
+            for (int a = 0; a < rm; a++) {
+                /* |w| · (x with w's sign): the unsigned-by-signed product the instructions take. */
+                __m256i dot = dot_u8s8(magnitudes[a], _mm256_sign_epi8(x, codes[a]));
+                acc[a][j] = _mm256_fmadd_ps(_mm256_set1_ps(dw[a] * dx), _mm256_cvtepi32_ps(dot), acc[a][j]);
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            out[(i + j) * stride + r + a] = hsum(acc[a][j]);
+        }
+    }
+}
+
+static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
+#define Q8_TILE(M, N) q8_tile(w, scales, cols, r, M, xq, xd, i, N, out, out_stride)
+    FOR_EACH_TILE(Q8_TILE)
+#undef Q8_TILE
+}
+
+/* ---- Q4: w = code * d + m per group of g; Σ_g d Σ_b d_x,b Σ(codes · codes_x) + m Σ_b s_b ---- */
+
+/*
+ * The 32 codes of activation block k of a group, in element order. Group byte j holds element j (low nibble) and
+ * element j + g/2 (high nibble): for g = 32 one 16-byte load gives both halves; for larger groups the first g/64
+ * blocks are low nibbles of consecutive 32-byte runs and the rest their high nibbles.
+ */
+ALWAYS_INLINE __m256i q4_codes(const uint8_t *group, int g, int k) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    if (g == 32) {
+        __m128i bytes = _mm_loadu_si128((const __m128i *) group);
+        return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), low4);
+    }
+    int half_blocks = g / 64;
+    if (k < half_blocks) {
+        return _mm256_and_si256(_mm256_loadu_si256((const __m256i *) (group + 32 * k)), low4);
+    }
+    __m256i bytes = _mm256_loadu_si256((const __m256i *) (group + 32 * (k - half_blocks)));
+    return _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+}
+
+ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int64_t cols, int64_t r, int rm,
+                           const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
+                           int64_t stride) {
+    int64_t groups = cols / g;
+    int64_t blocks = cols / 32;
+    int per_group = g / 32;
+    __m256 acc[TILE_M][TILE_N];
+    float minimums[TILE_M][TILE_N];
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = _mm256_setzero_ps();
+            minimums[a][j] = 0;
+        }
+    }
+    for (int64_t gi = 0; gi < groups; gi++) {
+        float d[TILE_M];
+        float m[TILE_M];
+        const uint8_t *packed[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            int64_t at = (r + a) * groups + gi;
+            d[a] = _cvtsh_ss(scales[2 * at]);
+            m[a] = _cvtsh_ss(scales[2 * at + 1]);
+            packed[a] = w + ((r + a) * cols + gi * g) / 2;
+        }
+        for (int k = 0; k < per_group; k++) {
+            __m256i codes[TILE_M];
+            for (int a = 0; a < rm; a++) {
+                codes[a] = q4_codes(packed[a], g, k);
+            }
+            for (int j = 0; j < rn; j++) {
+                int64_t block = (i + j) * blocks + gi * per_group + k;
+                __m256i x = _mm256_loadu_si256((const __m256i *) (xq + block * 32));
+                float dx = xd[block];
+                for (int a = 0; a < rm; a++) {
+                    __m256 dot = _mm256_cvtepi32_ps(dot_u8s8(codes[a], x));
+                    acc[a][j] = _mm256_fmadd_ps(_mm256_set1_ps(d[a] * dx), dot, acc[a][j]);
+                }
+            }
+        }
+        for (int j = 0; j < rn; j++) {
+            const float *sums = xs + (i + j) * blocks + gi * per_group;
+            float group_sum = 0;
+            for (int k = 0; k < per_group; k++) {
+                group_sum += sums[k];
+            }
+            for (int a = 0; a < rm; a++) {
+                minimums[a][j] += m[a] * group_sum;
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            out[(i + j) * stride + r + a] = hsum(acc[a][j]) + minimums[a][j];
+        }
+    }
+}
+
+/* One copy of the tile walk per group size, each with g a constant. */
+ALWAYS_INLINE void matmul_q4_group(int g, const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin,
+                                   int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n,
+                                   float *out, int32_t out_stride) {
+#define Q4_TILE(M, N) q4_tile(w, scales, g, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+    FOR_EACH_TILE(Q4_TILE)
+#undef Q4_TILE
+}
+
+static void matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
+                      int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                      int32_t out_stride) {
+    switch (group) {
+        case 32:
+            matmul_q4_group(32, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+            break;
+        case 64:
+            matmul_q4_group(64, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+            break;
+        default:
+            matmul_q4_group(128, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+            break;
+    }
+}
+
+/* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
+
+/* The code book's value for each of 8 codes: two 8-entry permutes, picked by bit 3 of the code. */
+ALWAYS_INLINE __m256 nf4_values(__m256i codes) {
+    const __m256 low_half = _mm256_loadu_ps(ZSE_NF4);
+    const __m256 high_half = _mm256_loadu_ps(ZSE_NF4 + 8);
+    __m256 low = _mm256_permutevar8x32_ps(low_half, codes);
+    __m256 high = _mm256_permutevar8x32_ps(high_half, codes);
+    return _mm256_blendv_ps(low, high, _mm256_castsi256_ps(_mm256_slli_epi32(codes, 28)));
+}
+
+ALWAYS_INLINE void nf4_tile(const uint8_t *w, const uint16_t *scales, int64_t cols, int64_t r, int rm, const float *x,
+                            int64_t i, int rn, float *out, int64_t stride) {
+    int64_t groups = cols / 64;
+    __m256 acc[TILE_M][TILE_N];
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = _mm256_setzero_ps();
+        }
+    }
+    for (int64_t gi = 0; gi < groups; gi++) {
+        __m256 absmax[TILE_M];
+        const uint8_t *packed[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            absmax[a] = _mm256_set1_ps(_cvtsh_ss(scales[(r + a) * groups + gi]));
+            packed[a] = w + ((r + a) * cols + gi * 64) / 2;
+        }
+        /* Eight bytes at a time: elements 8c.. from the low nibbles, 32 + 8c.. from the high ones. */
+        for (int c = 0; c < 4; c++) {
+            __m256 low[TILE_M];
+            __m256 high[TILE_M];
+            for (int a = 0; a < rm; a++) {
+                __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (packed[a] + 8 * c)));
+                low[a] = _mm256_mul_ps(nf4_values(_mm256_and_si256(bytes, _mm256_set1_epi32(0x0F))), absmax[a]);
+                high[a] = _mm256_mul_ps(nf4_values(_mm256_srli_epi32(bytes, 4)), absmax[a]);
+            }
+            for (int j = 0; j < rn; j++) {
+                const float *xg = x + (i + j) * cols + gi * 64 + 8 * c;
+                __m256 x_low = _mm256_loadu_ps(xg);
+                __m256 x_high = _mm256_loadu_ps(xg + 32);
+                for (int a = 0; a < rm; a++) {
+                    acc[a][j] = _mm256_fmadd_ps(low[a], x_low, _mm256_fmadd_ps(high[a], x_high, acc[a][j]));
+                }
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            out[(i + j) * stride + r + a] = hsum(acc[a][j]);
+        }
+    }
+}
+
+static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                       const float *x, int32_t n, float *out, int32_t out_stride) {
+#define NF4_TILE(M, N) nf4_tile(w, scales, cols, r, M, x, i, N, out, out_stride)
+    FOR_EACH_TILE(NF4_TILE)
+#undef NF4_TILE
+}
+
+/* ---- F32, F16, BF16: float products; the types differ only in how 8 (or 1) weights are read ---- */
+
+ALWAYS_INLINE __m256 load8_f32(const float *p) {
+    return _mm256_loadu_ps(p);
+}
+
+ALWAYS_INLINE __m256 load8_f16(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
+}
+
+ALWAYS_INLINE __m256 load8_bf16(const uint16_t *p) {
+    __m256i widened = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(widened, 16));
+}
+
+static inline float read_f32(float v) {
+    return v;
+}
+
+#define FLOAT_KERNEL(name, type, load8, read1)                                                                    \
+    ALWAYS_INLINE void name##_tile(const type *w, int64_t cols, int64_t r, int rm, const float *x, int64_t i,     \
+                                   int rn, float *out, int64_t stride) {                                          \
+        __m256 acc[TILE_M][TILE_N];                                                                               \
+        for (int a = 0; a < rm; a++) {                                                                            \
+            for (int j = 0; j < rn; j++) {                                                                        \
+                acc[a][j] = _mm256_setzero_ps();                                                                  \
+            }                                                                                                     \
+        }                                                                                                         \
+        int64_t body = cols & ~(int64_t) 7;                                                                       \
+        for (int64_t k = 0; k < body; k += 8) {                                                                   \
+            __m256 wv[TILE_M];                                                                                    \
+            for (int a = 0; a < rm; a++) {                                                                        \
+                wv[a] = load8(w + (r + a) * cols + k);                                                            \
+            }                                                                                                     \
+            for (int j = 0; j < rn; j++) {                                                                        \
+                __m256 xv = _mm256_loadu_ps(x + (i + j) * cols + k);                                              \
+                for (int a = 0; a < rm; a++) {                                                                    \
+                    acc[a][j] = _mm256_fmadd_ps(wv[a], xv, acc[a][j]);                                            \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+        for (int a = 0; a < rm; a++) {                                                                            \
+            for (int j = 0; j < rn; j++) {                                                                        \
+                float sum = hsum(acc[a][j]);                                                                      \
+                for (int64_t k = body; k < cols; k++) {                                                           \
+                    sum += read1(w[(r + a) * cols + k]) * x[(i + j) * cols + k];                                  \
+                }                                                                                                 \
+                out[(i + j) * stride + r + a] = sum;                                                              \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+    static void name(const type *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,  \
+                     float *out, int32_t out_stride) {                                                           \
+        FOR_EACH_TILE(name##_TILE)                                                                                \
+    }
+
+#define matmul_f32_TILE(M, N) matmul_f32_tile(w, cols, r, M, x, i, N, out, out_stride)
+#define matmul_f16_TILE(M, N) matmul_f16_tile(w, cols, r, M, x, i, N, out, out_stride)
+#define matmul_bf16_TILE(M, N) matmul_bf16_tile(w, cols, r, M, x, i, N, out, out_stride)
+FLOAT_KERNEL(matmul_f32, float, load8_f32, read_f32)
+FLOAT_KERNEL(matmul_f16, uint16_t, load8_f16, zse_f16_to_f32)
+FLOAT_KERNEL(matmul_bf16, uint16_t, load8_bf16, zse_bf16_to_f32)
+
+const struct zse_cpu_kernels KERNELS = {
+    KERNELS_NAME, quantize_rows, matmul_q8, matmul_q4, matmul_nf4, matmul_f32, matmul_f16, matmul_bf16,
+};

@@ -1,0 +1,184 @@
+package io.zse.backend.cpu;
+
+import io.zse.backend.BackendUnavailableException;
+import io.zse.format.TensorDecoder;
+import io.zse.format.TensorType;
+import io.zse.format.ZseTensor;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Every kernel set of libzse_cpu this CPU runs (AVX-512, AVX2 and the portable C on an AVX-512 machine), for every
+ * storage type and shapes with tile edges, against products computed here in double. Q8 and Q4 multiply int8
+ * activations: they must match the product with the activations as quantized exactly, and stay within the
+ * quantization's own error bound of the float product.
+ */
+class NativeKernelsTest {
+    private static final String[] CASES = {
+            "F32, 0, 37, 45, 1", "F32, 0, 37, 45, 5", "F32, 0, 3, 7, 2",
+            "F16, 0, 37, 45, 1", "F16, 0, 37, 45, 5", "BF16, 0, 37, 45, 1", "BF16, 0, 37, 48, 9",
+            "Q8, 32, 37, 96, 1", "Q8, 32, 37, 96, 5", "Q8, 32, 8, 64, 4",
+            "Q4, 32, 37, 96, 1", "Q4, 32, 37, 96, 5", "Q4, 64, 19, 192, 3", "Q4, 128, 21, 256, 1", "Q4, 128, 21, 256, 4",
+            "NF4, 64, 37, 192, 1", "NF4, 64, 37, 192, 5", "NF4, 64, 4, 64, 8",
+    };
+
+    private static final CpuThreads THREADS = new CpuThreads(2);
+    private static NativeCpuLibrary library;
+
+    @BeforeAll
+    static void load() {
+        Optional<NativeCpuLibrary> loaded = NativeLibraryProbe.result().library();
+        // Where a C compiler exists the build made the library: its absence is then a failure, not a skip.
+        assumeTrue(loaded.isPresent() || !compilerOnPath(),
+                "no C compiler here, so no libzse_cpu: " + NativeLibraryProbe.result().problem());
+        library = loaded.orElseThrow(() -> new AssertionError(NativeLibraryProbe.result().problem()));
+    }
+
+    private static boolean compilerOnPath() {
+        return Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
+                .anyMatch(dir -> Files.isExecutable(Path.of(dir, "cc")) || Files.isExecutable(Path.of(dir, "gcc")));
+    }
+
+    @AfterEach
+    void best() {
+        if (library != null) {
+            library.use(library.supported().getFirst());
+        }
+    }
+
+    @AfterAll
+    static void close() {
+        THREADS.close();
+    }
+
+    static Stream<Arguments> cases() {
+        Optional<NativeCpuLibrary> loaded = NativeLibraryProbe.result().library();
+        List<String> sets = loaded.map(NativeCpuLibrary::supported).orElse(List.of("generic"));
+        return sets.stream().flatMap(isa -> Arrays.stream(CASES).map(c -> {
+            String[] f = c.split(", ");
+            return Arguments.of(isa, TensorType.valueOf(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]),
+                    Integer.parseInt(f[3]), Integer.parseInt(f[4]));
+        }));
+    }
+
+    @ParameterizedTest(name = "{0} {1} g={2} [{3} x {4}] n={5}")
+    @MethodSource("cases")
+    void matchesTheProductInDouble(String isa, TensorType type, int groupSize, int rows, int cols, int n) {
+        library.use(isa);
+        ZseTensor tensor = MatmulTest.randomTensor(type, groupSize, rows, cols, 7L * rows + cols + n);
+        SplittableRandom random = new SplittableRandom(n + 100L * cols);
+        float[] x = new float[n * cols];
+        for (int k = 0; k < x.length; k++) {
+            x[k] = (float) random.nextDouble(-2, 2);
+        }
+        float[] out = new float[n * rows];
+        new NativeKernels(library, ScalarKernels.INSTANCE).weight(tensor).multiply(x, n, out, THREADS);
+
+        boolean int8 = type == TensorType.Q8 || type == TensorType.Q4;
+        float[] used = int8 ? quantizedAsFloats(x) : x;
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            TensorDecoder.decode(type, groupSize, tensor.data(), tensor.scales(), (long) r * cols, cols, row, 0);
+            for (int i = 0; i < n; i++) {
+                double expected = 0;
+                double exact = 0;
+                double magnitude = 0;
+                double quantizationBound = 0;
+                for (int k = 0; k < cols; k++) {
+                    expected += (double) row[k] * used[i * cols + k];
+                    exact += (double) row[k] * x[i * cols + k];
+                    magnitude += Math.abs((double) row[k] * x[i * cols + k]);
+                    quantizationBound += Math.abs(row[k]) * Math.abs(used[i * cols + k] - x[i * cols + k]);
+                }
+                String where = isa + " out[" + i + ", " + r + "]";
+                assertEquals(expected, out[i * rows + r], 2e-6 * Math.max(1e-3, magnitude), where);
+                assertTrue(Math.abs(exact - out[i * rows + r]) <= quantizationBound + 2e-6 * Math.max(1e-3, magnitude),
+                        where + " is further from the float product than int8 activations allow");
+            }
+        }
+    }
+
+    /** The activations as the kernels see them: per block of 32, round(x * 127 / max|x|) * max|x| / 127. */
+    private static float[] quantizedAsFloats(float[] x) {
+        float[] q = new float[x.length];
+        for (int b = 0; b < x.length; b += 32) {
+            float amax = 0;
+            for (int k = b; k < b + 32; k++) {
+                amax = Math.max(amax, Math.abs(x[k]));
+            }
+            float scale = amax / 127f;
+            float inverse = amax == 0 ? 0 : 127f / amax;
+            for (int k = b; k < b + 32; k++) {
+                q[k] = (float) Math.rint(x[k] * inverse) * scale;
+            }
+        }
+        return q;
+    }
+
+    @Test
+    void refusesAWeightWhoseBytesAreShorterThanItsShape() {
+        ZseTensor whole = MatmulTest.randomTensor(TensorType.Q4, 32, 8, 64, 1);
+        MemorySegment cut = whole.data().asSlice(0, whole.data().byteSize() - 16);
+        ZseTensor shortData = new ZseTensor(whole.info(), cut, whole.scales());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new NativeKernels(library, ScalarKernels.INSTANCE).weight(shortData));
+        assertTrue(e.getMessage().contains("data hold 240 bytes, it needs 256"), e.getMessage());
+    }
+
+    @Test
+    void refusesActivationArraysTooShortForTheProduct() {
+        CpuWeight w = new NativeKernels(library, ScalarKernels.INSTANCE)
+                .weight(MatmulTest.randomTensor(TensorType.Q8, 32, 8, 64, 1));
+        assertThrows(IllegalArgumentException.class, () -> w.multiply(new float[64], 2, new float[16], THREADS));
+        assertThrows(IllegalArgumentException.class, () -> w.multiply(new float[128], 2, new float[15], THREADS));
+    }
+
+    @Test
+    void autoTakesTheLibraryAndSaysSoInOneLine() {
+        List<String> log = new ArrayList<>();
+        CpuKernels kernels = CpuKernelChoice.AUTO.kernels(NativeLibraryProbe.result(), Optional.empty(), log::add);
+        assertInstanceOf(NativeKernels.class, kernels);
+        assertEquals(List.of("zse: CPU kernels: native " + library.isa() + " (" + library.path() + ")"), log);
+    }
+
+    @Test
+    void anUnknownKernelSetIsRefusedByName() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> library.use("sse2"));
+        assertTrue(e.getMessage().contains("'sse2' does not run here"), e.getMessage());
+    }
+
+    @Test
+    void withoutTheLibraryAutoFallsBackAndNativeIsRefused() {
+        NativeLibraryProbe missing = new NativeLibraryProbe(Optional.empty(), "libzse_cpu.so not found in [x]");
+        List<String> log = new ArrayList<>();
+        assertEquals(VectorKernels.INSTANCE, CpuKernelChoice.AUTO.kernels(missing, Optional.empty(), log::add));
+        assertEquals(ScalarKernels.INSTANCE, CpuKernelChoice.AUTO.kernels(missing, Optional.of("no module"), log::add));
+        assertEquals(List.of("zse: CPU kernels: vector (native kernels unusable: libzse_cpu.so not found in [x])",
+                "zse: CPU kernels: scalar (native kernels unusable: libzse_cpu.so not found in [x]; vector kernels "
+                        + "unusable: no module)"), log);
+        BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
+                () -> CpuKernelChoice.NATIVE.kernels(missing, Optional.empty(), log::add));
+        assertTrue(e.getMessage().startsWith("zse.cpu.kernels=native unavailable: libzse_cpu.so not found"));
+    }
+}
