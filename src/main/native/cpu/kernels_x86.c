@@ -62,33 +62,78 @@ static void quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, fl
     zse_quantize_rows(x, n, cols, q, d, s);
 }
 
+/*
+ * The integer products walk each row in superblocks of 8 activation blocks (256 elements). A superblock's scales are
+ * handled as vectors: the 8 products d_w * d_x of each (weight row, activation row) pair are computed in one multiply
+ * and stored to the stack, where each block's FMA reads its factor with a broadcast load, and Q4's offset term
+ * m * s is one FMA per superblock into the same accumulator. A row that ends in a partial superblock pads its scales
+ * with zeros.
+ */
+#define SUPER 8
+
+/* Up to 8 floats from p, zeros after count. */
+ALWAYS_INLINE __m256 load_padded(const float *p, int count) {
+    if (count == SUPER) {
+        return _mm256_loadu_ps(p);
+    }
+    float padded[SUPER] = {0};
+    memcpy(padded, p, sizeof(float) * count);
+    return _mm256_loadu_ps(padded);
+}
+
 /* ---- Q8: w = code * d per block of 32; Σ d_w d_x Σ(codes_w · codes_x) ---- */
+
+/* The F16 scales of count (<= 8) consecutive blocks, zeros after count. */
+ALWAYS_INLINE __m256 q8_scales(const uint16_t *scales, int count) {
+    if (count == SUPER) {
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) scales));
+    }
+    uint16_t padded[SUPER] = {0};
+    memcpy(padded, scales, sizeof(uint16_t) * count);
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) padded));
+}
 
 ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols, int64_t r, int rm,
                            const int8_t *xq, const float *xd, int64_t i, int rn, float *out, int64_t stride) {
-    int64_t blocks = cols / 32;
+    const uint64_t blocks = (uint64_t) cols / 32;
+    const int8_t *weights[TILE_M];
+    const uint16_t *row_scales[TILE_M];
+    for (int a = 0; a < rm; a++) {
+        weights[a] = w + (uint64_t) (r + a) * cols;
+        row_scales[a] = scales + (uint64_t) (r + a) * blocks;
+    }
     __m256 acc[TILE_M][TILE_N];
     for (int a = 0; a < rm; a++) {
         for (int j = 0; j < rn; j++) {
             acc[a][j] = _mm256_setzero_ps();
         }
     }
-    for (int64_t b = 0; b < blocks; b++) {
-        __m256i codes[TILE_M];
-        __m256i magnitudes[TILE_M];
-        float dw[TILE_M];
+    for (uint64_t sb = 0; sb < blocks; sb += SUPER) {
+        int count = blocks - sb < SUPER ? (int) (blocks - sb) : SUPER;
+        float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
         for (int a = 0; a < rm; a++) {
-            codes[a] = _mm256_loadu_si256((const __m256i *) (w + (r + a) * cols + b * 32));
-            magnitudes[a] = _mm256_sign_epi8(codes[a], codes[a]);
-            dw[a] = _cvtsh_ss(scales[(r + a) * blocks + b]);
+            __m256 dw = q8_scales(row_scales[a] + sb, count);
+            for (int j = 0; j < rn; j++) {
+                _mm256_store_ps(factors[a][j], _mm256_mul_ps(dw, load_padded(xd + (i + j) * blocks + sb, count)));
+            }
         }
-        for (int j = 0; j < rn; j++) {
-            __m256i x = _mm256_loadu_si256((const __m256i *) (xq + (i + j) * cols + b * 32));
-            float dx = xd[(i + j) * blocks + b];
+#pragma GCC unroll 8
+        for (int k = 0; k < count; k++) {
+            uint64_t b = sb + k;
+            __m256i codes[TILE_M];
+            __m256i magnitudes[TILE_M];
             for (int a = 0; a < rm; a++) {
-                /* |w| · (x with w's sign): the unsigned-by-signed product the instructions take. */
-                __m256i dot = dot_u8s8(magnitudes[a], _mm256_sign_epi8(x, codes[a]));
-                acc[a][j] = _mm256_fmadd_ps(_mm256_set1_ps(dw[a] * dx), _mm256_cvtepi32_ps(dot), acc[a][j]);
+                codes[a] = _mm256_loadu_si256((const __m256i *) (weights[a] + b * 32));
+                magnitudes[a] = _mm256_sign_epi8(codes[a], codes[a]);
+            }
+            for (int j = 0; j < rn; j++) {
+                __m256i x = _mm256_loadu_si256((const __m256i *) (xq + ((i + j) * blocks + b) * 32));
+                for (int a = 0; a < rm; a++) {
+                    /* |w| · (x with w's sign): the unsigned-by-signed product the instructions take. */
+                    __m256i dot = dot_u8s8(magnitudes[a], _mm256_sign_epi8(x, codes[a]));
+                    acc[a][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(&factors[a][j][k]), _mm256_cvtepi32_ps(dot),
+                                                acc[a][j]);
+                }
             }
         }
     }
@@ -127,59 +172,85 @@ ALWAYS_INLINE __m256i q4_codes(const uint8_t *group, int g, int k) {
     return _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
 }
 
+/*
+ * Per block of a superblock, the d and m of its group: a whole superblock holds 256 / g groups, whose (d, m) F16
+ * pairs are consecutive; a partial one (count blocks, whole groups) is padded with zeros.
+ */
+ALWAYS_INLINE void q4_scales(const uint16_t *pairs, int g, int count, __m256 *d, __m256 *m) {
+    int groups = count * 32 / g;
+    uint16_t padded[2 * SUPER] = {0};
+    if (groups < SUPER * 32 / g) {
+        memcpy(padded, pairs, 4 * (size_t) groups);
+        pairs = padded;
+    }
+    __m256i per_block;
+    if (g == 32) {
+        per_block = _mm256_loadu_si256((const __m256i *) pairs);
+    } else if (g == 64) {
+        per_block = _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) pairs)),
+                                                _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+    } else {
+        per_block = _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *) pairs)),
+                                                _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    }
+    /* Each 32-bit lane is d | m << 16: split, pack to 16 bits and widen each half to floats. */
+    __m256i packed = _mm256_packus_epi32(_mm256_and_si256(per_block, _mm256_set1_epi32(0xFFFF)),
+                                         _mm256_srli_epi32(per_block, 16));
+    __m256i ordered = _mm256_permute4x64_epi64(packed, 0xD8);
+    *d = _mm256_cvtph_ps(_mm256_castsi256_si128(ordered));
+    *m = _mm256_cvtph_ps(_mm256_extracti128_si256(ordered, 1));
+}
+
 ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int64_t cols, int64_t r, int rm,
                            const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
                            int64_t stride) {
-    int64_t groups = cols / g;
-    int64_t blocks = cols / 32;
-    int per_group = g / 32;
+    const uint64_t blocks = (uint64_t) cols / 32;
+    const uint64_t groups = (uint64_t) cols / g;
+    const uint64_t per_group = g / 32;
+    const uint8_t *weights[TILE_M];
+    const uint16_t *row_scales[TILE_M];
+    for (int a = 0; a < rm; a++) {
+        weights[a] = w + (uint64_t) (r + a) * cols / 2;
+        row_scales[a] = scales + 2 * (uint64_t) (r + a) * groups;
+    }
     __m256 acc[TILE_M][TILE_N];
-    float minimums[TILE_M][TILE_N];
     for (int a = 0; a < rm; a++) {
         for (int j = 0; j < rn; j++) {
             acc[a][j] = _mm256_setzero_ps();
-            minimums[a][j] = 0;
         }
     }
-    for (int64_t gi = 0; gi < groups; gi++) {
-        float d[TILE_M];
-        float m[TILE_M];
-        const uint8_t *packed[TILE_M];
+    for (uint64_t sb = 0; sb < blocks; sb += SUPER) {
+        int count = blocks - sb < SUPER ? (int) (blocks - sb) : SUPER;
+        float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
         for (int a = 0; a < rm; a++) {
-            int64_t at = (r + a) * groups + gi;
-            d[a] = _cvtsh_ss(scales[2 * at]);
-            m[a] = _cvtsh_ss(scales[2 * at + 1]);
-            packed[a] = w + ((r + a) * cols + gi * g) / 2;
+            __m256 d;
+            __m256 m;
+            q4_scales(row_scales[a] + 2 * (sb / per_group), g, count, &d, &m);
+            for (int j = 0; j < rn; j++) {
+                _mm256_store_ps(factors[a][j], _mm256_mul_ps(d, load_padded(xd + (i + j) * blocks + sb, count)));
+                /* m · s, per block; a group's m repeats over its blocks, so this is m Σ s over the group. */
+                acc[a][j] = _mm256_fmadd_ps(m, load_padded(xs + (i + j) * blocks + sb, count), acc[a][j]);
+            }
         }
-        for (int k = 0; k < per_group; k++) {
+#pragma GCC unroll 8
+        for (int k = 0; k < count; k++) {
+            uint64_t b = sb + k;
             __m256i codes[TILE_M];
             for (int a = 0; a < rm; a++) {
-                codes[a] = q4_codes(packed[a], g, k);
+                codes[a] = q4_codes(weights[a] + (b / per_group) * (g / 2), g, (int) (b % per_group));
             }
             for (int j = 0; j < rn; j++) {
-                int64_t block = (i + j) * blocks + gi * per_group + k;
-                __m256i x = _mm256_loadu_si256((const __m256i *) (xq + block * 32));
-                float dx = xd[block];
+                __m256i x = _mm256_loadu_si256((const __m256i *) (xq + ((i + j) * blocks + b) * 32));
                 for (int a = 0; a < rm; a++) {
                     __m256 dot = _mm256_cvtepi32_ps(dot_u8s8(codes[a], x));
-                    acc[a][j] = _mm256_fmadd_ps(_mm256_set1_ps(d[a] * dx), dot, acc[a][j]);
+                    acc[a][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(&factors[a][j][k]), dot, acc[a][j]);
                 }
-            }
-        }
-        for (int j = 0; j < rn; j++) {
-            const float *sums = xs + (i + j) * blocks + gi * per_group;
-            float group_sum = 0;
-            for (int k = 0; k < per_group; k++) {
-                group_sum += sums[k];
-            }
-            for (int a = 0; a < rm; a++) {
-                minimums[a][j] += m[a] * group_sum;
             }
         }
     }
     for (int a = 0; a < rm; a++) {
         for (int j = 0; j < rn; j++) {
-            out[(i + j) * stride + r + a] = hsum(acc[a][j]) + minimums[a][j];
+            out[(i + j) * stride + r + a] = hsum(acc[a][j]);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.zse.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.backend.cpu.NativeCpuLibrary;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -21,15 +23,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The native executable can make every FFM downcall into libzse_cuda: GraalVM generates a stub per function
+ * The native executable can make every FFM downcall into libzse_cuda and libzse_cpu: GraalVM generates a stub per function
  * descriptor at build time, listed in reachability-metadata.json; a call whose descriptor is missing fails at run time.
  * The descriptors are derived here from the C ABI header, the library's single definition.
  */
 class NativeImageMetadataTest {
     private static final Path METADATA = ROOT.resolve("src/main/resources/META-INF/native-image/io.zse/zse");
-    private static final Path HEADER = ROOT.resolve("src/main/native/cuda/zse_cuda.h");
+    private static final Path CUDA_HEADER = ROOT.resolve("src/main/native/cuda/zse_cuda.h");
+    private static final Path CPU_HEADER = ROOT.resolve("src/main/native/cpu/zse_cpu.h");
     private static final Pattern FUNCTION = Pattern.compile(
-            "^\\s*((?:const\\s+)?\\w+\\s*\\*?)\\s*(zse_cuda_\\w+)\\s*\\(([^)]*)\\)\\s*;", Pattern.MULTILINE);
+            "^\\s*((?:const\\s+)?\\w+\\s*\\*?)\\s*(zse_\\w+)\\s*\\(([^)]*)\\)\\s*;", Pattern.MULTILINE);
     /** Canonical layouts of the FFM linker that a downcall descriptor may use (JNI names: fixed size everywhere). */
     private static final Set<String> CANONICAL = Set.of("void", "void*", "jint", "jlong", "jfloat", "jdouble");
 
@@ -38,7 +41,7 @@ class NativeImageMetadataTest {
         List<String> seen = new ArrayList<>();
         for (JsonNode downcall : downcalls()) {
             String signature = signature(downcall);
-            assertTrue(CANONICAL.containsAll(List.of(signature.split("[(),]+"))), signature);
+            assertTrue(CANONICAL.containsAll(List.of(signature.replace(" critical", "").split("[(),]+"))), signature);
             seen.add(signature);
         }
         assertEquals(seen.size(), new HashSet<>(seen).size(), "duplicate descriptors: " + seen);
@@ -47,15 +50,30 @@ class NativeImageMetadataTest {
 
     @Test
     void everyFunctionOfTheCudaLibraryHasItsDowncallRegistered() throws IOException {
-        assumeTrue(Files.exists(HEADER), "the CUDA library (issue 6) is not merged into this build yet");
+        assumeTrue(Files.exists(CUDA_HEADER), "the CUDA library (issue 6) is not merged into this build yet");
+        assertEquals(Set.of(), missingDowncalls(CUDA_HEADER, function -> false),
+                "downcalls missing from reachability-metadata.json");
+    }
+
+    /** The CPU kernels are critical downcalls on heap arrays: their registration must say so. */
+    @Test
+    void everyFunctionOfTheCpuLibraryHasItsDowncallRegistered() throws IOException {
+        assertEquals(Set.of(), missingDowncalls(CPU_HEADER, NativeCpuLibrary.KERNELS::containsKey),
+                "downcalls missing from reachability-metadata.json");
+        assertEquals(NativeCpuLibrary.KERNELS.size() + NativeCpuLibrary.QUERIES.size(),
+                FUNCTION.matcher(Files.readString(CPU_HEADER).replaceAll("(?s)/\\*.*?\\*/", "")).results().count(), "the binding covers the header");
+    }
+
+    /** The functions of a C header whose descriptor is not registered ({@code critical}: those bound as critical). */
+    private static Set<String> missingDowncalls(Path header, Predicate<String> critical) throws IOException {
         Set<String> registered = new HashSet<>();
         for (JsonNode downcall : downcalls()) {
             registered.add(signature(downcall));
         }
-        String header = Files.readString(HEADER).replaceAll("(?s)/\\*.*?\\*/", "");
+        String text = Files.readString(header).replaceAll("(?s)/\\*.*?\\*/", "");
         Set<String> missing = new TreeSet<>();
         int functions = 0;
-        for (Matcher function = FUNCTION.matcher(header); function.find(); functions++) {
+        for (Matcher function = FUNCTION.matcher(text); function.find(); functions++) {
             List<String> parameters = new ArrayList<>();
             String list = function.group(3).strip();
             if (!list.isEmpty() && !list.equals("void")) {
@@ -63,13 +81,14 @@ class NativeImageMetadataTest {
                     parameters.add(layout(parameter.contains("*") ? "*" : parameter.strip().replaceAll("\\s+\\w+$", "")));
                 }
             }
-            String signature = layout(function.group(1)) + "(" + String.join(",", parameters) + ")";
+            String signature = layout(function.group(1)) + "(" + String.join(",", parameters) + ")"
+                    + (critical.test(function.group(2)) ? " critical" : "");
             if (!registered.contains(signature)) {
                 missing.add(function.group(2) + " " + signature);
             }
         }
-        assertTrue(functions > 0, "no functions found in " + HEADER);
-        assertEquals(Set.of(), missing, "downcalls missing from reachability-metadata.json");
+        assertTrue(functions > 0, "no functions found in " + header);
+        return missing;
     }
 
     @Test
@@ -108,6 +127,8 @@ class NativeImageMetadataTest {
     private static String signature(JsonNode downcall) {
         List<String> parameters = new ArrayList<>();
         downcall.path("parameterTypes").forEach(p -> parameters.add(p.asText()));
-        return downcall.path("returnType").asText() + "(" + String.join(",", parameters) + ")";
+        boolean critical = downcall.path("options").path("critical").path("allowHeapAccess").asBoolean(false);
+        return downcall.path("returnType").asText() + "(" + String.join(",", parameters) + ")"
+                + (critical ? " critical" : "");
     }
 }
