@@ -2,6 +2,7 @@ package io.zse.cli;
 
 import io.zse.backend.KvCache;
 import io.zse.backend.Backend;
+import io.zse.backend.ProfiledBackend;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cuda.CudaBackend;
 import io.zse.backend.cpu.CpuBackend;
@@ -27,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -61,11 +63,16 @@ public final class BenchCommand implements Callable<Integer> {
     @Mixin
     KvCacheOption kvCache;
 
+    @Option(names = "--profile", description = "After the table, the time of each backend op in the measured run's "
+            + "prefill and decode (products by weight type and shape).")
+    boolean profile;
+
     @Spec
     CommandSpec spec;
 
-    /** One measured run. */
-    private record Run(double prefillSeconds, double decodeSeconds) {
+    /** One measured run, with its ops' times per phase when profiled (else empty). */
+    private record Run(double prefillSeconds, double decodeSeconds, Map<String, ProfiledBackend.OpTime> prefillOps,
+                       Map<String, ProfiledBackend.OpTime> decodeOps) {
     }
 
     @Override
@@ -82,6 +89,7 @@ public final class BenchCommand implements Callable<Integer> {
         requireAtLeast("--bandwidth-mb", bandwidthMegabytes, 0);
         KvCacheType kvCacheType = kvCache.type();
         List<String> rows = new ArrayList<>();
+        List<String> profiles = new ArrayList<>();
         long weightBytes = 0;
         int prompt = 0;
         int decode = 0;
@@ -90,13 +98,15 @@ public final class BenchCommand implements Callable<Integer> {
         for (int threadCount : threadCounts) {
             long start = System.nanoTime();
             try (ZseFile file = ZseFile.open(model);
-                 Backend backend = backendOption.open(file, (long) promptTokens + decodeTokens, promptTokens,
+                 Backend opened = backendOption.open(file, (long) promptTokens + decodeTokens, promptTokens,
                          threadCount, spec.commandLine().getErr())) {
+                ProfiledBackend profiled = profile ? new ProfiledBackend(opened) : null;
+                Backend backend = profile ? profiled : opened;
                 LlamaModel llama = LlamaModel.load(file, backend);
-                if (backend instanceof CudaBackend cuda) {
+                if (opened instanceof CudaBackend cuda) {
                     cuda.finishUploads(); // load time includes the upload
                 }
-                device = switch (backend) {
+                device = switch (opened) {
                     case CudaBackend cuda -> cuda.device().toString();
                     case CpuBackend cpu -> "cpu (" + cpu.kernels().name() + " kernels)";
                     default -> "cpu";
@@ -108,9 +118,15 @@ public final class BenchCommand implements Callable<Integer> {
                 decode = Math.min(decodeTokens, context - prompt);
                 int[] promptIds = syntheticPrompt(prompt, llama.config().vocabSize());
                 for (int i = 0; i < warmupRuns; i++) {
-                    run(llama, promptIds, decode, kvCacheType);
+                    run(llama, promptIds, decode, kvCacheType, profiled);
                 }
-                Run r = run(llama, promptIds, decode, kvCacheType);
+                Run r = run(llama, promptIds, decode, kvCacheType, profiled);
+                if (profile) {
+                    profiles.add(opTable(threadCount + " threads, prefill of " + prompt + " tokens",
+                            r.prefillOps(), r.prefillSeconds()));
+                    profiles.add(opTable(threadCount + " threads, decode of " + (decode - 1) + " tokens",
+                            r.decodeOps(), r.decodeSeconds()));
+                }
                 kvBytes = llama.kvBytesPerPosition(kvCacheType);
                 double decodeRate = (decode - 1) / r.decodeSeconds();
                 double decodeBandwidth = decodeRate * weightBytes;
@@ -128,7 +144,25 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("KV cache %s (%d bytes per token)%n", kvCacheType.label(), kvBytes);
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
+        profiles.forEach(out::print);
         return 0;
+    }
+
+    /** One phase's ops, longest first, with what the ops do not account for (sampling, the forward pass's own work). */
+    private static String opTable(String phase, Map<String, ProfiledBackend.OpTime> ops, double seconds) {
+        StringBuilder table = new StringBuilder(String.format("%n%s: %.1f ms%n", phase, seconds * 1e3));
+        table.append(String.format("%-40s %8s %10s %7s%n", "op", "calls", "ms", "share"));
+        long accounted = 0;
+        List<Map.Entry<String, ProfiledBackend.OpTime>> sorted = new ArrayList<>(ops.entrySet());
+        sorted.sort((a, b) -> Long.compare(b.getValue().nanos(), a.getValue().nanos()));
+        for (Map.Entry<String, ProfiledBackend.OpTime> op : sorted) {
+            accounted += op.getValue().nanos();
+            table.append(String.format("%-40s %8d %10.1f %6.1f%%%n", op.getKey(), op.getValue().calls(),
+                    op.getValue().nanos() / 1e6, 100 * op.getValue().nanos() / 1e9 / seconds));
+        }
+        double rest = seconds - accounted / 1e9;
+        table.append(String.format("%-40s %8s %10.1f %6.1f%%%n", "(outside the ops)", "", rest * 1e3, 100 * rest / seconds));
+        return table.toString();
     }
 
     private void requireAtLeast(String option, int value, int least) {
@@ -160,16 +194,22 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** Prefill then greedy decoding; the first token comes from the prefill, the rest are timed as decode. */
-    private static Run run(LlamaModel llama, int[] promptIds, int decode, KvCacheType kvCacheType) {
+    private static Run run(LlamaModel llama, int[] promptIds, int decode, KvCacheType kvCacheType,
+                           ProfiledBackend profiled) {
         KvCache cache = llama.newCache(promptIds.length + decode, kvCacheType);
+        if (profiled != null) {
+            profiled.takeTimes(); // the cache's set-up is not part of either phase
+        }
         long start = System.nanoTime();
         int token = Sampler.argmax(llama.forward(promptIds, 0, cache));
         long firstToken = System.nanoTime();
+        Map<String, ProfiledBackend.OpTime> prefillOps = profiled == null ? Map.of() : profiled.takeTimes();
         for (int i = 1; i < decode; i++) {
             token = Sampler.argmax(llama.forward(new int[]{token}, promptIds.length + i - 1, cache));
         }
         long end = System.nanoTime();
-        return new Run((firstToken - start) / 1e9, Math.max(1e-9, (end - firstToken) / 1e9));
+        Map<String, ProfiledBackend.OpTime> decodeOps = profiled == null ? Map.of() : profiled.takeTimes();
+        return new Run((firstToken - start) / 1e9, Math.max(1e-9, (end - firstToken) / 1e9), prefillOps, decodeOps);
     }
 
     /** Deterministic ids spread over the vocabulary (the speed does not depend on which tokens). */

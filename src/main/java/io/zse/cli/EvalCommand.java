@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.CpuKernelChoice;
 import io.zse.format.ZseFile;
 import io.zse.generate.QualityComparison;
 import io.zse.model.LlamaModel;
@@ -48,6 +49,11 @@ public final class EvalCommand implements Callable<Integer> {
     @Mixin
     KvCacheOption kvCache;
 
+    @Option(names = "--reference-kernels", paramLabel = "KERNELS", description = "CPU kernels of the reference run: "
+            + "native, vector or scalar (default: the same as the model's, zse.cpu.kernels). With the same file on both "
+            + "sides, --reference-kernels vector measures what the native kernels' int8 activations cost.")
+    String referenceKernels;
+
     @Spec
     CommandSpec spec;
 
@@ -57,10 +63,13 @@ public final class EvalCommand implements Callable<Integer> {
         String content = Files.readString(text);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile referenceFile = ZseFile.open(reference); ZseFile modelFile = ZseFile.open(model);
-             CpuBackend backend = new CpuBackend(threads.count())) {
+             CpuBackend backend = new CpuBackend(threads.count());
+             CpuBackend referenceBackend = referenceKernels == null ? null : new CpuBackend(threads.count(),
+                     CpuKernelChoice.parse(referenceKernels).kernels(line -> { }))) {
             int[] ids = TokenizerSource.fromZse(referenceFile).encode(content, true);
             QualityComparison.Report r = QualityComparison.compare(
-                    new QualityComparison.Side(LlamaModel.load(referenceFile, backend), KvCacheType.F32),
+                    new QualityComparison.Side(LlamaModel.load(referenceFile,
+                            referenceBackend == null ? backend : referenceBackend), KvCacheType.F32),
                     new QualityComparison.Side(LlamaModel.load(modelFile, backend), kvCacheType),
                     ids, maxTokens != null ? maxTokens : Integer.MAX_VALUE);
             if (json) {
@@ -69,6 +78,8 @@ public final class EvalCommand implements Callable<Integer> {
                 o.put("reference", reference.toString());
                 o.put("model", model.toString());
                 o.put("kv_cache", kvCacheType.label());
+                o.put("kernels", backend.kernels().name());
+                o.put("reference_kernels", (referenceBackend == null ? backend : referenceBackend).kernels().name());
                 o.put("tokens", r.tokens());
                 o.put("windows", r.windows());
                 o.put("window_length", r.windowLength());
@@ -80,8 +91,10 @@ public final class EvalCommand implements Callable<Integer> {
                 o.put("model_perplexity", r.modelPerplexity());
                 out.println(mapper.writeValueAsString(o));
             } else {
-                out.printf("reference        %s (KV cache f32)%n", reference.getFileName());
-                out.printf("model            %s (KV cache %s)%n", model.getFileName(), kvCacheType.label());
+                out.printf("reference        %s (KV cache f32, %s kernels)%n", reference.getFileName(),
+                        (referenceBackend == null ? backend : referenceBackend).kernels().name());
+                out.printf("model            %s (KV cache %s, %s kernels)%n", model.getFileName(), kvCacheType.label(),
+                        backend.kernels().name());
                 out.printf("tokens           %d (%d window%s of at most %d)%n", r.tokens(), r.windows(),
                         r.windows() == 1 ? "" : "s", r.windowLength());
                 out.printf("KL mean          %.6f%n", r.meanKl());

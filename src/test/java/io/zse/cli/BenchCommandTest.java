@@ -34,6 +34,21 @@ class BenchCommandTest {
     }
 
     @Test
+    void profileTimesEveryOpOfBothPhases() {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
+                "--prompt-tokens", "16", "--tokens", "8", "--warmup", "0", "--threads", "1", "--profile");
+        assertEquals(0, run.exit(), run.err());
+        String out = run.out();
+        assertTrue(out.contains("1 threads, prefill of 16 tokens: "), out);
+        assertTrue(out.contains("1 threads, decode of 7 tokens: "), out);
+        // TinyStories-656K: 2 layers of q, k, v, o, gate, up, down products, and the Q8 output projection.
+        assertTrue(out.matches("(?s).*\\nmatmul Q8 \\[2048 x 128\\] +7 .*"), out);
+        assertTrue(out.matches("(?s).*\\nattention +14 .*"), out);
+        assertTrue(out.contains("(outside the ops)"), out);
+    }
+
+    @Test
     void printsTheKvCacheTypeItRanWith() {
         Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
         ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),

@@ -3,6 +3,7 @@ package io.zse.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.TestModels;
+import io.zse.backend.cpu.NativeCpuLibrary;
 import io.zse.format.TensorType;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,11 +21,14 @@ import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * {@code zse generate} in a child JVM where the Vector API kernels cannot run, with {@code zse.cpu.kernels=auto}: it
- * must pick the scalar kernels, say why in one line, load no class that uses {@code jdk.incubator.vector}, and still
- * give transformers' greedy story. The child is this JDK with the test class path and none of the build's JVM flags.
+ * {@code zse generate} in a child JVM where the Vector API kernels cannot run, with {@code zse.cpu.kernels=auto}: without
+ * the native library it must pick the scalar kernels, with it the native ones (whose single-row reads and attention
+ * then run on the scalar kernels); either way say so in one line, load no class that uses {@code jdk.incubator.vector},
+ * and still give transformers' greedy story. The child is this JDK with the test class path and none of the build's
+ * JVM flags.
  */
 class CpuKernelFallbackTest {
     /** The vector kernels: never loaded on the scalar path. */
@@ -40,16 +44,22 @@ class CpuKernelFallbackTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-            "no incubator module | | the jdk.incubator.vector module is not loaded | false",
+            "no incubator module | -Dzse.cpu.library=/none/libzse_cpu.so"
+                    + " | scalar (native kernels unusable: | the jdk.incubator.vector module is not loaded | false",
             "native image | --add-modules jdk.incubator.vector -Dorg.graalvm.nativeimage.imagecode=runtime"
-                    + " | this is a native image | false",
+                    + " -Dzse.cpu.library=/none/libzse_cpu.so | scalar (native kernels unusable: | this is a native image"
+                    + " | false",
             // Only here is the Vector API asked for its width (the module is there and this is no native image).
-            "128-bit vectors | --add-modules jdk.incubator.vector -XX:MaxVectorSize=16"
-                    + " | the preferred float vector is 128 bits | true",
+            "128-bit vectors | --add-modules jdk.incubator.vector -XX:MaxVectorSize=16 -Dzse.cpu.library=/none/x.so"
+                    + " | scalar (native kernels unusable: | the preferred float vector is 128 bits | true",
+            // A native image's case: the native kernels run, beside the scalar ones for what they leave to Java.
+            "native kernels, no incubator module | | native | libzse_cpu.so | false",
     })
-    void autoFallsBackToScalarKernelsAndKeepsTheGreedyStory(String environment, String jvmFlags, String reason,
-                                                             boolean asksVectorWidth)
+    void autoFallsBackFromTheVectorKernelsAndKeepsTheGreedyStory(String environment, String jvmFlags, String choice,
+                                                                  String reason, boolean asksVectorWidth)
             throws IOException, InterruptedException {
+        assumeTrue(!choice.equals("native") || NativeCpuLibrary.LOCATION.find().isPresent(),
+                "no libzse_cpu in this build (no C compiler)");
         JsonNode golden;
         try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
             golden = new ObjectMapper().readTree(in).get("cases").get(0);
@@ -78,8 +88,9 @@ class CpuKernelFallbackTest {
         String err = Files.readString(dir.resolve("err.txt"));
         assertEquals(0, child.exitValue(), err);
 
-        List<String> lines = err.lines().filter(l -> l.startsWith("zse: using the scalar CPU kernels: ")).toList();
+        List<String> lines = err.lines().filter(l -> l.startsWith("zse: CPU kernels: ")).toList();
         assertEquals(1, lines.size(), err);
+        assertTrue(lines.getFirst().startsWith("zse: CPU kernels: " + choice), lines.getFirst());
         assertTrue(lines.getFirst().contains(reason), lines.getFirst());
         JsonNode result = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
         for (int i = 0; i < TOKENS; i++) {

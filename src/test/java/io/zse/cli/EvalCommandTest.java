@@ -29,7 +29,7 @@ class EvalCommandTest {
         ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
                 q4.toString(), "--text", storyText().toString(), "--max-tokens", "600", "--threads", "2");
         assertEquals(0, run.exit(), run.err());
-        assertTrue(run.out().contains("model            tinystories-q4.zse (KV cache f32)"), run.out());
+        assertTrue(run.out().contains("model            tinystories-q4.zse (KV cache f32, "), run.out());
         assertTrue(run.out().contains("tokens           600 (2 windows of at most 512)"), run.out());
         for (String row : new String[]{"KL mean", "KL p99", "KL max", "top-1 agreement", "perplexity"}) {
             assertTrue(run.out().contains(row), run.out());
@@ -49,6 +49,24 @@ class EvalCommandTest {
         assertTrue(report.get("kl_max").asDouble() >= report.get("kl_p99").asDouble(), run.out());
         assertTrue(report.get("top1_agreement").asDouble() > 0.95, run.out());
         assertTrue(report.get("model_perplexity").asDouble() > 1, run.out());
+    }
+
+    /** The native kernels' int8 activations against the vector kernels' float ones, on the same Q8 file. */
+    @Test
+    void referenceKernelsMeasureWhatInt8ActivationsCost() throws Exception {
+        Path q8 = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("eval", "--reference", q8.toString(), "--model",
+                q8.toString(), "--reference-kernels", "vector", "--text", storyText().toString(), "--max-tokens", "300",
+                "--json");
+        assertEquals(0, run.exit(), run.err());
+        JsonNode report = new ObjectMapper().readTree(run.out());
+        assertEquals("vector", report.get("reference_kernels").asText());
+        if (report.get("kernels").asText().equals("native")) {
+            assertTrue(report.get("kl_mean").asDouble() > 0 && report.get("kl_mean").asDouble() < 1e-3, run.out());
+            assertTrue(report.get("top1_agreement").asDouble() > 0.95, run.out());
+        } else {
+            assertEquals(0.0, report.get("kl_max").asDouble(), run.out());
+        }
     }
 
     @Test

@@ -1,0 +1,140 @@
+package io.zse.backend;
+
+import io.zse.format.ZseTensor;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * A backend that times every op of another, for {@code zse bench --profile}: where a forward pass spends its time.
+ * Products are kept apart by weight type and shape. Times are host wall-clock time per call, which is the op's time
+ * for the CPU backend (its ops return when done) but only launch time for an asynchronous device.
+ */
+public final class ProfiledBackend implements Backend {
+    /** Calls and nanoseconds of one op. */
+    public static final class OpTime {
+        private long calls;
+        private long nanos;
+
+        public long calls() {
+            return calls;
+        }
+
+        public long nanos() {
+            return nanos;
+        }
+    }
+
+    private final Backend backend;
+    private final Map<String, OpTime> times = new LinkedHashMap<>();
+
+    public ProfiledBackend(Backend backend) {
+        this.backend = backend;
+    }
+
+    public Backend profiled() {
+        return backend;
+    }
+
+    /** The times since the last reset, by op, in first-call order; and starts counting afresh. */
+    public synchronized Map<String, OpTime> takeTimes() {
+        Map<String, OpTime> taken = new LinkedHashMap<>(times);
+        times.clear();
+        return taken;
+    }
+
+    private synchronized void record(String op, long nanos) {
+        OpTime t = times.computeIfAbsent(op, k -> new OpTime());
+        t.calls++;
+        t.nanos += nanos;
+    }
+
+    private void timed(String op, Runnable call) {
+        long start = System.nanoTime();
+        call.run();
+        record(op, System.nanoTime() - start);
+    }
+
+    private <T> T timed(String op, Supplier<T> call) {
+        long start = System.nanoTime();
+        T result = call.get();
+        record(op, System.nanoTime() - start);
+        return result;
+    }
+
+    @Override
+    public WeightMatrix weight(ZseTensor tensor) {
+        return backend.weight(tensor);
+    }
+
+    @Override
+    public ActivationBuffer allocate(long floats) {
+        return timed("allocate", () -> backend.allocate(floats));
+    }
+
+    @Override
+    public void write(float[] values, ActivationBuffer into) {
+        timed("write", () -> backend.write(values, into));
+    }
+
+    @Override
+    public void read(ActivationBuffer from, float[] into, int count) {
+        timed("read", () -> backend.read(from, into, count));
+    }
+
+    @Override
+    public void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into) {
+        timed("gatherRows", () -> backend.gatherRows(from, rows, width, into));
+    }
+
+    @Override
+    public void matmul(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer out) {
+        timed("matmul " + w.type() + " [" + w.rows() + " x " + w.cols() + "]", () -> backend.matmul(x, n, w, out));
+    }
+
+    @Override
+    public void addBias(ActivationBuffer x, int n, float[] bias) {
+        timed("addBias", () -> backend.addBias(x, n, bias));
+    }
+
+    @Override
+    public void rmsNorm(ActivationBuffer x, int n, float[] weight, float eps, ActivationBuffer out) {
+        timed("rmsNorm", () -> backend.rmsNorm(x, n, weight, eps, out));
+    }
+
+    @Override
+    public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+        timed("rope", () -> backend.rope(x, batch, heads, headDim, inverseFrequencies));
+    }
+
+    @Override
+    public void storeKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer) {
+        timed("storeKv", () -> backend.storeKv(k, v, batch, layer));
+    }
+
+    @Override
+    public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
+        timed("attention", () -> backend.attention(q, batch, layer, shape, out));
+    }
+
+    @Override
+    public void swiglu(ActivationBuffer gate, ActivationBuffer up, int length) {
+        timed("swiglu", () -> backend.swiglu(gate, up, length));
+    }
+
+    @Override
+    public void embed(WeightMatrix table, int[] tokens, ActivationBuffer out) {
+        timed("embed", () -> backend.embed(table, tokens, out));
+    }
+
+    @Override
+    public void add(ActivationBuffer x, ActivationBuffer y, int length) {
+        timed("add", () -> backend.add(x, y, length));
+    }
+
+    @Override
+    public void close() {
+        backend.close();
+    }
+}
