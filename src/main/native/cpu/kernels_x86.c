@@ -117,7 +117,6 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
                 _mm256_store_ps(factors[a][j], _mm256_mul_ps(dw, load_padded(xd + (i + j) * blocks + sb, count)));
             }
         }
-#pragma GCC unroll 8
         for (int k = 0; k < count; k++) {
             uint64_t b = sb + k;
             __m256i codes[TILE_M];
@@ -232,7 +231,6 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
                 acc[a][j] = _mm256_fmadd_ps(m, load_padded(xs + (i + j) * blocks + sb, count), acc[a][j]);
             }
         }
-#pragma GCC unroll 8
         for (int k = 0; k < count; k++) {
             uint64_t b = sb + k;
             __m256i codes[TILE_M];

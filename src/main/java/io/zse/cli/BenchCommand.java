@@ -145,6 +145,7 @@ public final class BenchCommand implements Callable<Integer> {
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
         profiles.forEach(out::print);
+        out.flush(); // print() does not flush a PrintWriter, and the process exits next
         return 0;
     }
 
