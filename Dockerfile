@@ -10,8 +10,9 @@ ARG JDK_IMAGE=eclipse-temurin:25-jdk-noble
 
 FROM ${JDK_IMAGE} AS jdk
 
-# Build: Maven compiles the app and, because nvcc is on PATH here, libzse_cuda.so (src/main/native/cuda/build.sh:
-# sm_80/86/89/90 SASS + compute_90 PTX, CUDA runtime linked statically) into target/quarkus-app/lib/native/.
+# Build: Maven compiles the app and, because nvcc and gcc are on PATH here, libzse_cuda.so (src/main/native/cuda/build.sh:
+# sm_80/86/89/90 SASS + compute_90 PTX, CUDA runtime linked statically) and libzse_cpu.so (the SIMD CPU kernels, picked
+# by CPU features at run time) into target/quarkus-app/lib/native/.
 FROM nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU} AS build
 ARG NVCC_THREADS=4
 ENV JAVA_HOME=/opt/java/openjdk ZSE_NVCC_THREADS=${NVCC_THREADS}
@@ -23,6 +24,7 @@ RUN ./mvnw -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:go-offli
 COPY src src
 RUN ./mvnw -B -DskipTests package \
  && test -f target/quarkus-app/lib/native/libzse_cuda.so \
+ && test -f target/quarkus-app/lib/native/libzse_cpu.so \
  && ! ldd target/quarkus-app/lib/native/libzse_cuda.so | grep -q libcudart
 
 FROM nvidia/cuda:${CUDA_VERSION}-base-${UBUNTU}
