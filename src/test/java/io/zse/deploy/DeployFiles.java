@@ -26,6 +26,9 @@ final class DeployFiles {
     private static final Pattern CONFIG_PROPERTY = Pattern.compile("@ConfigProperty\\s*\\(\\s*name\\s*=\\s*\"([^\"]+)\"");
     private static final Pattern CONFIG_MAPPING = Pattern.compile("@ConfigMapping\\s*\\(\\s*prefix\\s*=\\s*\"([^\"]+)\"");
     private static final Pattern GETENV = Pattern.compile("System\\.getenv\\(\\s*\"([A-Z0-9_]+)\"\\s*\\)");
+    /** A native library's location names its environment variable last (io.zse.backend.NativeLibraryLocation). */
+    private static final Pattern LIBRARY_VARIABLE = Pattern.compile(
+            "new NativeLibraryLocation\\([^;]*?\"([A-Z0-9_]+)\"\\s*\\)");
     private static final Pattern SHELL_VARIABLE = Pattern.compile("\\$\\{?([A-Z][A-Z0-9_]*)");
     private static final Pattern MAPPING_METHOD = Pattern.compile("^\\s*(?:@WithName\\(\"([^\"]+)\"\\)\\s*)?"
             + "[\\w<>?, .\\[\\]]+\\s+(\\w+)\\(\\)\\s*;", Pattern.MULTILINE);
@@ -66,6 +69,7 @@ final class DeployFiles {
             String text = read(source);
             addAll(names, CONFIG_PROPERTY.matcher(text), true);
             addAll(names, GETENV.matcher(text), false);
+            addAll(names, LIBRARY_VARIABLE.matcher(text), false);
             Matcher mapping = CONFIG_MAPPING.matcher(text);
             if (mapping.find()) {
                 Matcher method = MAPPING_METHOD.matcher(text);
