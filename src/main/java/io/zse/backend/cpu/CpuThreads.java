@@ -1,7 +1,5 @@
 package io.zse.backend.cpu;
 
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -21,19 +19,65 @@ public final class CpuThreads implements AutoCloseable {
         void run(int start, int end);
     }
 
+    /** How long a worker keeps polling for its next task before it parks. */
+    private static final long WORKER_SPIN_NANOS = 200_000;
+
     private final int threads;
-    private final ExecutorService pool;
+    private final Worker[] workers;
 
     public CpuThreads(int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be at least 1, not " + threads);
         }
         this.threads = threads;
-        this.pool = threads == 1 ? null : Executors.newFixedThreadPool(threads - 1, r -> {
-            Thread t = new Thread(r, "zse-cpu");
-            t.setDaemon(true);
-            return t;
-        });
+        this.workers = new Worker[threads - 1];
+        for (int w = 0; w < workers.length; w++) {
+            workers[w] = new Worker();
+            workers[w].start();
+        }
+    }
+
+    /**
+     * A helper thread with a one-task slot. After each task it polls the slot for a while before parking: a decode
+     * step hands out a hundred parallel loops in quick succession, and waking a parked thread costs tens of
+     * microseconds each time. A task left in the slot when the next is handed over is a claim loop whose chunks are
+     * all done, so replacing it loses nothing.
+     */
+    private static final class Worker extends Thread {
+        private final AtomicReference<Runnable> slot = new AtomicReference<>();
+        private volatile boolean closed;
+
+        Worker() {
+            super("zse-cpu");
+            setDaemon(true);
+        }
+
+        void hand(Runnable task) {
+            slot.set(task);
+            LockSupport.unpark(this);
+        }
+
+        void close() {
+            closed = true;
+            LockSupport.unpark(this);
+        }
+
+        @Override
+        public void run() {
+            long idleSince = System.nanoTime();
+            while (!closed) {
+                Runnable task = slot.getAndSet(null);
+                if (task != null) {
+                    task.run();
+                    idleSince = System.nanoTime();
+                } else if (System.nanoTime() - idleSince < WORKER_SPIN_NANOS) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.park(this);
+                    idleSince = System.nanoTime();
+                }
+            }
+        }
     }
 
     /** The {@code zse.threads} system property, else every available core. */
@@ -76,7 +120,7 @@ public final class CpuThreads implements AutoCloseable {
             }
         };
         for (int h = 0; h < helpers; h++) {
-            pool.execute(claim);
+            workers[h].hand(claim);
         }
         claim.run();
         awaitChunks(done, chunks);
@@ -113,8 +157,8 @@ public final class CpuThreads implements AutoCloseable {
 
     @Override
     public void close() {
-        if (pool != null) {
-            pool.shutdownNow();
+        for (Worker worker : workers) {
+            worker.close();
         }
     }
 }
