@@ -140,12 +140,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void swiglu(ActivationBuffer gates, ActivationBuffer ups, int length) {
-        float[] gate = array(gates);
-        float[] up = array(ups);
-        for (int k = 0; k < length; k++) {
-            float g = gate[k];
-            gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
-        }
+        kernels.swiglu(array(gates), array(ups), length);
     }
 
     @Override

@@ -17,6 +17,9 @@ public sealed interface CpuKernels permits VectorKernels, ScalarKernels, NativeK
     /** Prepares a 2-D weight of any storage type; it stays a view of the mapped bytes. */
     CpuWeight weight(ZseTensor tensor);
 
+    /** gate[k] = silu(gate[k]) * up[k] for k < length: SwiGLU, whose exponential is a visible share of a prefill. */
+    void swiglu(float[] gate, float[] up, int length);
+
     /** The products attention takes with cached key and value rows. */
     KvRowProducts kvRowProducts();
 

@@ -33,6 +33,11 @@ public final class NativeKernels implements CpuKernels {
     }
 
     @Override
+    public void swiglu(float[] gate, float[] up, int length) {
+        java.swiglu(gate, up, length);
+    }
+
+    @Override
     public KvRowProducts kvRowProducts() {
         return java.kvRowProducts();
     }

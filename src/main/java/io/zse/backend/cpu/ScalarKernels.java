@@ -23,6 +23,19 @@ public final class ScalarKernels implements CpuKernels {
     }
 
     @Override
+    public void swiglu(float[] gate, float[] up, int length) {
+        swiglu(gate, up, 0, length);
+    }
+
+    /** The elements [from, to). */
+    void swiglu(float[] gate, float[] up, int from, int to) {
+        for (int k = from; k < to; k++) {
+            float g = gate[k];
+            gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
+        }
+    }
+
+    @Override
     public KvRowProducts kvRowProducts() {
         return ScalarKvRowProducts.INSTANCE;
     }

@@ -27,6 +27,19 @@ public final class VectorKernels implements CpuKernels {
         return Matmul.of(tensor);
     }
 
+    /** The exponential is the JDK's vectorized one (a few ulps from Math.exp), then scalar for the tail. */
+    @Override
+    public void swiglu(float[] gate, float[] up, int length) {
+        var species = Matmul.FLOATS;
+        int k = 0;
+        for (int bound = species.loopBound(length); k < bound; k += species.length()) {
+            FloatVector g = FloatVector.fromArray(species, gate, k);
+            FloatVector silu = g.div(g.neg().lanewise(VectorOperators.EXP).add(1f));
+            silu.mul(FloatVector.fromArray(species, up, k)).intoArray(gate, k);
+        }
+        ScalarKernels.INSTANCE.swiglu(gate, up, k, length);
+    }
+
     @Override
     public KvRowProducts kvRowProducts() {
         return VectorKvRowProducts.INSTANCE;

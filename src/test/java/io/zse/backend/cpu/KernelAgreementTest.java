@@ -157,4 +157,24 @@ class KernelAgreementTest {
             }
         }
     }
+
+    /** SwiGLU over values from deep in both tails of the exponential, and a length with a scalar tail. */
+    @org.junit.jupiter.api.Test
+    void swigluAgreesWithinAFewUlps() {
+        SplittableRandom random = new SplittableRandom(3);
+        int length = 1003;
+        float[] gate = new float[length];
+        float[] up = new float[length];
+        for (int k = 0; k < length; k++) {
+            gate[k] = (float) random.nextDouble(-30, 30);
+            up[k] = (float) random.nextDouble(-4, 4);
+        }
+        float[] vector = gate.clone();
+        float[] scalar = gate.clone();
+        VectorKernels.INSTANCE.swiglu(vector, up, length);
+        ScalarKernels.INSTANCE.swiglu(scalar, up, length);
+        for (int k = 0; k < length; k++) {
+            assertEquals(scalar[k], vector[k], 4 * Math.ulp(scalar[k]) + 1e-30f, "silu(" + gate[k] + ") * " + up[k]);
+        }
+    }
 }
