@@ -94,7 +94,7 @@ public final class ChatCommand implements Callable<Integer> {
                     .orElse(new TokenizerConfig(null, null, null));
             ChatTemplate template = config.compiledChatTemplate().orElse(null);
             if (template == null) {
-                err.println("zse chat: " + model.getFileName() + " has no chat template (a base model): messages are "
+                out.println("zse chat: " + model.getFileName() + " has no chat template (a base model): messages are "
                         + "joined as plain text, as the server does");
                 template = ChatTemplate.compile(LoadedModel.FALLBACK_TEMPLATE);
             }
@@ -102,7 +102,7 @@ public final class ChatCommand implements Callable<Integer> {
                 LlamaModel llama = LlamaModel.load(file, backend);
                 Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCache.type());
                 Conversation conversation = new Conversation(generator, tokenizer, template, config,
-                        llama.config().contextLength(), parameters, out, err);
+                        llama.config().contextLength(), parameters, out);
                 Signal.handle(new Signal("INT"), signal -> {
                     if (replying) {
                         stopRequested = true;
@@ -112,8 +112,8 @@ public final class ChatCommand implements Callable<Integer> {
                         System.exit(130);
                     }
                 });
-                err.println(HELP);
-                err.flush();
+                out.println(HELP);
+                out.flush();
                 conversation.run(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
             }
         }
@@ -129,11 +129,10 @@ public final class ChatCommand implements Callable<Integer> {
         private final int context;
         private final SamplingParameters parameters;
         private final PrintWriter out;
-        private final PrintWriter err;
         private long nextSeed = seed != null ? seed : System.nanoTime();
 
         Conversation(Generator generator, Tokenizer tokenizer, ChatTemplate template, TokenizerConfig config,
-                     int context, SamplingParameters parameters, PrintWriter out, PrintWriter err) {
+                     int context, SamplingParameters parameters, PrintWriter out) {
             this.generator = generator;
             this.tokenizer = tokenizer;
             this.template = template;
@@ -141,7 +140,6 @@ public final class ChatCommand implements Callable<Integer> {
             this.context = context;
             this.parameters = parameters;
             this.out = out;
-            this.err = err;
         }
 
         void run(BufferedReader in) throws IOException {
@@ -238,9 +236,10 @@ public final class ChatCommand implements Callable<Integer> {
             }
         }
 
+        /** Said in the conversation itself (stdout), so it comes in order with the replies and prompts. */
         private void note(String text) {
-            err.println("(" + text + ")");
-            err.flush();
+            out.println("(" + text + ")");
+            out.flush();
         }
     }
 }

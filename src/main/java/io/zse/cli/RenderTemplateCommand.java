@@ -67,8 +67,9 @@ public final class RenderTemplateCommand implements Callable<Integer> {
         List<Map<String, Object>> list = (List<Map<String, Object>>) variables.remove("messages");
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> tools = (List<Map<String, Object>>) variables.remove("tools");
-        String prompt = template.render(list, tools, !noGenerationPrompt, config.bosToken(), config.eosToken(),
-                variables);
+        // the flag wins; a file may also turn the generation prompt off itself
+        boolean generationPrompt = !noGenerationPrompt && !Boolean.FALSE.equals(variables.remove("add_generation_prompt"));
+        String prompt = template.render(list, tools, generationPrompt, config.bosToken(), config.eosToken(), variables);
         PrintWriter out = spec.commandLine().getOut();
         out.print(prompt);
         out.flush();
