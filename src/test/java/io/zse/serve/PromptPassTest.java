@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.TestModels;
 import io.zse.backend.KvCacheType;
+import io.zse.convert.ConvertOptions;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -82,8 +84,18 @@ class PromptPassTest {
     }
 
     @Test
-    void poolingIsReadFromTheConversionSectionAndDefaultsToMean() {
+    void poolingIsWhatTheCheckpointsSentenceTransformersConfigSaysElseMean() throws IOException {
         assertEquals(Pooling.MEAN, Pooling.of(file));
+        Path checkpoint = TestModels.copyOf(TestModels.tinyStories(), dir.resolve("last-token"));
+        Files.createDirectories(checkpoint.resolve("1_Pooling"));
+        Files.writeString(checkpoint.resolve("1_Pooling/config.json"), "{\"word_embedding_dimension\": 128, "
+                + "\"pooling_mode_cls_token\": false, \"pooling_mode_mean_tokens\": false, "
+                + "\"pooling_mode_lasttoken\": true}");
+        Path converted = TestModels.convert(checkpoint, ConvertOptions.of(TensorType.F32),
+                dir.resolve("last-token.zse"));
+        try (ZseFile lastToken = ZseFile.open(converted)) {
+            assertEquals(Pooling.LAST, Pooling.of(lastToken));
+        }
     }
 
     private static void assertClose(JsonNode expected, float[] actual, String what) {
