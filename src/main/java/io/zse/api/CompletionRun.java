@@ -31,6 +31,7 @@ public final class CompletionRun {
     private final StringBuilder[] texts;
     private final List<List<Sampler.Choice>> tokens = new ArrayList<>();
     private final String[] finishes;
+    private List<List<Sampler.Choice>> promptScores; // per prompt, with echo and logprobs
     private int finished;
     private int completionTokens;
     private boolean failed;
@@ -44,40 +45,60 @@ public final class CompletionRun {
         this.sink = sink;
         this.onTokensUsed = onTokensUsed;
         this.id = (job.chat() ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", "");
-        this.texts = new StringBuilder[job.n()];
-        this.finishes = new String[job.n()];
-        for (int i = 0; i < job.n(); i++) {
+        this.texts = new StringBuilder[job.choices()];
+        this.finishes = new String[job.choices()];
+        for (int i = 0; i < job.choices(); i++) {
             texts[i] = new StringBuilder();
             tokens.add(new ArrayList<>());
         }
     }
 
     /**
-     * Admits the n sequences; the first chunks (the role, for chat; the echoed prompt) are sent at once.
+     * Admits the sequences (n per prompt); the first chunks (the role, for chat; the echoed prompt) are sent at once.
      *
      * @throws ApiException 503 when the engine cannot take them
      */
     public synchronized void start() {
+        if (job.promptLogprobs()) {
+            scorePrompts();
+        }
         submit();
         // the engine thread waits on this lock, so these chunks go out before any generated text
         if (job.stream()) {
-            for (int i = 0; i < job.n(); i++) {
+            for (int i = 0; i < job.choices(); i++) {
                 if (job.chat()) {
                     sink.chunk(OpenAiShapes.chunk(job, id, created, i, true, "", List.of(), null, model.tokenizer()));
                 } else if (job.echo()) {
-                    sink.chunk(OpenAiShapes.chunk(job, id, created, i, false, job.promptText(), List.of(), null,
-                            model.tokenizer()));
+                    sink.chunk(OpenAiShapes.echoChunk(job, id, created, i, promptLogprobs(i), model.tokenizer()));
                 }
             }
         }
     }
 
+    /** Each prompt's own token logprobs, computed before its sequences start. */
+    private void scorePrompts() {
+        promptScores = new ArrayList<>();
+        try {
+            for (CompletionJob.Prompt prompt : job.prompts()) {
+                promptScores.add(model.engine().runAside(pass -> pass.tokenLogprobs(prompt.ids(), job.topLogprobs())));
+            }
+        } catch (AdmissionException e) {
+            throw ApiException.unavailable(e.getMessage(), e.retryAfterSeconds());
+        }
+    }
+
+    /** What the echoed prompt of choice {@code index} reports: its ids and its tokens' logprobs (null without). */
+    private OpenAiShapes.PromptLogprobs promptLogprobs(int index) {
+        return promptScores == null ? null
+                : new OpenAiShapes.PromptLogprobs(job.promptOf(index).ids(), promptScores.get(index / job.n()));
+    }
+
     private void submit() {
         try {
-            for (int i = 0; i < job.n(); i++) {
-                // choice i samples with seed + i so n choices differ but each is reproducible
-                GenerationRequest request = new GenerationRequest(job.promptIds(), job.maxTokens(), job.parameters(),
-                        job.seed() + i, job.stops());
+            for (int i = 0; i < job.choices(); i++) {
+                // choice i of a prompt samples with seed + i so n choices differ but each is reproducible
+                GenerationRequest request = new GenerationRequest(job.promptOf(i).ids(), job.maxTokens(),
+                        job.parameters(), job.seed() + i % job.n(), job.stops());
                 handles.add(model.engine().submit(request, new Choice(i)));
             }
         } catch (AdmissionException e) {
@@ -132,7 +153,7 @@ public final class CompletionRun {
                     sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, null, List.of(), step.finish(),
                             model.tokenizer()));
                 }
-                if (++finished == job.n()) {
+                if (++finished == job.choices()) {
                     complete();
                 }
             }
@@ -162,7 +183,7 @@ public final class CompletionRun {
     }
 
     private void complete() {
-        onTokensUsed.accept(job.promptIds().length + completionTokens);
+        onTokensUsed.accept(job.promptTokens() + completionTokens);
         if (job.stream()) {
             if (job.includeUsage()) {
                 sink.chunk(OpenAiShapes.usageChunk(job, id, created, completionTokens));
@@ -171,8 +192,9 @@ public final class CompletionRun {
             return;
         }
         List<OpenAiShapes.ChoiceResult> results = new ArrayList<>();
-        for (int i = 0; i < job.n(); i++) {
-            results.add(new OpenAiShapes.ChoiceResult(texts[i].toString(), finishes[i], tokens.get(i)));
+        for (int i = 0; i < job.choices(); i++) {
+            results.add(new OpenAiShapes.ChoiceResult(texts[i].toString(), finishes[i], tokens.get(i),
+                    promptLogprobs(i)));
         }
         sink.complete(OpenAiShapes.response(job, id, created, results, model.tokenizer(), completionTokens));
     }

@@ -29,7 +29,7 @@ public class OpenAiRoutes {
     static final String FUNCTION_PATHS = "/fn-[a-z-]+";
     /** Every path but Quarkus's own under /q: an unknown one, or a failure, is answered in OpenAI's error shape. */
     static final String API_PATHS = "^(?!/q(/|$)).*";
-    private static final Set<String> POST_PATHS = Set.of("/v1/chat/completions", "/v1/completions");
+    private static final Set<String> POST_PATHS = Set.of("/v1/chat/completions", "/v1/completions", "/v1/embeddings");
 
     @Inject
     ZseConfig config;
@@ -39,6 +39,9 @@ public class OpenAiRoutes {
 
     @Inject
     Completions completions;
+
+    @Inject
+    Embeddings embeddings;
 
     void routes(@Observes Router router) {
         router.route("/v1/*").order(-100).handler(this::gate);
@@ -54,6 +57,8 @@ public class OpenAiRoutes {
 
         router.post("/v1/chat/completions").blockingHandler(ctx -> generate(ctx, true), false);
         router.post("/v1/completions").blockingHandler(ctx -> generate(ctx, false), false);
+        router.post("/v1/embeddings").blockingHandler(ctx -> HttpResponses.json(ctx.response(), 200,
+                embeddings.create(parse(ctx), ctx.get(CALLER))), false);
         router.get("/v1/models").method(HttpMethod.HEAD).handler(ctx -> {
             LoadedModel m = gate.model();
             HttpResponses.json(ctx.response(), 200, OpenAiShapes.modelList(OpenAiShapes.model(m.id(), m.createdAt())));

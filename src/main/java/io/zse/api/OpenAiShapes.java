@@ -7,6 +7,7 @@ import io.zse.generate.Sampler;
 import io.zse.tokenizer.Tokenizer;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /** OpenAI's JSON shapes, field for field: responses, stream chunks, logprobs, usage, errors, models. */
@@ -17,8 +18,16 @@ public final class OpenAiShapes {
     private OpenAiShapes() {
     }
 
-    /** One finished choice of a non-streamed response. */
-    public record ChoiceResult(String text, String finishReason, List<Sampler.Choice> tokens) {
+    /**
+     * One finished choice of a non-streamed response.
+     *
+     * @param prompt the echoed prompt's logprobs (completions with echo and logprobs), else null
+     */
+    public record ChoiceResult(String text, String finishReason, List<Sampler.Choice> tokens, PromptLogprobs prompt) {
+    }
+
+    /** A prompt's tokens and the logprob of each after the first (which has nothing before it to be scored on). */
+    public record PromptLogprobs(int[] ids, List<Sampler.Choice> scores) {
     }
 
     static ObjectNode envelope(CompletionJob job, String id, long created, boolean chunk) {
@@ -45,12 +54,22 @@ public final class OpenAiShapes {
                 message.put("content", r.text());
                 message.putNull("refusal");
             } else {
-                c.put("text", job.echo() ? job.promptText() + r.text() : r.text());
+                c.put("text", job.echo() ? job.promptOf(i).text() + r.text() : r.text());
             }
-            c.set("logprobs", job.logprobs() ? logprobs(job, r.tokens(), tokenizer) : null);
+            c.set("logprobs", job.logprobs() ? logprobs(job, r.prompt(), r.tokens(), tokenizer) : null);
             c.put("finish_reason", r.finishReason());
         }
-        o.set("usage", usage(job.promptIds().length, completionTokens));
+        o.set("usage", usage(job.promptTokens(), completionTokens));
+        return o;
+    }
+
+    /** The first chunk of a completions choice with echo: its prompt's text, and with logprobs the prompt's logprobs. */
+    public static ObjectNode echoChunk(CompletionJob job, String id, long created, int index, PromptLogprobs prompt,
+                                       Tokenizer tokenizer) {
+        ObjectNode o = chunk(job, id, created, index, false, job.promptOf(index).text(), List.of(), null, tokenizer);
+        if (prompt != null) {
+            ((ObjectNode) o.get("choices").get(0)).set("logprobs", logprobs(job, prompt, List.of(), tokenizer));
+        }
         return o;
     }
 
@@ -71,7 +90,7 @@ public final class OpenAiShapes {
         } else {
             c.put("text", text == null ? "" : text);
         }
-        c.set("logprobs", job.logprobs() && !tokens.isEmpty() ? logprobs(job, tokens, tokenizer) : null);
+        c.set("logprobs", job.logprobs() && !tokens.isEmpty() ? logprobs(job, null, tokens, tokenizer) : null);
         c.put("finish_reason", finishReason);
         if (job.includeUsage()) {
             o.putNull("usage");
@@ -83,7 +102,7 @@ public final class OpenAiShapes {
     public static ObjectNode usageChunk(CompletionJob job, String id, long created, int completionTokens) {
         ObjectNode o = envelope(job, id, created, true);
         o.putArray("choices");
-        o.set("usage", usage(job.promptIds().length, completionTokens));
+        o.set("usage", usage(job.promptTokens(), completionTokens));
         return o;
     }
 
@@ -95,7 +114,8 @@ public final class OpenAiShapes {
         return u;
     }
 
-    private static ObjectNode logprobs(CompletionJob job, List<Sampler.Choice> tokens, Tokenizer tokenizer) {
+    private static ObjectNode logprobs(CompletionJob job, PromptLogprobs prompt, List<Sampler.Choice> tokens,
+                                       Tokenizer tokenizer) {
         ObjectNode o = JSON.createObjectNode();
         if (job.chat()) {
             ArrayNode content = o.putArray("content");
@@ -114,7 +134,18 @@ public final class OpenAiShapes {
             ArrayNode top = o.putArray("top_logprobs");
             ArrayNode offsets = o.putArray("text_offset");
             int offset = 0;
-            for (Sampler.Choice t : tokens) {
+            if (prompt != null) {
+                // the first prompt token has no logprob (nothing before it), as at OpenAI
+                String first = tokenizer.decode(new int[]{prompt.ids()[0]}, false);
+                tokenTexts.add(first);
+                logprobs.addNull();
+                top.addNull();
+                offsets.add(offset);
+                offset += first.length();
+            }
+            List<Sampler.Choice> all = new ArrayList<>(prompt == null ? List.of() : prompt.scores());
+            all.addAll(tokens);
+            for (Sampler.Choice t : all) {
                 String text = tokenizer.decode(new int[]{t.token()}, false);
                 tokenTexts.add(text);
                 logprobs.add(t.logprob());

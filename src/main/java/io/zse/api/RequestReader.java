@@ -32,6 +32,8 @@ public final class RequestReader {
     private static final Set<String> COMPLETION_NOT_IMPLEMENTED = Set.of("best_of", "suffix", "logit_bias");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
     static final int MAX_N = 16;
+    /** Sequences one request may start: prompts (completions may send a batch) times n. */
+    static final int MAX_SEQUENCES = 64;
 
     private RequestReader() {
     }
@@ -97,9 +99,6 @@ public final class RequestReader {
             topLogprobs = (int) integer(body, "logprobs", 0, 0, 5);
         }
         boolean echo = !chat && bool(body, "echo", false);
-        if (echo && logprobs) {
-            throw ApiException.invalid("echo with logprobs (prompt logprobs) is not supported", "echo");
-        }
 
         long maxTokens = chat ? Integer.MAX_VALUE : 16; // OpenAI's defaults
         if (present(body, "max_tokens") != null) {
@@ -109,37 +108,63 @@ public final class RequestReader {
             maxTokens = integer(body, "max_completion_tokens", 0, 1, Integer.MAX_VALUE);
         }
 
-        String promptText;
-        int[] promptIds;
+        List<CompletionJob.Prompt> prompts;
         if (chat) {
-            promptText = renderChat(body, model);
-            promptIds = model.tokenizer().encode(promptText, false); // the template writes the special tokens
+            String promptText = renderChat(body, model);
+            // the template writes the special tokens
+            prompts = List.of(new CompletionJob.Prompt(model.tokenizer().encode(promptText, false), promptText));
         } else {
-            JsonNode prompt = present(body, "prompt");
-            if (prompt == null) {
-                throw ApiException.invalid("you must provide a prompt", "prompt");
-            }
-            if (prompt.isArray() && prompt.size() == 1 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
-                prompt = prompt.get(0); // a batch of one
-            }
-            if (prompt.isTextual()) {
-                promptText = prompt.asText();
-                promptIds = model.tokenizer().encode(promptText, true);
-            } else if (prompt.isArray() && !prompt.isEmpty() && allIntegers(prompt)) {
-                promptIds = tokenIds(prompt, model.tokenizer().vocabSize());
-                promptText = model.tokenizer().decode(promptIds, false);
-            } else {
-                throw ApiException.invalid("prompt must be a string, an array of token ids, or an array holding one "
-                        + "of those (batches of several prompts are not supported)", "prompt");
+            prompts = prompts(present(body, "prompt"), model);
+            if ((long) prompts.size() * n > MAX_SEQUENCES) {
+                throw ApiException.invalid(prompts.size() + " prompts with n = " + n + " ask for " + prompts.size() * n
+                        + " completions; at most " + MAX_SEQUENCES + " per request", "prompt");
             }
         }
-        checkContext(promptIds.length, maxTokens, present(body, chat && present(body, "max_completion_tokens") != null
-                ? "max_completion_tokens" : "max_tokens") != null, model.engine().contextLength(), promptParameter(chat));
+        boolean explicit = present(body, chat && present(body, "max_completion_tokens") != null
+                ? "max_completion_tokens" : "max_tokens") != null;
+        for (CompletionJob.Prompt prompt : prompts) {
+            checkContext(prompt.ids().length, maxTokens, explicit, model.engine().contextLength(), promptParameter(chat));
+        }
 
         SamplingParameters parameters = new SamplingParameters(temperature, (int) Math.max(0, topKValue), topP, minP,
                 repetition, presence, frequency, topLogprobs);
-        return new CompletionJob(chat, modelId, promptIds, promptText, n, stream, includeUsage, (int) maxTokens,
+        return new CompletionJob(chat, modelId, prompts, n, stream, includeUsage, (int) maxTokens,
                 parameters, seed, stops, logprobs, topLogprobs, echo);
+    }
+
+    /**
+     * A completions prompt as OpenAI takes it: a string, an array of token ids, or a batch of either (an array of
+     * strings, an array of arrays of ids).
+     */
+    private static List<CompletionJob.Prompt> prompts(JsonNode prompt, LoadedModel model) {
+        if (prompt == null) {
+            throw ApiException.invalid("you must provide a prompt", "prompt");
+        }
+        if (prompt.isTextual() || (prompt.isArray() && !prompt.isEmpty() && allIntegers(prompt))) {
+            return List.of(prompt(prompt, model, "prompt"));
+        }
+        if (!prompt.isArray() || prompt.isEmpty()) {
+            throw ApiException.invalid("prompt must be a string, an array of token ids, or a non-empty array of "
+                    + "either", "prompt");
+        }
+        List<CompletionJob.Prompt> prompts = new ArrayList<>();
+        for (int i = 0; i < prompt.size(); i++) {
+            JsonNode p = prompt.get(i);
+            if (!p.isTextual() && !(p.isArray() && !p.isEmpty() && allIntegers(p))) {
+                throw ApiException.invalid("prompt[" + i + "] must be a string or a non-empty array of token ids",
+                        "prompt");
+            }
+            prompts.add(prompt(p, model, "prompt[" + i + "]"));
+        }
+        return prompts;
+    }
+
+    private static CompletionJob.Prompt prompt(JsonNode prompt, LoadedModel model, String where) {
+        if (prompt.isTextual()) {
+            return new CompletionJob.Prompt(model.tokenizer().encode(prompt.asText(), true), prompt.asText());
+        }
+        int[] ids = tokenIds(prompt, model.tokenizer().vocabSize(), where);
+        return new CompletionJob.Prompt(ids, model.tokenizer().decode(ids, false));
     }
 
     /** The request field that holds the prompt, which an error about its length names. */
@@ -289,7 +314,7 @@ public final class RequestReader {
         return stops;
     }
 
-    private static boolean allIntegers(JsonNode array) {
+    static boolean allIntegers(JsonNode array) {
         for (JsonNode e : array) {
             if (!e.isIntegralNumber()) {
                 return false;
@@ -298,12 +323,13 @@ public final class RequestReader {
         return true;
     }
 
-    private static int[] tokenIds(JsonNode array, int vocab) {
+    static int[] tokenIds(JsonNode array, int vocab, String where) {
         int[] ids = new int[array.size()];
         for (int i = 0; i < ids.length; i++) {
             long id = array.get(i).asLong();
             if (id < 0 || id >= vocab) {
-                throw ApiException.invalid("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")", "prompt");
+                throw ApiException.invalid(where + ": token id " + id + " is outside the vocabulary (0.." + (vocab - 1)
+                        + ")", where.contains("[") ? where.substring(0, where.indexOf('[')) : where);
             }
             ids[i] = (int) id;
         }

@@ -39,6 +39,17 @@ public interface ZseConfig {
     /** CPU threads; default all cores. */
     OptionalInt threads();
 
+    /** Browser clients on other origins (CORS). */
+    Cors cors();
+
+    interface Cors {
+        /**
+         * Origins whose pages may call the API (each as the browser sends it: https://app.example.com), or * for
+         * any; none = no cross-origin access. Preflight requests are answered without an API key.
+         */
+        Optional<List<String>> origins();
+    }
+
     /** Comma-separated API keys, each plain or sha256:HEX; none = no authentication. */
     Optional<List<String>> apiKeys();
 

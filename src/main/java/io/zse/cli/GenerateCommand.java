@@ -137,6 +137,13 @@ public final class GenerateCommand implements Callable<Integer> {
 
     private void generate(LlamaModel llama, Tokenizer tokenizer, int[] promptIds, SamplingParameters parameters,
                           KvCacheType kvCacheType, PrintWriter out) throws Exception {
+        int room = llama.config().contextLength() - promptIds.length;
+        if (maxTokens > room && room > 0) {
+            PrintWriter err = spec.commandLine().getErr();
+            err.println("zse generate: --max-tokens " + maxTokens + " cut to " + room + ": the prompt has "
+                    + promptIds.length + " of the " + llama.config().contextLength() + " tokens the context holds");
+            err.flush();
+        }
         Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCacheType);
         Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
                 seed != null ? seed : System.nanoTime(), stops, piece -> {

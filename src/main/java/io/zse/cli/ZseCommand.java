@@ -11,9 +11,10 @@ import java.util.List;
         description = "Convert Hugging Face models to .zse files and serve them.")
 public final class ZseCommand implements Runnable {
     /** The sub-commands, in the order help lists them. */
-    private static final List<Class<?>> COMMANDS = List.of(ConvertCommand.class, InspectCommand.class,
-            SynthCommand.class, TokenizeCommand.class, DetokenizeCommand.class, GenerateCommand.class,
-            BenchCommand.class, EvalCommand.class);
+    private static final List<Class<?>> COMMANDS = List.of(ServeCommand.class, ConvertCommand.class,
+            InspectCommand.class, SynthCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
+            GenerateCommand.class, ChatCommand.class, RenderTemplateCommand.class, BenchCommand.class,
+            EvalCommand.class);
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -39,6 +40,15 @@ public final class ZseCommand implements Runnable {
         CommandLine cli = commandLine(args);
         cli.setOut(out);
         cli.setErr(err);
+        // a usage mistake is one line too, pointing at the help rather than printing it
+        cli.setParameterExceptionHandler((ex, commandArgs) -> {
+            String command = ex.getCommandLine() == cli ? "zse" : "zse " + ex.getCommandLine().getCommandName();
+            String suggestion = ex instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()
+                    ? "; did you mean " + String.join(" or ", u.getSuggestions()) + "?" : "";
+            err.println(command + ": " + oneLine(ex) + suggestion + " (see " + command + " --help)");
+            err.flush();
+            return 2;
+        });
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (debug) {
                 ex.printStackTrace(err);

@@ -13,29 +13,32 @@ import java.util.List;
  */
 @QuarkusMain
 public final class ZseMain {
-    private static final String SERVE_USAGE = """
-            Usage: zse serve [--model FILE.zse] [--port N]
-              Serves the OpenAI-compatible API (default port 8080, or $PORT); without --model (or
-              $ZSE_MODEL_PATH) it serves the bundled TinyStories demo model. See docs/http-api.md.""";
-
     private ZseMain() {
     }
 
     public static void main(String... args) {
         if (args.length > 0 && args[0].equals("serve")) {
             List<String> serveArgs = Arrays.asList(args).subList(1, args.length);
-            if (serveArgs.contains("--help") || serveArgs.contains("-h")) {
-                System.out.println(SERVE_USAGE);
+            if (!serveArgs.contains("--help") && !serveArgs.contains("-h")) {
+                serve(serveArgs.toArray(String[]::new));
                 return;
             }
-            String[] rest = serveOptions(serveArgs.toArray(String[]::new));
-            if (rest == null) {
-                System.exit(2);
-            }
-            Quarkus.run(rest);
-            return;
+        }
+        // JBoss LogManager is on the class path (Quarkus's); JUL must know it before anything logs, or its first use
+        // prints a two-line complaint on stderr that would break the commands' one-line failures
+        if (System.getProperty("java.util.logging.manager") == null) {
+            System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
         }
         System.exit(ZseCommand.execute(args));
+    }
+
+    /** Boots Quarkus with the serve options turned into configuration; exits 2 after a usage error. */
+    static void serve(String[] args) {
+        String[] rest = serveOptions(args);
+        if (rest == null) {
+            System.exit(2);
+        }
+        Quarkus.run(rest);
     }
 
     /**

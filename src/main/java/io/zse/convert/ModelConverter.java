@@ -199,6 +199,15 @@ public final class ModelConverter {
         conversion.put("group_size", options.groupSize());
         conversion.put("embeddings", options.embeddingsType(config.tieWordEmbeddings()).name());
         conversion.put("lm_head", options.lmHeadType().name());
+        byte[] pooling = optional(dir, "1_Pooling/config.json"); // sentence-transformers: how embeddings are pooled
+        if (pooling != null) {
+            JsonNode modes = parse(dir, "1_Pooling/config.json", pooling);
+            if (modes.path("pooling_mode_lasttoken").asBoolean()) {
+                conversion.put("pooling", "last");
+            } else if (modes.path("pooling_mode_mean_tokens").asBoolean()) {
+                conversion.put("pooling", "mean");
+            }
+        }
         s.put(SectionKind.CONVERSION, JSON.writeValueAsBytes(conversion));
         return s;
     }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /** One generation on the calling thread: prefill the prompt, then decode token by token with a {@link SequenceDecoder}. */
@@ -43,6 +44,15 @@ public final class Generator {
      */
     public Result generate(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
                            List<String> stops, Consumer<String> onText) {
+        return generate(promptIds, maxTokens, parameters, seed, stops, onText, () -> false);
+    }
+
+    /**
+     * As {@link #generate(int[], int, SamplingParameters, long, List, Consumer)}, stopping between two tokens once
+     * {@code stopRequested} says so (an interactive user's Ctrl-C): the finish reason is then "cancelled".
+     */
+    public Result generate(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
+                           List<String> stops, Consumer<String> onText, BooleanSupplier stopRequested) {
         int budget = tokenBudget(promptIds.length, maxTokens, model.config().contextLength());
         KvCache cache = model.newCache(promptIds.length + budget, kvCacheType);
         SequenceDecoder sequence = new SequenceDecoder(tokenizer, eosIds, promptIds, budget, parameters, seed, stops);
@@ -58,8 +68,9 @@ public final class Generator {
                 text.append(step.text());
                 onText.accept(step.text());
             }
-            if (step.finished()) {
-                return new Result(promptIds, sequence.generatedIds(), text.toString(), step.finish(), choices);
+            if (step.finished() || stopRequested.getAsBoolean()) {
+                return new Result(promptIds, sequence.generatedIds(), text.toString(),
+                        step.finished() ? step.finish() : "cancelled", choices);
             }
             logits = model.forward(new int[]{sequence.lastToken()}, cache.length(), cache);
         }

@@ -49,7 +49,17 @@ public final class Sampler {
         }
         double logNormalizer = logSumExp(logits, offset, vocab);
         return new Choice(token, (float) (logits[offset + token] - logNormalizer),
-                top(logits, offset, vocab, logNormalizer));
+                top(logits, offset, vocab, logNormalizer, parameters.topLogprobs()));
+    }
+
+    /**
+     * How likely the model found a token it did not choose (a prompt token, for prompt logprobs): its logprob in the
+     * row logits[offset .. offset + vocab), with the {@code topLogprobs} most likely tokens there.
+     */
+    public static Choice score(float[] logits, int offset, int vocab, int token, int topLogprobs) {
+        double logNormalizer = logSumExp(logits, offset, vocab);
+        return new Choice(token, (float) (logits[offset + token] - logNormalizer),
+                top(logits, offset, vocab, logNormalizer, topLogprobs));
     }
 
     private boolean penalized(int[] history) {
@@ -140,8 +150,8 @@ public final class Sampler {
         return tokens;
     }
 
-    private List<TokenLogprob> top(float[] logits, int offset, int vocab, double logNormalizer) {
-        int n = Math.min(parameters.topLogprobs(), vocab);
+    private static List<TokenLogprob> top(float[] logits, int offset, int vocab, double logNormalizer, int count) {
+        int n = Math.min(count, vocab);
         List<TokenLogprob> top = new ArrayList<>(n);
         boolean[] taken = new boolean[n == 0 ? 0 : vocab];
         for (int i = 0; i < n; i++) {

@@ -3,6 +3,7 @@ package io.zse.generate;
 import io.zse.tokenizer.IncrementalDecoder;
 import io.zse.tokenizer.Tokenizer;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -47,8 +48,23 @@ public final class SequenceDecoder {
         this.budget = budget;
         this.sampler = new Sampler(parameters, seed);
         this.decoder = tokenizer.newIncrementalDecoder(true);
-        this.matcher = new StopMatcher(stops);
+        this.matcher = new StopMatcher(withEndMarkers(stops, tokenizer, eosIds));
         this.history = promptIds.clone();
+    }
+
+    /**
+     * The stop strings plus the text of each end-of-sequence token: a small model may spell its end marker out as
+     * plain tokens (the TinyStories demo writes {@code <|end_story|>} piece by piece), and that must end it too.
+     */
+    static List<String> withEndMarkers(List<String> stops, Tokenizer tokenizer, Set<Integer> eosIds) {
+        List<String> all = new ArrayList<>(stops);
+        for (int id : eosIds) {
+            String marker = id >= 0 && id < tokenizer.vocabSize() ? tokenizer.decode(new int[]{id}, false) : "";
+            if (!marker.isBlank() && !all.contains(marker)) {
+                all.add(marker);
+            }
+        }
+        return all;
     }
 
     /** Takes the logits [vocab] for the next position and returns what that step produced. */

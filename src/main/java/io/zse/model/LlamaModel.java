@@ -113,6 +113,42 @@ public final class LlamaModel {
      * @throws IllegalStateException a cache's pool has no block left (the engine reserves before it runs)
      */
     public synchronized float[] forward(int[] tokens, BatchLayout batch, int[] logitRows) {
+        for (int row : logitRows) {
+            if (row < 0 || row >= tokens.length) {
+                throw new IllegalArgumentException("logits of row " + row + " of a batch of " + tokens.length);
+            }
+        }
+        Workspace ws = decoderLayers(tokens, batch, logitRows.length);
+        if (logitRows.length == 0) {
+            return new float[0];
+        }
+
+        // Only the rows whose logits are wanted go through the final norm and the (large) output projection, and only
+        // their logits come back from the backend.
+        int wantedRows = logitRows.length;
+        float eps = (float) config.normEps();
+        backend.gatherRows(ws.x, logitRows, config.hiddenSize(), ws.wanted);
+        backend.rmsNorm(ws.wanted, wantedRows, weights.finalNorm(), eps, ws.normed);
+        backend.matmul(ws.normed, wantedRows, weights.outputProjection(), ws.logits);
+        float[] logits = new float[wantedRows * config.vocabSize()];
+        backend.read(ws.logits, logits, logits.length);
+        return logits;
+    }
+
+    /**
+     * Like {@link #forward(int[], BatchLayout, int[])} but returns the final hidden state (after the final norm, before
+     * the output projection) of every row [tokens.length, hiddenSize]: what embeddings are pooled from.
+     */
+    public synchronized float[] hiddenStates(int[] tokens, BatchLayout batch) {
+        Workspace ws = decoderLayers(tokens, batch, 0);
+        backend.rmsNorm(ws.x, tokens.length, weights.finalNorm(), (float) config.normEps(), ws.normed);
+        float[] hidden = new float[tokens.length * config.hiddenSize()];
+        backend.read(ws.normed, hidden, hidden.length);
+        return hidden;
+    }
+
+    /** Embeds the tokens and runs every decoder block; the residual stream is left in the workspace's x. */
+    private Workspace decoderLayers(int[] tokens, BatchLayout batch, int logitRows) {
         int n = tokens.length;
         if (n != batch.rows()) {
             throw new IllegalArgumentException(n + " tokens for a batch of " + batch.rows() + " rows");
@@ -128,13 +164,8 @@ public final class LlamaModel {
                         + " positions");
             }
         }
-        for (int row : logitRows) {
-            if (row < 0 || row >= n) {
-                throw new IllegalArgumentException("logits of row " + row + " of a batch of " + n);
-            }
-        }
         float eps = (float) config.normEps();
-        Workspace ws = workspace(n, logitRows.length);
+        Workspace ws = workspace(n, logitRows);
         int d = config.hiddenSize();
         int ff = config.intermediateSize();
 
@@ -165,19 +196,7 @@ public final class LlamaModel {
         for (BatchLayout.Segment segment : batch.segments()) {
             segment.cache().setLength(segment.end());
         }
-        if (logitRows.length == 0) {
-            return new float[0];
-        }
-
-        // Only the rows whose logits are wanted go through the final norm and the (large) output projection, and only
-        // their logits come back from the backend.
-        int wantedRows = logitRows.length;
-        backend.gatherRows(ws.x, logitRows, d, ws.wanted);
-        backend.rmsNorm(ws.wanted, wantedRows, weights.finalNorm(), eps, ws.normed);
-        backend.matmul(ws.normed, wantedRows, weights.outputProjection(), ws.logits);
-        float[] logits = new float[wantedRows * config.vocabSize()];
-        backend.read(ws.logits, logits, logits.length);
-        return logits;
+        return ws;
     }
 
     /**

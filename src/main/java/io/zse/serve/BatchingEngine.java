@@ -21,6 +21,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.logging.Logger;
 
 /**
@@ -119,6 +120,23 @@ public final class BatchingEngine implements AutoCloseable {
         }
         waitingCount.incrementAndGet();
         return sequence;
+    }
+
+    /**
+     * Runs a pass over a prompt that is not a sequence ({@link PromptPass}: prompt logprobs, embeddings) on the calling
+     * thread, between the engine's steps (the model runs one pass at a time). It counts as in flight, so shutdown
+     * waits for it, and is refused once the engine no longer admits requests.
+     */
+    public <T> T runAside(Function<PromptPass, T> pass) {
+        if (!admitting || closed) {
+            throw new AdmissionException("the server is shutting down", 5);
+        }
+        inFlight.incrementAndGet();
+        try {
+            return pass.apply(new PromptPass(model, pool.type()));
+        } finally {
+            inFlight.decrementAndGet();
+        }
     }
 
     /** Bytes of KV blocks held by sequences (cached prefix blocks nobody uses are not counted). */

@@ -22,7 +22,8 @@ public record LoadedModel(String id, ZseFile file, Backend backend, LlamaModel m
     /** For base models without a template (the demo model): the messages' text, one per line, after BOS. */
     public static final String FALLBACK_TEMPLATE =
             "{{ bos_token if bos_token is defined else '' }}{% for m in messages %}{{ m['content'] }}"
-                    + "{% if not loop.last %}\n{% endif %}{% endfor %}";
+                    // a newline written as an expression: trim_blocks would drop one right after the block tag
+                    + "{% if not loop.last %}{{ '\\n' }}{% endif %}{% endfor %}";
 
     @Override
     public void close() {

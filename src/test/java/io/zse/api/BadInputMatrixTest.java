@@ -28,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 class BadInputMatrixTest extends ApiTestBase {
     private static final String C = "/v1/chat/completions";
     private static final String T = "/v1/completions";
+    private static final String E = "/v1/embeddings";
     private static final String MSG = "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]";
     private static final String M = "\"model\":\"" + MODEL + "\"";
 
@@ -91,16 +92,28 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(C, "{" + M + "," + MSG + ",\"made_up\":true}", 400, "made_up"),
                 Arguments.of(T, "{" + M + "}", 400, "prompt"),
                 Arguments.of(T, "{" + M + ",\"prompt\":42}", 400, "prompt"),
-                Arguments.of(T, "{" + M + ",\"prompt\":[\"a\",\"b\"]}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":[\"a\",7]}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":[]}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":[[1,2],[]]}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"n\":16}", 400, "prompt"),
                 Arguments.of(T, "{" + M + ",\"prompt\":[1,999999]}", 400, "prompt"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"logprobs\":6}", 400, "logprobs"),
-                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"logprobs\":1,\"echo\":true}", 400, "echo"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"best_of\":3}", 400, "best_of"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"suffix\":\"y\"}", 400, "suffix"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"messages\":[]}", 400, "messages"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "prompt"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"max_tokens\":100000}", 400, "prompt"),
-                Arguments.of("/v1/embeddings", "{" + M + ",\"input\":\"x\"}", 404, null),
+                Arguments.of(E, "{" + M + "}", 400, "input"),
+                Arguments.of(E, "{" + M + ",\"input\":\"\"}", 400, "input"),
+                Arguments.of(E, "{" + M + ",\"input\":[]}", 400, "input"),
+                Arguments.of(E, "{" + M + ",\"input\":[\"a\",[]]}", 400, "input"),
+                Arguments.of(E, "{" + M + ",\"input\":[1,99999]}", 400, "input"),
+                Arguments.of(E, "{" + M + ",\"input\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "input"),
+                Arguments.of(E, "{" + M + ",\"input\":\"x\",\"encoding_format\":\"hex\"}", 400, "encoding_format"),
+                Arguments.of(E, "{" + M + ",\"input\":\"x\",\"dimensions\":3}", 400, "dimensions"),
+                Arguments.of(E, "{" + M + ",\"input\":\"x\",\"made_up\":1}", 400, "made_up"),
+                Arguments.of(E, "{\"model\":\"other\",\"input\":\"x\"}", 404, "model"),
+                Arguments.of("/v1/embeddings/x", "{" + M + ",\"input\":\"x\"}", 404, null),
                 Arguments.of("/v1", "{}", 404, null),
                 Arguments.of("/v2/chat/completions", "{" + M + "," + MSG + "}", 404, null),
                 Arguments.of("/chat/completions", "{" + M + "," + MSG + "}", 404, null),

@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ZseCommandTest {
-    private static final List<String> ALL = List.of("convert", "inspect", "synth", "tokenize", "detokenize", "generate",
-            "bench", "eval");
+    private static final List<String> ALL = List.of("serve", "convert", "inspect", "synth", "tokenize", "detokenize",
+            "generate", "chat", "render-template", "bench", "eval");
 
     @Test
     void aNamedCommandIsTheOnlyOneBuilt() {

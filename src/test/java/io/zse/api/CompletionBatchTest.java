@@ -1,0 +1,137 @@
+package io.zse.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * /v1/completions with a batch of prompts (each its own choices, indexed prompt by prompt), echo with the prompt's
+ * logprobs, and the demo model's stories ending cleanly at their spelled-out end marker.
+ */
+@QuarkusTest
+class CompletionBatchTest extends ApiTestBase {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] PROMPTS = {"Once upon a time", "The little dog", "Tom and Sue went to the park."};
+
+    private static String batch(String extra) {
+        return "{\"model\":\"" + MODEL + "\",\"prompt\":[\"" + String.join("\",\"", PROMPTS) + "\"]," + extra + "}";
+    }
+
+    @Test
+    void eachPromptGetsItsOwnChoicesNumberedPromptByPrompt() {
+        JsonPath batch = api().body(batch("\"max_tokens\":6,\"n\":2,\"temperature\":0.9,\"seed\":7"))
+                .post("/v1/completions").then().statusCode(200).extract().jsonPath();
+        assertEquals(6, batch.getList("choices").size());
+        int promptTokens = 0;
+        int completionTokens = 0;
+        for (int p = 0; p < PROMPTS.length; p++) {
+            // the same prompt alone, with the same seed, gives the same two choices
+            JsonPath alone = api().body(completion(PROMPTS[p], "\"max_tokens\":6,\"n\":2,\"temperature\":0.9,\"seed\":7"))
+                    .post("/v1/completions").then().statusCode(200).extract().jsonPath();
+            promptTokens += alone.getInt("usage.prompt_tokens");
+            completionTokens += alone.getInt("usage.completion_tokens");
+            for (int i = 0; i < 2; i++) {
+                assertEquals(p * 2 + i, batch.getInt("choices[" + (p * 2 + i) + "].index"));
+                assertEquals(alone.getString("choices[" + i + "].text"), batch.getString("choices[" + (p * 2 + i) + "].text"),
+                        "prompt " + p + " choice " + i);
+            }
+        }
+        assertEquals(promptTokens, batch.getInt("usage.prompt_tokens"), "each prompt counted once");
+        assertEquals(completionTokens, batch.getInt("usage.completion_tokens"));
+        // token-id prompts batch the same way
+        api().body("{\"model\":\"" + MODEL + "\",\"prompt\":[[1,80,147],[1,200]],\"max_tokens\":2,\"temperature\":0}")
+                .post("/v1/completions").then().statusCode(200)
+                .body("choices.size()", org.hamcrest.Matchers.equalTo(2))
+                .body("usage.prompt_tokens", org.hamcrest.Matchers.equalTo(5));
+    }
+
+    @Test
+    void aStreamedBatchSendsEveryChoiceItsIndexAndFinish() throws Exception {
+        String body = api().body(batch("\"max_tokens\":5,\"temperature\":0,\"stream\":true,\"echo\":true,"
+                        + "\"stream_options\":{\"include_usage\":true}"))
+                .post("/v1/completions").then().statusCode(200).extract().asString();
+        Map<Integer, StringBuilder> texts = new HashMap<>();
+        Map<Integer, String> finishes = new HashMap<>();
+        JsonNode usage = null;
+        for (String payload : SseEvents.parse(body)) {
+            JsonNode chunk = JSON.readTree(payload);
+            if (chunk.get("choices").isEmpty()) {
+                usage = chunk.get("usage");
+                continue;
+            }
+            JsonNode c = chunk.get("choices").get(0);
+            texts.computeIfAbsent(c.get("index").asInt(), i -> new StringBuilder()).append(c.get("text").asText());
+            if (!c.get("finish_reason").isNull()) {
+                finishes.put(c.get("index").asInt(), c.get("finish_reason").asText());
+            }
+        }
+        assertEquals(3, texts.size());
+        int completionTokens = 0;
+        for (int p = 0; p < PROMPTS.length; p++) {
+            JsonPath alone = api().body(completion(PROMPTS[p], "\"max_tokens\":5,\"temperature\":0,\"echo\":true"))
+                    .post("/v1/completions").then().statusCode(200).extract().jsonPath();
+            assertEquals(alone.getString("choices[0].text"), texts.get(p).toString());
+            assertTrue(texts.get(p).toString().startsWith(PROMPTS[p]), "echoed first");
+            assertEquals(alone.getString("choices[0].finish_reason"), finishes.get(p));
+            completionTokens += alone.getInt("usage.completion_tokens");
+        }
+        assertEquals(completionTokens, usage.get("completion_tokens").asInt());
+    }
+
+    @Test
+    void echoWithLogprobsReportsThePromptTokensThenTheGenerated() {
+        JsonPath r = api().body(completion("Once upon a time", "\"max_tokens\":3,\"temperature\":0,\"echo\":true,"
+                + "\"logprobs\":2")).post("/v1/completions").then().statusCode(200).extract().jsonPath();
+        int promptTokens = r.getInt("usage.prompt_tokens");
+        List<String> tokens = r.getList("choices[0].logprobs.tokens");
+        List<Float> logprobs = r.getList("choices[0].logprobs.token_logprobs");
+        List<Map<String, Float>> top = r.getList("choices[0].logprobs.top_logprobs");
+        List<Integer> offsets = r.getList("choices[0].logprobs.text_offset");
+        assertEquals(promptTokens + 3, tokens.size());
+        assertEquals("<|start_story|>", tokens.getFirst(), "the prompt's first token");
+        assertNull(logprobs.getFirst(), "nothing before the first token to score it on");
+        assertNull(top.getFirst());
+        for (int i = 1; i < tokens.size(); i++) {
+            assertTrue(logprobs.get(i) <= 0, "logprob " + i);
+            assertEquals(2, top.get(i).size(), "alternatives at " + i);
+            // a token is at most as likely as the likeliest alternative there
+            assertTrue(logprobs.get(i) <= top.get(i).values().stream().max(Float::compare).orElseThrow() + 1e-5);
+        }
+        List<Integer> expectedOffsets = new ArrayList<>();
+        int offset = 0;
+        for (String t : tokens) {
+            expectedOffsets.add(offset);
+            offset += t.length();
+        }
+        assertEquals(expectedOffsets, offsets);
+        assertTrue(r.getString("choices[0].text").startsWith("Once upon a time"));
+        // greedy: each generated token is the likeliest at its position
+        for (int i = promptTokens; i < tokens.size(); i++) {
+            float best = top.get(i).values().stream().max(Float::compare).orElseThrow();
+            assertEquals(best, logprobs.get(i), 1e-5);
+        }
+    }
+
+    @Test
+    void demoStoriesStopAtTheirSpelledOutEndMarker() {
+        // the demo model writes "<|end_story|>" as plain tokens when a story ends; the reply must stop there
+        JsonPath r = api().body(chat("Once upon a time", "\"max_tokens\":400,\"temperature\":0"))
+                .post("/v1/chat/completions").then().statusCode(200).extract().jsonPath();
+        String text = r.getString("choices[0].message.content");
+        System.out.println("demo story: " + text);
+        assertFalse(text.contains("<|"), "no end marker, whole or in part: " + text);
+        assertEquals("stop", r.getString("choices[0].finish_reason"), text);
+    }
+}

@@ -1,0 +1,99 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.format.TensorType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code zse render-template} against Jinja2's renderings of the Qwen3 template (chat-templates/expected, made by
+ * tools/reference/chat_template_goldens.py), from a tokenizer_config.json and from a .zse.
+ */
+class RenderTemplateCommandTest {
+    private static final Path TEMPLATES = Path.of("src/test/resources/chat-templates");
+
+    @TempDir
+    Path dir;
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run zse(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = ZseCommand.execute(new PrintWriter(out), new PrintWriter(err), args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    /** Qwen3's tokenizer_config.json as far as templates go: its template and its EOS token (it has no BOS). */
+    private Path qwen3Config() throws IOException {
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("chat_template", Files.readString(TEMPLATES.resolve("qwen3.jinja"), StandardCharsets.UTF_8));
+        config.put("eos_token", "<|im_end|>");
+        Path file = dir.resolve("tokenizer_config.json");
+        new ObjectMapper().writeValue(file.toFile(), config);
+        return file;
+    }
+
+    @Test
+    void printsExactlyWhatJinja2RendersForEachCase() throws IOException {
+        Path config = qwen3Config();
+        for (String name : List.of("basic", "nosys", "think", "toolcall", "tools")) {
+            Run r = zse("render-template", "--model", config.toString(), "--messages",
+                    TEMPLATES.resolve("cases/" + name + ".json").toString());
+            assertEquals(0, r.exit(), name + ": " + r.err());
+            assertEquals(Files.readString(TEMPLATES.resolve("expected/qwen3__" + name + ".txt"), StandardCharsets.UTF_8),
+                    r.out(), name);
+        }
+    }
+
+    @Test
+    void withoutTheGenerationPromptTheAssistantTurnIsNotOpened() throws IOException {
+        String expected = Files.readString(TEMPLATES.resolve("expected/qwen3__basic.txt"), StandardCharsets.UTF_8);
+        String opening = "<|im_start|>assistant\n";
+        assertTrue(expected.endsWith(opening));
+        Run r = zse("render-template", "--model", qwen3Config().toString(), "--messages",
+                TEMPLATES.resolve("cases/basic.json").toString(), "--no-generation-prompt");
+        assertEquals(expected.substring(0, expected.length() - opening.length()), r.out());
+    }
+
+    @Test
+    void aModelWithoutTemplateRendersTheServersFallbackAndSaysSo() throws IOException {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        Path messages = dir.resolve("messages.json");
+        Files.writeString(messages, "[{\"role\": \"user\", \"content\": \"Once upon a time\"}, "
+                + "{\"role\": \"assistant\", \"content\": \"there was a cat.\"}]");
+        Run r = zse("render-template", "--model", model.toString(), "--messages", messages.toString());
+        assertEquals(0, r.exit(), r.err());
+        assertEquals("<|start_story|>Once upon a time\nthere was a cat.", r.out());
+        assertTrue(r.err().contains("has no chat template"), r.err());
+    }
+
+    @Test
+    void badInputIsOneLine() throws IOException {
+        Path messages = dir.resolve("bad.json");
+        Files.writeString(messages, "{\"messages\": [");
+        Run r = zse("render-template", "--model", qwen3Config().toString(), "--messages", messages.toString());
+        assertEquals(1, r.exit());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("zse render-template: " + messages + " is not valid JSON"), r.err());
+        Files.writeString(messages, "{\"msgs\": []}");
+        r = zse("render-template", "--model", qwen3Config().toString(), "--messages", messages.toString());
+        assertEquals(1, r.exit());
+        assertTrue(r.err().contains("expected {\"messages\": [...], ...}"), r.err());
+    }
+}
