@@ -63,6 +63,25 @@ static inline void prefetch_next_tile(const void *at, uint64_t row_bytes, int by
     }
 }
 
+/*
+ * A tile's accumulators, one vector of partial sums per output, and their sums stored to out. Macros rather than
+ * functions: an accumulator array passed by pointer stays in memory instead of registers.
+ */
+#define DECLARE_TILE_ACCUMULATORS(acc)                                                                            \
+    __m256 acc[TILE_M][TILE_N];                                                                                   \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        for (int j = 0; j < rn; j++) {                                                                            \
+            acc[a][j] = _mm256_setzero_ps();                                                                      \
+        }                                                                                                         \
+    }
+
+#define STORE_TILE_SUMS(acc)                                                                                      \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        for (int j = 0; j < rn; j++) {                                                                            \
+            out[(i + j) * stride + r + a] = hsum(acc[a][j]);                                                      \
+        }                                                                                                         \
+    }
+
 static inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -114,12 +133,7 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
         weights[a] = w + (uint64_t) (r + a) * cols;
         row_scales[a] = scales + (uint64_t) (r + a) * blocks;
     }
-    __m256 acc[TILE_M][TILE_N];
-    for (int a = 0; a < rm; a++) {
-        for (int j = 0; j < rn; j++) {
-            acc[a][j] = _mm256_setzero_ps();
-        }
-    }
+    DECLARE_TILE_ACCUMULATORS(acc);
     for (uint64_t sb = 0; sb < blocks; sb += SUPER) {
         int count = blocks - sb < SUPER ? (int) (blocks - sb) : SUPER;
         float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
@@ -150,11 +164,7 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
             }
         }
     }
-    for (int a = 0; a < rm; a++) {
-        for (int j = 0; j < rn; j++) {
-            out[(i + j) * stride + r + a] = hsum(acc[a][j]);
-        }
-    }
+    STORE_TILE_SUMS(acc);
 }
 
 static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
@@ -226,12 +236,7 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
         weights[a] = w + (uint64_t) (r + a) * cols / 2;
         row_scales[a] = scales + 2 * (uint64_t) (r + a) * groups;
     }
-    __m256 acc[TILE_M][TILE_N];
-    for (int a = 0; a < rm; a++) {
-        for (int j = 0; j < rn; j++) {
-            acc[a][j] = _mm256_setzero_ps();
-        }
-    }
+    DECLARE_TILE_ACCUMULATORS(acc);
     for (uint64_t sb = 0; sb < blocks; sb += SUPER) {
         int count = blocks - sb < SUPER ? (int) (blocks - sb) : SUPER;
         float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
@@ -262,11 +267,7 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
             }
         }
     }
-    for (int a = 0; a < rm; a++) {
-        for (int j = 0; j < rn; j++) {
-            out[(i + j) * stride + r + a] = hsum(acc[a][j]);
-        }
-    }
+    STORE_TILE_SUMS(acc);
 }
 
 /* One copy of the tile walk per group size, each with g a constant. */
@@ -308,12 +309,7 @@ ALWAYS_INLINE __m256 nf4_values(__m256i codes) {
 ALWAYS_INLINE void nf4_tile(const uint8_t *w, const uint16_t *scales, int64_t cols, int64_t r, int rm, const float *x,
                             int64_t i, int rn, float *out, int64_t stride) {
     int64_t groups = cols / 64;
-    __m256 acc[TILE_M][TILE_N];
-    for (int a = 0; a < rm; a++) {
-        for (int j = 0; j < rn; j++) {
-            acc[a][j] = _mm256_setzero_ps();
-        }
-    }
+    DECLARE_TILE_ACCUMULATORS(acc);
     for (int64_t gi = 0; gi < groups; gi++) {
         __m256 absmax[TILE_M];
         const uint8_t *packed[TILE_M];
@@ -340,11 +336,7 @@ ALWAYS_INLINE void nf4_tile(const uint8_t *w, const uint16_t *scales, int64_t co
             }
         }
     }
-    for (int a = 0; a < rm; a++) {
-        for (int j = 0; j < rn; j++) {
-            out[(i + j) * stride + r + a] = hsum(acc[a][j]);
-        }
-    }
+    STORE_TILE_SUMS(acc);
 }
 
 static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
@@ -376,12 +368,7 @@ static inline float read_f32(float v) {
 #define FLOAT_KERNEL(name, type, load8, read1)                                                                    \
     ALWAYS_INLINE void name##_tile(const type *w, int64_t cols, int64_t r, int rm, const float *x, int64_t i,     \
                                    int rn, float *out, int64_t stride) {                                          \
-        __m256 acc[TILE_M][TILE_N];                                                                               \
-        for (int a = 0; a < rm; a++) {                                                                            \
-            for (int j = 0; j < rn; j++) {                                                                        \
-                acc[a][j] = _mm256_setzero_ps();                                                                  \
-            }                                                                                                     \
-        }                                                                                                         \
+        DECLARE_TILE_ACCUMULATORS(acc);                                                                       \
         int64_t body = cols & ~(int64_t) 7;                                                                       \
         for (int64_t k = 0; k < body; k += 8) {                                                                   \
             __m256 wv[TILE_M];                                                                                    \
