@@ -58,15 +58,15 @@ class ToolCallsTest extends ApiTestBase {
 
     @Test
     void requiredChoiceAlwaysYieldsValidCalls() throws Exception {
-        Response r = api().body(body("\"tool_choice\":\"required\",\"n\":3,\"temperature\":1.0,\"seed\":1,"
-                + "\"max_tokens\":150")).post("/v1/chat/completions");
+        Response r = api().body(body("\"tool_choice\":\"required\",\"parallel_tool_calls\":false,\"n\":3,"
+                + "\"temperature\":1.0,\"seed\":1,\"max_tokens\":150")).post("/v1/chat/completions");
         r.then().statusCode(200);
         for (int i = 0; i < 3; i++) {
             String at = "choices[" + i + "].";
             assertEquals("tool_calls", r.jsonPath().getString(at + "finish_reason"));
             assertEquals(null, r.jsonPath().getString(at + "message.content"));
             List<Map<String, Object>> calls = r.jsonPath().getList(at + "message.tool_calls");
-            assertFalse(calls.isEmpty());
+            assertEquals(1, calls.size());
             for (int c = 0; c < calls.size(); c++) {
                 String call = at + "message.tool_calls[" + c + "].";
                 assertTrue(r.jsonPath().getString(call + "id").startsWith("call_"));
@@ -121,7 +121,9 @@ class ToolCallsTest extends ApiTestBase {
                 c.finishReason().ifPresent(f -> finishes.add(f.asString()));
             }));
         }
-        assertEquals(List.of("tool_calls"), finishes);
+        // parallel calls allowed: a random model goes on writing calls until the budget makes it close the last one
+        assertEquals(1, finishes.size());
+        assertTrue(List.of("tool_calls", "length").contains(finishes.getFirst()), finishes.toString());
         assertFalse(names.isEmpty());
         assertEquals(names.keySet(), ids.keySet());
         long expectedIndex = 0;

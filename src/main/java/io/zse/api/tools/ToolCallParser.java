@@ -2,7 +2,6 @@ package io.zse.api.tools;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.MappingIterator;
 import io.zse.api.OpenAiShapes;
 
 import java.io.IOException;
@@ -189,15 +188,11 @@ public final class ToolCallParser {
         return calls;
     }
 
-    /** The first JSON value in the text, or null when there is none or anything but whitespace follows it. */
+    /** The one JSON value the text holds, or null when there is none or anything but whitespace follows it. */
     private static JsonNode parse(String text) {
-        try (MappingIterator<JsonNode> values = OpenAiShapes.JSON.readerFor(JsonNode.class)
-                .without(JsonParser.Feature.AUTO_CLOSE_SOURCE).readValues(text.strip())) {
-            if (!values.hasNext()) {
-                return null;
-            }
-            JsonNode first = values.next();
-            return values.hasNext() ? null : first;
+        try (JsonParser parser = OpenAiShapes.JSON.createParser(text)) {
+            JsonNode value = OpenAiShapes.JSON.readTree(parser);
+            return value != null && parser.nextToken() == null ? value : null;
         } catch (IOException | RuntimeException e) {
             return null;
         }
