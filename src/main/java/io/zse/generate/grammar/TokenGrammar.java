@@ -17,7 +17,11 @@ public final class TokenGrammar {
 
     private final TokenTrie trie;
     private final GrammarState start;
-    private final Map<GrammarState, BitSet> masks = new ConcurrentHashMap<>();
+    private final Map<GrammarState, Mask> masks = new ConcurrentHashMap<>();
+
+    /** The tokens a state allows, and the longest completion (in bytes) any of them leaves. */
+    private record Mask(BitSet allowed, int longestCompletion) {
+    }
 
     public TokenGrammar(GrammarNode root, TokenTrie trie) {
         this.trie = trie;
@@ -50,23 +54,23 @@ public final class TokenGrammar {
         return new Constraint(endTokens, prefixTokens.clone());
     }
 
+    /** The tokens allowed from {@code state} that leave a completion of at most {@code budgetBytes} (-1: any). */
     BitSet mask(GrammarState state, int budgetBytes) {
-        boolean tight = budgetBytes >= 0 && budgetBytes < state.minBytesToFinish() + trie.maxTokenBytes();
-        if (tight) {
-            BitSet allowed = new BitSet(trie.vocabSize());
-            trie.allowedTokens(state, budgetBytes, allowed);
-            return allowed;
-        }
-        BitSet cached = masks.get(state);
+        Mask cached = masks.get(state);
         if (cached == null) {
-            cached = new BitSet(trie.vocabSize());
-            trie.allowedTokens(state, -1, cached);
+            BitSet allowed = new BitSet(trie.vocabSize());
+            cached = new Mask(allowed, trie.allowedTokens(state, -1, allowed));
             if (masks.size() >= MAX_CACHED_MASKS) {
                 masks.clear();
             }
             masks.put(state, cached);
         }
-        return cached;
+        if (budgetBytes < 0 || cached.longestCompletion() <= budgetBytes) {
+            return cached.allowed(); // the budget refuses none of them: the usual case, until the last few tokens
+        }
+        BitSet allowed = new BitSet(trie.vocabSize());
+        trie.allowedTokens(state, budgetBytes, allowed);
+        return allowed;
     }
 
     private final class Constraint implements TokenConstraint {
@@ -90,7 +94,7 @@ public final class TokenGrammar {
             // a byte per token is always possible, so leaving the completion's bytes within the tokens left after
             // this one guarantees the output completes before the budget runs out
             BitSet allowed = mask(state, remainingTokens - 1);
-            if (allowed.isEmpty() && remainingTokens - 1 >= 0) {
+            if (allowed.isEmpty() && !state.accepts()) {
                 allowed = mask(state, -1); // the budget is already too small to finish: write what can be written
             }
             if (state.accepts() && !endTokens.isEmpty()) {

@@ -106,11 +106,14 @@ public final class TokenTrie {
     /**
      * Sets in {@code allowed} every token whose bytes the grammar accepts from {@code state}, and (when
      * {@code budgetBytes} >= 0) that leave a completion of at most that many bytes.
+     *
+     * @return the longest completion an allowed token leaves, in bytes (0 when none is allowed)
      */
-    public void allowedTokens(GrammarState state, int budgetBytes, BitSet allowed) {
+    public int allowedTokens(GrammarState state, int budgetBytes, BitSet allowed) {
         GrammarState[] states = new GrammarState[maxDepth + 1];
         states[0] = state;
         int n = 0;
+        int longestCompletion = 0;
         while (n < label.length) {
             GrammarState next = states[depth[n] - 1].advance(label[n]);
             if (next == null) {
@@ -118,14 +121,18 @@ public final class TokenTrie {
                 continue;
             }
             states[depth[n]] = next;
-            if (tokensFrom[n] != tokensFrom[n + 1]
-                    && (budgetBytes < 0 || next.minBytesToFinish() <= budgetBytes)) {
-                for (int i = tokensFrom[n]; i < tokensFrom[n + 1]; i++) {
-                    allowed.set(tokens[i]);
+            if (tokensFrom[n] != tokensFrom[n + 1]) {
+                int completion = next.minBytesToFinish();
+                if (budgetBytes < 0 || completion <= budgetBytes) {
+                    longestCompletion = Math.max(longestCompletion, completion);
+                    for (int i = tokensFrom[n]; i < tokensFrom[n + 1]; i++) {
+                        allowed.set(tokens[i]);
+                    }
                 }
             }
             n++;
         }
+        return longestCompletion;
     }
 
     /** The longest token, in bytes. */
