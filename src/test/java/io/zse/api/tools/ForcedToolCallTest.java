@@ -11,7 +11,8 @@ import io.zse.generate.grammar.TokenGrammar;
 import io.zse.generate.grammar.TokenTrie;
 import io.zse.tokenizer.TestTokenizers;
 import io.zse.tokenizer.Tokenizer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * tool_choice "required" for every family: a forced call, written by a model that picks uniformly among the allowed
- * tokens of the real Qwen3 vocabulary, is always parsed back into calls whose arguments validate.
+ * tokens of a real vocabulary, is always parsed back into calls whose arguments validate.
  */
 class ForcedToolCallTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -34,17 +35,19 @@ class ForcedToolCallTest {
             "get_time", "{\"type\": \"object\", \"properties\": {\"zone\": {\"type\": \"string\"}}, \"required\": "
                     + "[\"zone\"], \"additionalProperties\": false}");
 
-    @Test
-    void everyFamilysForcedCallParsesAndValidates() throws Exception {
-        Tokenizer qwen = Tokenizer.fromJson(TestTokenizers.json("qwen3"));
-        TokenTrie trie = TokenTrie.of(qwen);
+    /** Byte-level (Qwen3, Llama 3.1 when ../shared has it) and SentencePiece with byte fallback (Mistral). */
+    @ParameterizedTest
+    @ValueSource(strings = {"qwen3", "llama3_1", "mistral-7b-v0.1"})
+    void everyFamilysForcedCallParsesAndValidates(String vocabulary) throws Exception {
+        Tokenizer tokenizer = Tokenizer.fromJson(TestTokenizers.json(vocabulary));
+        TokenTrie trie = TokenTrie.of(tokenizer);
         Map<String, GrammarNode> functions = new LinkedHashMap<>();
         for (var e : PARAMETERS.entrySet()) {
             functions.put(e.getKey(), JsonSchemaCompiler.compileParameters(JSON.readTree(e.getValue()), false, "#"));
         }
         for (ToolCallFormat format : ToolCallFormat.values()) {
             for (boolean parallel : new boolean[]{false, true}) {
-                TokenGrammar grammar = new TokenGrammar(JsonSchemaCompiler.finish(format.grammar(functions, parallel, qwen)),
+                TokenGrammar grammar = new TokenGrammar(JsonSchemaCompiler.finish(format.grammar(functions, parallel, tokenizer)),
                         trie);
                 for (int run = 0; run < 4; run++) {
                     String output = ConstrainedJsonTest.generate(grammar, trie, new SplittableRandom(run), 120);
