@@ -89,6 +89,34 @@ class ToolCallsTest extends ApiTestBase {
     }
 
     @Test
+    void aStreamedCallIsNamedThenGivenItsArguments() throws Exception {
+        String sse = api().body(body("\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}},"
+                + "\"stream\":true,\"seed\":8,\"max_tokens\":100")).post("/v1/chat/completions").then().statusCode(200)
+                .extract().asString();
+        List<JsonNode> deltas = new ArrayList<>();
+        for (String event : SseEvents.parse(sse)) {
+            if (!event.equals("[DONE]")) {
+                JsonNode delta = JSON.readTree(event).path("choices").path(0).path("delta");
+                if (delta.has("tool_calls")) {
+                    deltas.add(delta.get("tool_calls"));
+                }
+            }
+        }
+        assertEquals(2, deltas.size(), deltas.toString());
+        JsonNode head = deltas.get(0).get(0);
+        assertEquals(0, head.get("index").asInt());
+        assertTrue(head.get("id").asText().startsWith("call_"));
+        assertEquals("function", head.get("type").asText());
+        assertEquals("get_weather", head.path("function").path("name").asText());
+        assertEquals("", head.path("function").path("arguments").asText());
+        JsonNode arguments = deltas.get(1).get(0);
+        assertEquals(0, arguments.get("index").asInt());
+        assertFalse(arguments.has("id"));
+        checkArguments("get_weather", arguments.path("function").path("arguments").asText());
+        assertTrue(sse.contains("\"finish_reason\":\"tool_calls\""), sse);
+    }
+
+    @Test
     void openAiSdkStreamsToolCallsByIndex() throws Exception {
         OpenAIClient client = OpenAIOkHttpClient.builder().baseUrl(baseUrl() + "/v1").apiKey(KEY).maxRetries(0).build();
         ChatCompletionCreateParams params = ChatCompletionCreateParams.builder().model(QwenToolModel.ID)
