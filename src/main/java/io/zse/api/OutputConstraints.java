@@ -41,14 +41,19 @@ final class OutputConstraints {
                     String where = "tools[" + indexOf(tools, f.getKey()) + "].function.parameters";
                     try {
                         functions.put(f.getKey(), JsonSchemaCompiler.compileParameters(f.getValue(),
-                                tools.strict().get(f.getKey()), "#"));
+                                tools.strict().get(f.getKey())));
                     } catch (SchemaException e) {
                         throw ApiException.invalid("Invalid schema for function '" + f.getKey() + "': " + e.getMessage(),
                                 where, "invalid_function_parameters");
                     }
                 }
             }
-            grammar = JsonSchemaCompiler.finish(format.grammar(functions, tools.parallel(), model.tokenizer()));
+            try {
+                grammar = JsonSchemaCompiler.finish(format.grammar(functions, tools.parallel(), model.tokenizer()));
+            } catch (IllegalArgumentException e) { // a recursion in some parameters with no way out
+                throw ApiException.invalid("Invalid function parameters: " + e.getMessage(), "tools",
+                        "invalid_function_parameters");
+            }
             prefix = format.markerToken(model.tokenizer()).stream().toArray();
         }
         if (grammar == null) {

@@ -87,7 +87,9 @@ final class QwenToolModel {
     public static final class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("zse.model-path", MODEL.toAbsolutePath().toString(), "zse.model-id", ID);
+            // constrained sampling over 151K tokens on a busy 2-core machine: more than REST Assured's default 30 s
+            return Map.of("zse.model-path", MODEL.toAbsolutePath().toString(), "zse.model-id", ID,
+                    "quarkus.http.test-timeout", "180s");
         }
     }
 }

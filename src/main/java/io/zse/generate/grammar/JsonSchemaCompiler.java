@@ -68,14 +68,12 @@ public final class JsonSchemaCompiler {
         return grammar;
     }
 
-    /** The grammar for the arguments of a tool call: its parameters schema, not strict unless it says so. */
-    public static GrammarNode compileParameters(JsonNode schema, boolean strict, String where) {
-        try {
-            JsonSchemaCompiler compiler = new JsonSchemaCompiler(schema, strict);
-            return compiler.node(schema, "#", Set.of());
-        } catch (SchemaException e) {
-            throw new SchemaException(where + e.path().substring(1), e.reason());
-        }
+    /**
+     * The grammar for the arguments of a tool call: its parameters schema, which (unlike a response format's) may be
+     * any schema at the root. Not finished: it becomes part of a call's grammar.
+     */
+    public static GrammarNode compileParameters(JsonNode schema, boolean strict) {
+        return new JsonSchemaCompiler(schema, strict).node(schema, "#", Set.of());
     }
 
     private GrammarNode node(JsonNode schema, String path, Set<String> unguardedRefs) {

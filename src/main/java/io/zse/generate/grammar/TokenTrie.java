@@ -134,9 +134,4 @@ public final class TokenTrie {
         }
         return longestCompletion;
     }
-
-    /** The longest token, in bytes. */
-    public int maxTokenBytes() {
-        return maxDepth;
-    }
 }

@@ -43,7 +43,7 @@ class ForcedToolCallTest {
         TokenTrie trie = TokenTrie.of(tokenizer);
         Map<String, GrammarNode> functions = new LinkedHashMap<>();
         for (var e : PARAMETERS.entrySet()) {
-            functions.put(e.getKey(), JsonSchemaCompiler.compileParameters(JSON.readTree(e.getValue()), false, "#"));
+            functions.put(e.getKey(), JsonSchemaCompiler.compileParameters(JSON.readTree(e.getValue()), false));
         }
         for (ToolCallFormat format : ToolCallFormat.values()) {
             for (boolean parallel : new boolean[]{false, true}) {
