@@ -1,5 +1,7 @@
 package io.zse.api;
 
+import io.zse.api.tools.ToolCall;
+import io.zse.api.tools.ToolCallParser;
 import io.zse.generate.Sampler;
 import io.zse.generate.SequenceDecoder;
 import io.zse.serve.AdmissionException;
@@ -32,6 +34,8 @@ public final class CompletionRun {
     private final List<List<Sampler.Choice>> tokens = new ArrayList<>();
     private final String[] finishes;
     private List<List<Sampler.Choice>> promptScores; // per prompt, with echo and logprobs
+    private final ToolCallParser[] parsers;  // per choice; null entries when tool calls are not parsed
+    private final List<List<ToolCall>> calls = new ArrayList<>();
     private int finished;
     private int completionTokens;
     private boolean failed;
@@ -47,9 +51,12 @@ public final class CompletionRun {
         this.id = (job.chat() ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", "");
         this.texts = new StringBuilder[job.choices()];
         this.finishes = new String[job.choices()];
+        this.parsers = new ToolCallParser[job.choices()];
         for (int i = 0; i < job.choices(); i++) {
             texts[i] = new StringBuilder();
             tokens.add(new ArrayList<>());
+            calls.add(new ArrayList<>());
+            parsers[i] = job.toolFormat() == null ? null : job.toolFormat().newParser();
         }
     }
 
@@ -98,7 +105,8 @@ public final class CompletionRun {
             for (int i = 0; i < job.choices(); i++) {
                 // choice i of a prompt samples with seed + i so n choices differ but each is reproducible
                 GenerationRequest request = new GenerationRequest(job.promptOf(i).ids(), job.maxTokens(),
-                        job.parameters(), job.seed() + i % job.n(), job.stops());
+                        job.parameters(), job.seed() + i % job.n(), job.stops(),
+                        job.constraints() == null ? null : job.constraints().get(), job.keepSpecialTokens());
                 handles.add(model.engine().submit(request, new Choice(i)));
             }
         } catch (AdmissionException e) {
@@ -142,15 +150,37 @@ public final class CompletionRun {
                 completionTokens++;
                 tokens.get(index).add(step.choice());
             }
-            texts[index].append(step.text());
-            if (job.stream() && (!step.text().isEmpty() || (job.logprobs() && !stepTokens.isEmpty()))) {
-                sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, step.text(), stepTokens, null,
+            String text = step.text();
+            List<ToolCall> newCalls = List.of();
+            if (parsers[index] != null) {
+                // reply text leaves as soon as it cannot be part of a call; calls leave whole
+                ToolCallParser.Update update = parsers[index].append(text);
+                if (step.finished()) {
+                    ToolCallParser.Update end = parsers[index].finish();
+                    update = new ToolCallParser.Update(update.content() + end.content(),
+                            concat(update.calls(), end.calls()));
+                }
+                text = update.content();
+                newCalls = update.calls();
+            }
+            texts[index].append(text);
+            if (job.stream() && (!text.isEmpty() || (job.logprobs() && !stepTokens.isEmpty()))) {
+                sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, text, stepTokens, null,
                         model.tokenizer()));
             }
-            if (step.finished()) {
-                finishes[index] = step.finish();
+            for (ToolCall call : newCalls) {
                 if (job.stream()) {
-                    sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, null, List.of(), step.finish(),
+                    OpenAiShapes.toolCallChunks(job, id, created, index, calls.get(index).size(), call)
+                            .forEach(sink::chunk);
+                }
+                calls.get(index).add(call);
+            }
+            if (step.finished()) {
+                // OpenAI: a turn that ends in calls (not cut by the length limit) finishes with "tool_calls"
+                finishes[index] = calls.get(index).isEmpty() || !step.finish().equals("stop") ? step.finish()
+                        : "tool_calls";
+                if (job.stream()) {
+                    sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, null, List.of(), finishes[index],
                             model.tokenizer()));
                 }
                 if (++finished == job.choices()) {
@@ -182,6 +212,12 @@ public final class CompletionRun {
         }
     }
 
+    private static List<ToolCall> concat(List<ToolCall> a, List<ToolCall> b) {
+        List<ToolCall> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
     private void complete() {
         onTokensUsed.accept(job.promptTokens() + completionTokens);
         if (job.stream()) {
@@ -193,7 +229,7 @@ public final class CompletionRun {
         }
         List<OpenAiShapes.ChoiceResult> results = new ArrayList<>();
         for (int i = 0; i < job.choices(); i++) {
-            results.add(new OpenAiShapes.ChoiceResult(texts[i].toString(), finishes[i], tokens.get(i),
+            results.add(new OpenAiShapes.ChoiceResult(texts[i].toString(), finishes[i], tokens.get(i), calls.get(i),
                     promptLogprobs(i)));
         }
         sink.complete(OpenAiShapes.response(job, id, created, results, model.tokenizer(), completionTokens));

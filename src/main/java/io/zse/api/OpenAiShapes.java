@@ -3,6 +3,7 @@ package io.zse.api;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.api.tools.ToolCall;
 import io.zse.generate.Sampler;
 import io.zse.tokenizer.Tokenizer;
 
@@ -21,9 +22,11 @@ public final class OpenAiShapes {
     /**
      * One finished choice of a non-streamed response.
      *
-     * @param prompt the echoed prompt's logprobs (completions with echo and logprobs), else null
+     * @param toolCalls the calls it made (empty: none)
+     * @param prompt    the echoed prompt's logprobs (completions with echo and logprobs), else null
      */
-    public record ChoiceResult(String text, String finishReason, List<Sampler.Choice> tokens, PromptLogprobs prompt) {
+    public record ChoiceResult(String text, String finishReason, List<Sampler.Choice> tokens, List<ToolCall> toolCalls,
+                               PromptLogprobs prompt) {
     }
 
     /** A prompt's tokens and the logprob of each after the first (which has nothing before it to be scored on). */
@@ -51,8 +54,18 @@ public final class OpenAiShapes {
             if (job.chat()) {
                 ObjectNode message = c.putObject("message");
                 message.put("role", "assistant");
-                message.put("content", r.text());
+                // OpenAI: a reply that is only tool calls has null content
+                message.put("content", r.toolCalls().isEmpty() || !r.text().isEmpty() ? r.text() : null);
                 message.putNull("refusal");
+                if (!r.toolCalls().isEmpty()) {
+                    ArrayNode calls = message.putArray("tool_calls");
+                    for (ToolCall call : r.toolCalls()) {
+                        ObjectNode entry = calls.addObject();
+                        entry.put("id", call.id());
+                        entry.put("type", "function");
+                        entry.putObject("function").put("name", call.name()).put("arguments", call.arguments());
+                    }
+                }
             } else {
                 c.put("text", job.echo() ? job.promptOf(i).text() + r.text() : r.text());
             }
@@ -96,6 +109,33 @@ public final class OpenAiShapes {
             o.putNull("usage");
         }
         return o;
+    }
+
+    /**
+     * The chunks of one streamed tool call, as OpenAI sends them: the first names the call (id, type, function name,
+     * empty arguments), the second carries the arguments; {@code callIndex} numbers the calls of the choice.
+     */
+    public static List<ObjectNode> toolCallChunks(CompletionJob job, String id, long created, int index, int callIndex,
+                                                  ToolCall call) {
+        ObjectNode head = envelope(job, id, created, true);
+        ObjectNode c = head.putArray("choices").addObject();
+        c.put("index", index);
+        ObjectNode entry = c.putObject("delta").putArray("tool_calls").addObject();
+        entry.put("index", callIndex);
+        entry.put("id", call.id());
+        entry.put("type", "function");
+        entry.putObject("function").put("name", call.name()).put("arguments", "");
+        c.putNull("logprobs");
+        c.putNull("finish_reason");
+        ObjectNode arguments = head.deepCopy();
+        ObjectNode argumentsEntry = (ObjectNode) arguments.get("choices").get(0).get("delta").get("tool_calls").get(0);
+        argumentsEntry.remove(List.of("id", "type"));
+        argumentsEntry.putObject("function").put("arguments", call.arguments());
+        if (job.includeUsage()) {
+            head.putNull("usage");
+            arguments.putNull("usage");
+        }
+        return List.of(head, arguments);
     }
 
     /** The last chunk when stream_options.include_usage is set: no choices, the usage of the whole request. */

@@ -1,7 +1,10 @@
 package io.zse.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.zse.api.tools.ToolCallFormat;
+import io.zse.api.tools.ToolRequest;
 import io.zse.generate.SamplingParameters;
+import io.zse.generate.TokenConstraint;
 import io.zse.serve.LoadedModel;
 import io.zse.tokenizer.template.ChatTemplate;
 
@@ -12,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Turns a request body into a {@link CompletionJob}, checking every parameter the way OpenAI does: wrong types,
@@ -22,15 +26,15 @@ public final class RequestReader {
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "top_k", "min_p",
             "repetition_penalty", "presence_penalty", "frequency_penalty", "seed", "stop", "n", "logprobs", "user",
             "stream", "stream_options");
-    private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs");
+    private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs", "tools",
+            "tool_choice", "parallel_tool_calls", "response_format");
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo");
     /** Defined by OpenAI, not implemented: rejected unless null (or, for a few, their default value). */
-    private static final Set<String> CHAT_NOT_IMPLEMENTED = Set.of("tools", "tool_choice", "functions",
-            "function_call", "response_format", "logit_bias", "parallel_tool_calls", "audio", "modalities", "prediction",
+    private static final Set<String> CHAT_NOT_IMPLEMENTED = Set.of("functions",
+            "function_call", "logit_bias", "audio", "modalities", "prediction",
             "reasoning_effort", "service_tier", "store", "metadata", "web_search_options", "verbosity",
             "prompt_cache_key", "safety_identifier");
     private static final Set<String> COMPLETION_NOT_IMPLEMENTED = Set.of("best_of", "suffix", "logit_bias");
-    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
     static final int MAX_N = 16;
     /** Sequences one request may start: prompts (completions may send a batch) times n. */
     static final int MAX_SEQUENCES = 64;
@@ -109,8 +113,18 @@ public final class RequestReader {
         }
 
         List<CompletionJob.Prompt> prompts;
+        ToolCallFormat toolFormat = null;
+        Supplier<TokenConstraint> constraints = null;
         if (chat) {
-            String promptText = renderChat(body, model);
+            ToolRequest tools = ToolRequest.read(body);
+            if (tools.callsExpected()) {
+                toolFormat = ToolCallFormat.of(model.chatTemplate().source()).orElseThrow(() -> ApiException.invalid(
+                        "the chat template of '" + model.id() + "' shows no tool-call format this server can parse ("
+                                + ToolCallFormat.known() + "); send tool_choice 'none' or no tools", "tools",
+                        "unsupported_tool_format"));
+            }
+            constraints = OutputConstraints.of(body, tools, toolFormat, model);
+            String promptText = renderChat(body, tools, model);
             // the template writes the special tokens
             prompts = List.of(new CompletionJob.Prompt(model.tokenizer().encode(promptText, false), promptText));
         } else {
@@ -129,7 +143,8 @@ public final class RequestReader {
         SamplingParameters parameters = new SamplingParameters(temperature, (int) Math.max(0, topKValue), topP, minP,
                 repetition, presence, frequency, topLogprobs);
         return new CompletionJob(chat, modelId, prompts, n, stream, includeUsage, (int) maxTokens,
-                parameters, seed, stops, logprobs, topLogprobs, echo);
+                parameters, seed, stops, logprobs, topLogprobs, echo, toolFormat, constraints,
+                toolFormat != null && toolFormat.markerIsSpecial(model.tokenizer()));
     }
 
     /**
@@ -209,85 +224,25 @@ public final class RequestReader {
             return true;
         }
         return switch (name) {
-            case "store", "parallel_tool_calls" -> value.isBoolean(); // no storage; no tools to call in parallel
+            case "store" -> value.isBoolean(); // no storage
             case "best_of" -> value.isIntegralNumber() && value.asInt() == 1;
             case "logit_bias", "metadata" -> value.isObject() && value.isEmpty();
-            case "response_format" -> value.isObject() && "text".equals(value.path("type").asText());
-            case "tools", "functions" -> value.isArray() && value.isEmpty();
-            case "tool_choice", "function_call" -> value.isTextual() && value.asText().equals("none");
+            case "functions" -> value.isArray() && value.isEmpty();
+            case "function_call" -> value.isTextual() && value.asText().equals("none");
             default -> false;
         };
     }
 
-    private static String renderChat(JsonNode body, LoadedModel model) {
-        JsonNode messages = present(body, "messages");
-        if (messages == null || !messages.isArray() || messages.isEmpty()) {
-            throw ApiException.invalid("messages must be a non-empty array", "messages");
-        }
-        List<Map<String, Object>> list = new ArrayList<>();
-        for (int i = 0; i < messages.size(); i++) {
-            list.add(message(messages.get(i), "messages[" + i + "]"));
-        }
+    private static String renderChat(JsonNode body, ToolRequest tools, LoadedModel model) {
+        List<Map<String, Object>> list = ChatMessages.read(present(body, "messages"));
         ChatTemplate template = model.chatTemplate();
         try {
-            return template.render(list, null, true, model.tokenizerConfig().bosToken(),
+            return template.render(list, tools.tools(), true, model.tokenizerConfig().bosToken(),
                     model.tokenizerConfig().eosToken(), Map.of());
         } catch (RuntimeException e) {
             throw ApiException.invalid("the chat template failed on these messages: " + e.getMessage(), "messages",
                     "template_error");
         }
-    }
-
-    private static Map<String, Object> message(JsonNode m, String where) {
-        if (!m.isObject()) {
-            throw ApiException.invalid(where + " must be an object", where);
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
-            String name = it.next();
-            if (!Set.of("role", "content", "name").contains(name) && !m.get(name).isNull()) {
-                throw ApiException.invalid(where + "." + name + " is not supported by this server", where + "." + name,
-                        "unsupported_parameter");
-            }
-        }
-        String role = text(m, "role", true, where + ".role");
-        if (!ROLES.contains(role)) {
-            throw ApiException.invalid("'" + role + "' is not one of " + ROLES + " - '" + where + ".role'", where + ".role");
-        }
-        out.put("role", role);
-        out.put("content", content(m.get("content"), where + ".content", role));
-        String name = text(m, "name", false, where + ".name");
-        if (name != null) {
-            out.put("name", name);
-        }
-        return out;
-    }
-
-    /** A string, or an array of {"type": "text", "text": ...} parts joined (other part types are not supported). */
-    private static String content(JsonNode content, String where, String role) {
-        if (content == null || content.isNull()) {
-            if (role.equals("assistant")) {
-                return "";
-            }
-            throw ApiException.invalid(where + " is required", where);
-        }
-        if (content.isTextual()) {
-            return content.asText();
-        }
-        if (!content.isArray()) {
-            throw ApiException.invalid(where + " must be a string or an array of content parts", where);
-        }
-        StringBuilder text = new StringBuilder();
-        for (int i = 0; i < content.size(); i++) {
-            JsonNode part = content.get(i);
-            String type = part.path("type").asText("");
-            if (!type.equals("text") || !part.path("text").isTextual()) {
-                throw ApiException.invalid(where + "[" + i + "]: only text parts ({\"type\": \"text\", \"text\": ...}) are "
-                        + "supported", where + "[" + i + "]", "unsupported_content");
-            }
-            text.append(part.get("text").asText());
-        }
-        return text.toString();
     }
 
     private static List<String> stops(JsonNode body) {

@@ -5,6 +5,7 @@ import io.zse.tokenizer.Tokenizer;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Set;
 
@@ -32,6 +33,8 @@ public final class SequenceDecoder {
     private final Sampler sampler;
     private final IncrementalDecoder decoder;
     private final StopMatcher matcher;
+    private final TokenConstraint constraint; // null: any token
+    private float[] masked;
     private int[] history; // prompt + generated: what the penalties count
     private int generated;
     private String finish;
@@ -41,14 +44,25 @@ public final class SequenceDecoder {
      */
     public SequenceDecoder(Tokenizer tokenizer, Set<Integer> eosIds, int[] promptIds, int budget,
                            SamplingParameters parameters, long seed, List<String> stops) {
+        this(tokenizer, eosIds, promptIds, budget, parameters, seed, stops, null, false);
+    }
+
+    /**
+     * @param constraint        limits the tokens that may be sampled (null: none)
+     * @param keepSpecialTokens special tokens appear in the text (a tool-call marker the caller parses)
+     */
+    public SequenceDecoder(Tokenizer tokenizer, Set<Integer> eosIds, int[] promptIds, int budget,
+                           SamplingParameters parameters, long seed, List<String> stops, TokenConstraint constraint,
+                           boolean keepSpecialTokens) {
         if (budget <= 0) {
             throw new IllegalArgumentException("the token budget must be positive, not " + budget);
         }
         this.eosIds = Set.copyOf(eosIds);
         this.budget = budget;
         this.sampler = new Sampler(parameters, seed);
-        this.decoder = tokenizer.newIncrementalDecoder(true);
+        this.decoder = tokenizer.newIncrementalDecoder(!keepSpecialTokens);
         this.matcher = new StopMatcher(withEndMarkers(stops, tokenizer, eosIds));
+        this.constraint = constraint;
         this.history = promptIds.clone();
     }
 
@@ -77,7 +91,16 @@ public final class SequenceDecoder {
         if (finish != null) {
             throw new IllegalStateException("the sequence has already finished (" + finish + ")");
         }
-        Sampler.Choice choice = sampler.sample(logits, offset, vocab, history);
+        Sampler.Choice choice;
+        if (constraint == null) {
+            choice = sampler.sample(logits, offset, vocab, history);
+        } else {
+            BitSet allowed = constraint.allowed(budget - generated);
+            if (allowed.isEmpty()) {
+                return finish("stop", null, ""); // nothing can continue the output (the caller checks this cannot happen)
+            }
+            choice = sampler.sample(masked(logits, offset, vocab, allowed), 0, vocab, history);
+        }
         if (eosIds.contains(choice.token())) {
             return finish("stop", null, "");
         }
@@ -89,10 +112,31 @@ public final class SequenceDecoder {
             finish = "stop";
             return new Step(choice, text, finish);
         }
+        if (constraint != null) {
+            constraint.accept(choice.token());
+            if (constraint.complete()) {
+                return finish("stop", choice, text);
+            }
+        }
         if (generated >= budget) {
             return finish("length", choice, text);
         }
         return new Step(choice, text, null);
+    }
+
+    /**
+     * The row with every token the constraint refuses at the lowest finite logit: never sampled, and the logprobs
+     * reported stay finite JSON numbers.
+     */
+    private float[] masked(float[] logits, int offset, int vocab, BitSet allowed) {
+        if (masked == null) {
+            masked = new float[vocab];
+        }
+        Arrays.fill(masked, -Float.MAX_VALUE);
+        for (int t = allowed.nextSetBit(0); t >= 0 && t < vocab; t = allowed.nextSetBit(t + 1)) {
+            masked[t] = logits[offset + t];
+        }
+        return masked;
     }
 
     /** Prompt and generated tokens so far: what the model has run, and {@link #lastToken()} that it runs next. */

@@ -318,7 +318,7 @@ public final class BatchingEngine implements AutoCloseable {
             this.tokens = prompt.clone();
             this.cache = new KvCache(pool, prompt.length + budget);
             this.decoder = new SequenceDecoder(tokenizer, eosIds, prompt, budget, request.parameters(),
-                    request.seed(), request.stops());
+                    request.seed(), request.stops(), request.constraint(), request.keepSpecialTokens());
             this.lastTokenAt = System.nanoTime();
         }
 

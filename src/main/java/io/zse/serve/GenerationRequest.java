@@ -1,6 +1,7 @@
 package io.zse.serve;
 
 import io.zse.generate.SamplingParameters;
+import io.zse.generate.TokenConstraint;
 
 import java.util.List;
 
@@ -12,11 +13,18 @@ import java.util.List;
  * @param parameters how tokens are chosen
  * @param seed       the sampler's seed
  * @param stops      stop strings (never emitted)
+ * @param constraint limits the tokens sampled, step by step (structured output, forced tool calls); null for none
+ * @param keepSpecialTokens special tokens appear in the text (tool-call markers that are special tokens)
  */
 public record GenerationRequest(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
-                                List<String> stops) {
+                                List<String> stops, TokenConstraint constraint, boolean keepSpecialTokens) {
     public GenerationRequest {
         promptIds = promptIds.clone();
         stops = List.copyOf(stops);
+    }
+
+    public GenerationRequest(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
+                             List<String> stops) {
+        this(promptIds, maxTokens, parameters, seed, stops, null, false);
     }
 }

@@ -51,7 +51,7 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"user\"}]}", 400, "messages[0].content"),
                 Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"user\",\"content\":5}]}", 400, "messages[0].content"),
                 Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}]}]}", 400, "messages[0].content[0]"),
-                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{}]}]}", 400, "messages[0].tool_calls"),
+                Arguments.of(C, "{" + M + ",\"messages\":[{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{}]}]}", 400, "messages[0].tool_calls[0]"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"temperature\":-1}", 400, "temperature"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"temperature\":3}", 400, "temperature"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"temperature\":\"hot\"}", 400, "temperature"),
