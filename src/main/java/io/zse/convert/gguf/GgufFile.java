@@ -306,7 +306,8 @@ public final class GgufFile implements AutoCloseable {
                 case 3 -> (long) shortValue(what);
                 case 4 -> Integer.toUnsignedLong(u32());
                 case 5 -> (long) u32();
-                case 6 -> (double) Float.intBitsToFloat(u32());
+                // An f32 widens through its shortest decimal (1e-6, not 9.99999997e-7): the value its writer meant.
+                case 6 -> Double.parseDouble(Float.toString(Float.intBitsToFloat(u32())));
                 case 7 -> {
                     int b = byteValue(what);
                     if (b != 0 && b != 1) {
