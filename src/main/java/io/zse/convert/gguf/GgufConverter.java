@@ -16,7 +16,6 @@ import io.zse.model.ModelTensors;
 import io.zse.tokenizer.Tokenizer;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -39,7 +38,6 @@ import java.util.function.LongUnaryOperator;
  */
 public final class GgufConverter {
     private static final int CHUNK_ELEMENTS = 1 << 22;
-    private static final byte[] MAGIC = "GGUF".getBytes(StandardCharsets.US_ASCII);
 
     private enum Mode {
         /** bytes copied */
@@ -59,16 +57,6 @@ public final class GgufConverter {
     }
 
     private GgufConverter() {
-    }
-
-    /** True if the file starts with the GGUF magic. */
-    public static boolean isGguf(Path path) throws IOException {
-        if (!Files.isRegularFile(path)) {
-            return false;
-        }
-        try (InputStream in = Files.newInputStream(path)) {
-            return Arrays.equals(in.readNBytes(4), MAGIC);
-        }
     }
 
     public static ModelConverter.Result convert(Path gguf, Path out, boolean force, ModelConverter.Progress progress)
@@ -191,12 +179,8 @@ public final class GgufConverter {
                         + ", which zse cannot import (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, "
                         + "Q5_K, Q6_K)");
             }
-            LongUnaryOperator rows = LongUnaryOperator.identity();
-            if (permuted && e.getKey().contains("self_attn.q_proj")) {
-                rows = unpermute(config.headDim());
-            } else if (permuted && e.getKey().contains("self_attn.k_proj")) {
-                rows = unpermute(config.headDim());
-            }
+            boolean rotated = e.getKey().contains("self_attn.q_proj") || e.getKey().contains("self_attn.k_proj");
+            LongUnaryOperator rows = permuted && rotated ? unpermute(config.headDim()) : LongUnaryOperator.identity();
             plan.add(planTensor(file, e.getKey(), ggufName, source, e.getValue(), rows));
         }
         return plan;

@@ -34,10 +34,9 @@ final class GgufRowTranscoder {
                 return true;
             }
             case Q4_0 -> {
+                // m = -8 d must fit an F16 (|d| at most 65504 / 8)
                 for (long b = 0; b < blocks; b++) {
-                    if (Float.isInfinite(GgmlBlockDecoder.half(tensor, b * type.blockBytes()) * 8f)
-                            || Float.isInfinite(Float.float16ToFloat(Float.floatToFloat16(
-                            GgmlBlockDecoder.half(tensor, b * type.blockBytes()) * -8f)))) {
+                    if (Math.abs(GgmlBlockDecoder.half(tensor, b * type.blockBytes())) > 65504f / 8) {
                         return false;
                     }
                 }

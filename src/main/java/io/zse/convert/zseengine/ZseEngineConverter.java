@@ -266,6 +266,7 @@ public final class ZseEngineConverter {
         ZseEngineFile.Entry e = p.source;
         MemorySegment data = file.bytes(e.dataOffset(), e.dataBytes());
         MemorySegment scales = file.bytes(e.scaleOffset(), e.scaleBytes());
+        MemorySegment zeros = file.bytes(e.zerosOffset(), e.zerosBytes());
         int g = e.groupSize();
         for (int i = 0; i < count; i++) {
             long f = first + i;
@@ -273,7 +274,7 @@ public final class ZseEngineConverter {
                 case "float16" -> Float.float16ToFloat(data.get(LittleEndian.SHORT, 2 * f));
                 case "int8" -> data.get(ValueLayout.JAVA_BYTE, f) * Float.float16ToFloat(scales.get(LittleEndian.SHORT, 2 * (f / g)));
                 default -> code(data, e, f, p.tiled) * Float.float16ToFloat(scales.get(LittleEndian.SHORT, 2 * (f / g)))
-                        + Float.float16ToFloat(file.bytes(e.zerosOffset(), e.zerosBytes()).get(LittleEndian.SHORT, 2 * (f / g)));
+                        + Float.float16ToFloat(zeros.get(LittleEndian.SHORT, 2 * (f / g)));
             };
         }
     }
