@@ -6,6 +6,8 @@ import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.zse.convert.ModelConverter;
+import io.zse.convert.ModelImport;
 import io.zse.serve.DemoModel;
 import io.zse.serve.EngineLimits;
 import io.zse.serve.LoadedModel;
@@ -48,12 +50,16 @@ public class ModelLifecycle {
     private void load() {
         long start = System.nanoTime();
         try {
-            Path path = config.modelPath().map(Path::of).orElse(null);
-            if (path == null) {
+            Path configured = config.modelPath().map(Path::of).orElse(null);
+            Path path;
+            if (configured == null) {
                 LOG.info("no model configured (zse.model-path / ZSE_MODEL_PATH / --model): serving the demo model");
                 path = DemoModel.ensureConverted(Path.of(config.cacheDir()));
+            } else {
+                // A GGUF, zse-engine file or checkpoint directory is converted once into the cache (startup DOWN meanwhile).
+                path = ModelImport.servable(configured, Path.of(config.cacheDir()), new LoggedProgress());
             }
-            String id = config.modelId().orElse(config.modelPath().isPresent() ? ModelLoader.defaultId(path) : DemoModel.ID);
+            String id = config.modelId().orElse(configured != null ? ModelLoader.defaultId(configured) : DemoModel.ID);
             EngineLimits limits = new EngineLimits(config.maxRunning(), config.maxQueued(), config.maxModelLen(),
                     config.maxBatchTokens());
             LoadedModel model = ModelLoader.load(path, new ModelLoader.Options(id, config.backend(), config.kvCache(),
@@ -76,6 +82,25 @@ public class ModelLifecycle {
             host.failed(reason);
             LOG.errorf("the model failed to load: %s", reason);
             LOG.debug("model load failure", e);
+        }
+    }
+
+    /** Conversion progress in the log: every 10 % and each note. */
+    private static final class LoggedProgress implements ModelConverter.Progress {
+        private int lastDecile = -1;
+
+        @Override
+        public void advanced(String tensor, long done, long total) {
+            int decile = total == 0 ? 10 : (int) (10 * done / total);
+            if (decile > lastDecile) {
+                lastDecile = decile;
+                LOG.infof("converting the model: %d %%", decile * 10);
+            }
+        }
+
+        @Override
+        public void note(String message) {
+            LOG.infof("convert: %s", message);
         }
     }
 

@@ -37,7 +37,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", description = "Measure load time, time to first token, prefill and decode speed of a model.")
 public final class BenchCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse file.")
+    @Option(names = "--model", required = true, paramLabel = "MODEL",
+            description = "A .zse file, a .gguf file, a zse-engine .zse or a checkpoint directory (converted once into the cache).")
     Path model;
 
     @Option(names = "--prompt-tokens", defaultValue = "128", paramLabel = "N", description = "Prompt length (default ${DEFAULT-VALUE}).")
@@ -95,9 +96,10 @@ public final class BenchCommand implements Callable<Integer> {
         int decode = 0;
         String device = "cpu";
         long kvBytes = 0;
+        Path zse = ModelFiles.servable(model, spec.commandLine().getErr());
         for (int threadCount : threadCounts) {
             long start = System.nanoTime();
-            try (ZseFile file = ZseFile.open(model);
+            try (ZseFile file = ZseFile.open(zse);
                  Backend opened = backendOption.open(file, (long) promptTokens + decodeTokens, promptTokens,
                          threadCount, spec.commandLine().getErr())) {
                 ProfiledBackend profiled = profile ? new ProfiledBackend(opened) : null;

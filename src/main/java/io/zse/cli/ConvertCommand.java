@@ -2,6 +2,7 @@ package io.zse.cli;
 
 import io.zse.convert.ConvertOptions;
 import io.zse.convert.ModelConverter;
+import io.zse.convert.ModelImport;
 import io.zse.format.TensorType;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -13,17 +14,20 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
-/** {@code zse convert}: a Hugging Face checkpoint directory to one .zse file. */
-@Command(name = "convert", description = "Convert a Hugging Face checkpoint (safetensors) into a .zse file.")
+/** {@code zse convert}: a Hugging Face checkpoint directory, a GGUF file or a zse-engine .zse file to one .zse file. */
+@Command(name = "convert", description = "Convert a Hugging Face checkpoint (safetensors), a GGUF file or a "
+        + "zse-engine .zse file into a .zse file.")
 public final class ConvertCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "HF_DIR", description = "Checkpoint directory (config.json, safetensors, tokenizer files).")
+    @Parameters(index = "0", paramLabel = "INPUT", description = "Checkpoint directory (config.json, safetensors, "
+            + "tokenizer files), a .gguf file, or a .zse file written by the Python zse-engine.")
     Path input;
 
     @Option(names = {"-o", "--output"}, required = true, paramLabel = "OUT.zse", description = "File to write.")
     Path output;
 
-    @Option(names = "--quant", defaultValue = "q8", paramLabel = "TYPE",
-            description = "Type of the 2-D weights: f32, f16, bf16, q8, q4, nf4 (default ${DEFAULT-VALUE}).")
+    @Option(names = "--quant", paramLabel = "TYPE",
+            description = "Type of the 2-D weights: f32, f16, bf16, q8, q4, nf4 (default q8). Checkpoint directories "
+                    + "only: a GGUF or zse-engine file keeps its own types.")
     String quant;
 
     @Option(names = "--group-size", paramLabel = "N", description = "Q4 group size: 32 (default), 64 or 128.")
@@ -43,14 +47,32 @@ public final class ConvertCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        TensorType type = TensorType.parse(quant);
+        long start = System.nanoTime();
+        if (!java.nio.file.Files.isDirectory(input)) {
+            if (quant != null || groupSize != null || embeddings != null || lmHead != null) {
+                throw new IllegalArgumentException("--quant, --group-size, --embeddings and --lm-head apply to checkpoint "
+                        + "directories; " + input + " keeps the types it was quantized with");
+            }
+            ProgressDisplay progress = progressOn();
+            ModelConverter.Result result = ModelImport.convertFile(input, output, force, progress);
+            progress.done();
+            return report(result, start);
+        }
+        TensorType type = TensorType.parse(quant == null ? "q8" : quant);
         ConvertOptions options = new ConvertOptions(type, groupSize != null ? groupSize : type.defaultGroupSize(),
                 embeddings == null ? null : TensorType.parse(embeddings), lmHead == null ? null : TensorType.parse(lmHead),
                 force);
-        long start = System.nanoTime();
-        ProgressDisplay progress = new ProgressDisplay(spec.commandLine().getErr());
+        ProgressDisplay progress = progressOn();
         ModelConverter.Result result = ModelConverter.convert(input, output, options, progress);
         progress.done();
+        return report(result, start);
+    }
+
+    private ProgressDisplay progressOn() {
+        return new ProgressDisplay(spec.commandLine().getErr());
+    }
+
+    private int report(ModelConverter.Result result, long start) {
         double seconds = (System.nanoTime() - start) / 1e9;
         PrintWriter out = spec.commandLine().getOut();
         out.printf("wrote %s: %s, %d tensors %s, %s from %s of input in %.1f s (%.0f MB/s)%n", output,

@@ -28,10 +28,11 @@ import java.util.concurrent.Callable;
         + "KL divergence, top-1 agreement, perplexity.")
 public final class EvalCommand implements Callable<Integer> {
     @Option(names = "--reference", required = true, paramLabel = "FILE",
-            description = "The reference .zse (usually F32 or BF16 weights); its KV cache is F32.")
+            description = "The reference model (usually F32 or BF16 weights; any --model form); its KV cache is F32.")
     Path reference;
 
-    @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse to evaluate.")
+    @Option(names = "--model", required = true, paramLabel = "MODEL",
+            description = "The model to evaluate: .zse, .gguf, zse-engine .zse or checkpoint directory.")
     Path model;
 
     @Option(names = "--text", required = true, paramLabel = "FILE", description = "UTF-8 text to run both over.")
@@ -62,7 +63,8 @@ public final class EvalCommand implements Callable<Integer> {
         KvCacheType kvCacheType = kvCache.type();
         String content = Files.readString(text);
         PrintWriter out = spec.commandLine().getOut();
-        try (ZseFile referenceFile = ZseFile.open(reference); ZseFile modelFile = ZseFile.open(model);
+        try (ZseFile referenceFile = ZseFile.open(ModelFiles.servable(reference, spec.commandLine().getErr()));
+             ZseFile modelFile = ZseFile.open(ModelFiles.servable(model, spec.commandLine().getErr()));
              CpuBackend backend = new CpuBackend(threads.count());
              CpuBackend referenceBackend = referenceKernels == null ? null : new CpuBackend(threads.count(),
                      CpuKernelChoice.parse(referenceKernels).kernels(line -> { }))) {

@@ -34,7 +34,8 @@ import java.util.concurrent.Callable;
 /** {@code zse generate}: complete a prompt (or answer it as a chat message) and stream the text to stdout. */
 @Command(name = "generate", description = "Generate text from a .zse model (CPU or CUDA).")
 public final class GenerateCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, paramLabel = "FILE", description = "The .zse file.")
+    @Option(names = "--model", required = true, paramLabel = "MODEL",
+            description = "A .zse file, a .gguf file, a zse-engine .zse or a checkpoint directory (converted once into the cache).")
     Path model;
 
     @Option(names = "--prompt", required = true, paramLabel = "TEXT", description = "The prompt.")
@@ -93,7 +94,7 @@ public final class GenerateCommand implements Callable<Integer> {
         SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
                 .withMinP(minP).withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
-        try (ZseFile file = ZseFile.open(model)) {
+        try (ZseFile file = ZseFile.open(ModelFiles.servable(model, spec.commandLine().getErr()))) {
             if (verifyWeights) {
                 file.verify(); // open() checked only the metadata; a damaged tensor fails here, named
             }

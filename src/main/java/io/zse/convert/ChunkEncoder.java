@@ -8,19 +8,19 @@ import java.lang.foreign.MemorySegment;
 import java.util.stream.IntStream;
 
 /** Encodes rows of F32 values into a tensor type's data and scale bytes (quantizing rows in parallel). */
-final class ChunkEncoder {
+public final class ChunkEncoder {
     private final TensorType type;
     private final int groupSize;
     private final Quantizer quantizer;
 
-    ChunkEncoder(TensorType type, int groupSize) {
+    public ChunkEncoder(TensorType type, int groupSize) {
         this.type = type;
         this.groupSize = groupSize;
         this.quantizer = type.isQuantized() ? Quantizer.of(type, groupSize) : null;
     }
 
     /** Encodes {@code rows} rows of {@code rowLength} values from {@code src} into the two segments (from offset 0). */
-    void encode(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales) {
+    public void encode(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales) {
         int count = rows * rowLength;
         switch (type) {
             case F32 -> MemorySegment.copy(src, 0, data, LittleEndian.FLOAT, 0, count);

@@ -74,6 +74,10 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
                 r.put("high_freq_factor", ropeScaling.highFreqFactor());
                 r.put("original_context_length", ropeScaling.originalContextLength());
             }
+            if (ropeScaling.type().equals("factors")) {
+                ArrayNode factors = r.putArray("factors");
+                ropeScaling.frequencyFactors().forEach(factors::add);
+            }
         }
         o.put("norm_eps", normEps);
         o.put("tie_word_embeddings", tieWordEmbeddings);
@@ -108,8 +112,10 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         JsonNode r = o.path("rope_scaling");
         RopeScaling scaling = null;
         if (r.isObject()) {
+            List<Double> factors = new ArrayList<>();
+            r.path("factors").forEach(n -> factors.add(n.asDouble()));
             scaling = new RopeScaling(text(r, "type"), number(r, "factor"), r.path("low_freq_factor").asDouble(0),
-                    r.path("high_freq_factor").asDouble(0), r.path("original_context_length").asInt(0));
+                    r.path("high_freq_factor").asDouble(0), r.path("original_context_length").asInt(0), factors);
         }
         List<Integer> eos = new ArrayList<>();
         o.path("eos_token_ids").forEach(n -> eos.add(n.asInt()));

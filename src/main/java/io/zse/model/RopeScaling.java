@@ -1,16 +1,30 @@
 package io.zse.model;
 
+import java.util.List;
+
 /**
- * RoPE frequency scaling from Hugging Face {@code rope_scaling} / {@code rope_parameters}.
+ * RoPE frequency scaling from Hugging Face {@code rope_scaling} / {@code rope_parameters}, or from a GGUF file's
+ * per-frequency divisors.
  *
- * @param type                  "llama3" or "linear"
+ * @param type                  "llama3", "linear" or "factors"
  * @param factor                position (linear) or wavelength (llama3) scale factor
  * @param lowFreqFactor         llama3 only
  * @param highFreqFactor        llama3 only
  * @param originalContextLength llama3 only: the context the model was pre-trained with
+ * @param frequencyFactors      factors only: one divisor per rotated pair (headDim / 2), as llama.cpp's
+ *                              {@code rope_freqs.weight} stores them; empty otherwise
  */
 public record RopeScaling(String type, double factor, double lowFreqFactor, double highFreqFactor,
-                          int originalContextLength) {
+                          int originalContextLength, List<Double> frequencyFactors) {
+    public RopeScaling {
+        frequencyFactors = List.copyOf(frequencyFactors);
+    }
+
+    public RopeScaling(String type, double factor, double lowFreqFactor, double highFreqFactor,
+                       int originalContextLength) {
+        this(type, factor, lowFreqFactor, highFreqFactor, originalContextLength, List.of());
+    }
+
     public static RopeScaling linear(double factor) {
         return new RopeScaling("linear", factor, 0, 0, 0);
     }
@@ -18,5 +32,11 @@ public record RopeScaling(String type, double factor, double lowFreqFactor, doub
     public static RopeScaling llama3(double factor, double lowFreqFactor, double highFreqFactor,
                                      int originalContextLength) {
         return new RopeScaling("llama3", factor, lowFreqFactor, highFreqFactor, originalContextLength);
+    }
+
+    /** Each pair's inverse frequency divided by its own factor (factor holds the largest, for reports). */
+    public static RopeScaling factors(List<Double> frequencyFactors) {
+        double max = frequencyFactors.stream().mapToDouble(Double::doubleValue).max().orElse(1);
+        return new RopeScaling("factors", max, 0, 0, 0, frequencyFactors);
     }
 }

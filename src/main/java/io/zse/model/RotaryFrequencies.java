@@ -20,6 +20,7 @@ public final class RotaryFrequencies {
         return switch (scaling.type()) {
             case "linear" -> linear(inverse, (float) scaling.factor());
             case "llama3" -> llama3(inverse, scaling);
+            case "factors" -> factors(inverse, scaling);
             default -> throw new IllegalArgumentException("unsupported rope_scaling type '" + scaling.type() + "'");
         };
     }
@@ -27,6 +28,17 @@ public final class RotaryFrequencies {
     private static float[] linear(float[] inverse, float factor) {
         for (int j = 0; j < inverse.length; j++) {
             inverse[j] /= factor;
+        }
+        return inverse;
+    }
+
+    private static float[] factors(float[] inverse, RopeScaling s) {
+        if (s.frequencyFactors().size() != inverse.length) {
+            throw new IllegalArgumentException("rope_scaling has " + s.frequencyFactors().size()
+                    + " frequency factors but the head has " + inverse.length + " rotated pairs");
+        }
+        for (int j = 0; j < inverse.length; j++) {
+            inverse[j] /= s.frequencyFactors().get(j).floatValue();
         }
         return inverse;
     }

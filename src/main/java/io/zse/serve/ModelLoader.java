@@ -83,9 +83,9 @@ public final class ModelLoader {
         }
     }
 
-    /** The id a model gets when none is configured: its file name without {@code .zse}. */
+    /** The id a model gets when none is configured: its file or directory name without {@code .zse} / {@code .gguf}. */
     public static String defaultId(Path path) {
-        String name = path.getFileName().toString();
-        return name.endsWith(".zse") ? name.substring(0, name.length() - 4) : name;
+        String name = path.toAbsolutePath().normalize().getFileName().toString();
+        return name.replaceFirst("\\.(zse|gguf)$", "");
     }
 }

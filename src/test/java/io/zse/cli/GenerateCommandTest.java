@@ -37,6 +37,31 @@ class GenerateCommandTest {
     }
 
     @Test
+    void aGgufModelIsConvertedIntoTheCacheAndGivesTheSameGreedyOutput() throws IOException {
+        JsonNode golden;
+        try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
+            golden = new ObjectMapper().readTree(in).get("cases").get(0);
+        }
+        Path gguf = io.zse.convert.gguf.GgufFixtures.gguf("tinystories-656k-f32", dir);
+        String previous = System.setProperty("zse.cache-dir", dir.resolve("cache").toString());
+        try {
+            ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", gguf.toString(), "--prompt",
+                    golden.get("prompt").asText(), "--max-tokens", "64", "--temperature", "0", "--json");
+            assertEquals(0, run.exit(), run.err());
+            assertTrue(run.err().contains("converting " + gguf), run.err());
+            JsonNode result = new ObjectMapper().readTree(run.out());
+            assertEquals(golden.get("prompt_ids"), result.get("prompt_ids"));
+            assertEquals(golden.get("greedy_ids"), result.get("ids"));
+        } finally {
+            if (previous == null) {
+                System.clearProperty("zse.cache-dir");
+            } else {
+                System.setProperty("zse.cache-dir", previous);
+            }
+        }
+    }
+
+    @Test
     void logprobsOfEachTokenAndItsAlternativesMatchTransformers() throws IOException {
         JsonNode golden;
         try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {

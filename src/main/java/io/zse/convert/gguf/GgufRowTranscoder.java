@@ -1,0 +1,107 @@
+package io.zse.convert.gguf;
+
+import io.zse.format.LittleEndian;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Moves one row of ggml blocks into {@code .zse} data and scale bytes without decoding to float, for the GGUF types
+ * whose values a {@code .zse} type holds: Q8_0 is Q8 (d and int8 codes per 32), Q4_0 and Q4_1 are Q4 with groups of
+ * 32 (ggml already puts element j in the low nibble and j + 16 in the high nibble of byte j, as Q4 does; Q4_0's
+ * {@code (q - 8) d} is Q4's {@code q d + m} with m = -8 d, exact in F16), and Q4_K is Q4 with groups of 32 whose d and
+ * m are the sub-block's {@code d * scale} and {@code -dmin * min} rounded to F16 (the one step that is not exact; the
+ * converter measures it).
+ */
+final class GgufRowTranscoder {
+    private GgufRowTranscoder() {
+    }
+
+    /** Whether every block of the tensor can be moved exactly ({@link #move}); false names what needs re-quantizing. */
+    static boolean movable(GgmlType type, MemorySegment tensor) {
+        long blocks = tensor.byteSize() / type.blockBytes();
+        switch (type) {
+            case Q8_0 -> {
+                // Q8 codes lie in [-127, 127]; ggml never writes -128, but another writer might.
+                for (long b = 0; b < blocks; b++) {
+                    long at = b * type.blockBytes() + 2;
+                    for (int j = 0; j < 32; j++) {
+                        if (tensor.get(ValueLayout.JAVA_BYTE, at + j) == Byte.MIN_VALUE) {
+                            return false;
+                        }
+                    }
+                }
+                return true;
+            }
+            case Q4_0 -> {
+                // m = -8 d must fit an F16 (|d| at most 65504 / 8)
+                for (long b = 0; b < blocks; b++) {
+                    if (Math.abs(GgmlBlockDecoder.half(tensor, b * type.blockBytes())) > 65504f / 8) {
+                        return false;
+                    }
+                }
+                return true;
+            }
+            case Q4_1, Q4_K -> {
+                return true;
+            }
+            default -> {
+                return false;
+            }
+        }
+    }
+
+    /**
+     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q4_0, Q4_1 or Q4_K tensor into the data
+     * and scale bytes of row-group layout at the given offsets (groups of 32).
+     */
+    static void move(GgmlType type, MemorySegment tensor, long sourceRow, int rowLength, MemorySegment data,
+                     long dataOffset, MemorySegment scales, long scalesOffset) {
+        long rowBytes = (long) rowLength / type.blockSize() * type.blockBytes();
+        long at = sourceRow * rowBytes;
+        switch (type) {
+            case Q8_0 -> {
+                for (int b = 0; b < rowLength / 32; b++) {
+                    long block = at + 34L * b;
+                    scales.set(LittleEndian.SHORT, scalesOffset + 2L * b, tensor.get(LittleEndian.SHORT, block));
+                    MemorySegment.copy(tensor, block + 2, data, dataOffset + 32L * b, 32);
+                }
+            }
+            case Q4_0, Q4_1 -> {
+                for (int b = 0; b < rowLength / 32; b++) {
+                    long block = at + (long) type.blockBytes() * b;
+                    short d = tensor.get(LittleEndian.SHORT, block);
+                    short m = type == GgmlType.Q4_0 ? Float.floatToFloat16(Float.float16ToFloat(d) * -8f)
+                            : tensor.get(LittleEndian.SHORT, block + 2);
+                    scales.set(LittleEndian.SHORT, scalesOffset + 4L * b, d);
+                    scales.set(LittleEndian.SHORT, scalesOffset + 4L * b + 2, m);
+                    MemorySegment.copy(tensor, block + (type == GgmlType.Q4_0 ? 2 : 4), data, dataOffset + 16L * b, 16);
+                }
+            }
+            case Q4_K -> {
+                int[] scaleMin = new int[2];
+                for (int b = 0; b < rowLength / 256; b++) {
+                    long block = at + 144L * b;
+                    float d = GgmlBlockDecoder.half(tensor, block);
+                    float min = GgmlBlockDecoder.half(tensor, block + 2);
+                    for (int sub = 0; sub < 8; sub++) {
+                        KQuantScales.scaleMin(tensor, block + 4, sub, scaleMin);
+                        long group = 8L * b + sub;
+                        scales.set(LittleEndian.SHORT, scalesOffset + 4 * group, Float.floatToFloat16(d * scaleMin[0]));
+                        scales.set(LittleEndian.SHORT, scalesOffset + 4 * group + 2,
+                                Float.floatToFloat16(-(min * scaleMin[1])));
+                        // Sub-block 2c uses the low nibbles of qs[32c .. 32c + 32), sub-block 2c + 1 the high ones.
+                        long qs = block + 16 + 32L * (sub / 2);
+                        int shift = sub % 2 == 0 ? 0 : 4;
+                        for (int j = 0; j < 16; j++) {
+                            int lo = (GgmlBlockDecoder.u8(tensor, qs + j) >> shift) & 0xF;
+                            int hi = (GgmlBlockDecoder.u8(tensor, qs + j + 16) >> shift) & 0xF;
+                            data.set(ValueLayout.JAVA_BYTE, dataOffset + 16 * group + j, (byte) (lo | hi << 4));
+                        }
+                    }
+                }
+            }
+            default -> throw new IllegalArgumentException(type + " cannot be moved without re-quantizing");
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package io.zse.convert.gguf;
+
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** llama.cpp's tensor names ({@code blk.N.attn_q.weight}) back to Hugging Face's ({@code model.layers.N...}). */
+final class GgufTensorNames {
+    static final String ROPE_FREQS = "rope_freqs.weight";
+    static final String OUTPUT = "output.weight";
+    static final String EMBEDDINGS = "token_embd.weight";
+
+    private static final Map<String, String> GLOBAL = Map.of(
+            EMBEDDINGS, "model.embed_tokens.weight",
+            "output_norm.weight", "model.norm.weight",
+            OUTPUT, "lm_head.weight");
+    private static final Map<String, String> LAYER = Map.of(
+            "attn_norm", "input_layernorm",
+            "attn_q", "self_attn.q_proj",
+            "attn_k", "self_attn.k_proj",
+            "attn_v", "self_attn.v_proj",
+            "attn_output", "self_attn.o_proj",
+            "ffn_norm", "post_attention_layernorm",
+            "ffn_gate", "mlp.gate_proj",
+            "ffn_up", "mlp.up_proj",
+            "ffn_down", "mlp.down_proj");
+    private static final Pattern BLOCK = Pattern.compile("blk\\.(\\d{1,6})\\.([a-z_]+)\\.(weight|bias)");
+
+    private GgufTensorNames() {
+    }
+
+    /** The Hugging Face name, or null if the name is not one of a Llama-family decoder's tensors. */
+    static String toHf(String name) {
+        String global = GLOBAL.get(name);
+        if (global != null) {
+            return global;
+        }
+        Matcher m = BLOCK.matcher(name);
+        if (!m.matches()) {
+            return null;
+        }
+        String part = LAYER.get(m.group(2));
+        if (part == null || (m.group(3).equals("bias") && part.endsWith("layernorm"))) {
+            return null;
+        }
+        return "model.layers." + Integer.parseInt(m.group(1)) + "." + part + "." + m.group(3);
+    }
+}

@@ -1,0 +1,171 @@
+package io.zse.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.backend.KvCache;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
+import io.zse.convert.ModelConverter;
+import io.zse.convert.gguf.GgufConverter;
+import io.zse.convert.gguf.GgmlBlockDecoder;
+import io.zse.convert.gguf.GgmlType;
+import io.zse.convert.gguf.GgufFile;
+import io.zse.convert.gguf.GgufFixtures;
+import io.zse.format.TensorInfo;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * GGUF files written by llama.cpp's convert_hf_to_gguf.py and llama-quantize, imported with {@link GgufConverter} and
+ * run on the CPU backend: F32 and F16 must be the safetensors import byte for byte (so the same greedy ids);
+ * quantized files are compared with transformers running the same GGUF dequantized to float32.
+ */
+class GgufImportGoldenTest {
+    @TempDir
+    static Path dir;
+    static final CpuBackend BACKEND = TestKernels.backend("vector", 2);
+
+    @AfterAll
+    static void close() {
+        BACKEND.close();
+    }
+
+    static ModelConverter.Result convert(String name, Path out) throws IOException {
+        return GgufConverter.convert(GgufFixtures.gguf(name, dir), out, true, ModelConverter.Progress.NONE);
+    }
+
+    static JsonNode json(String resource) throws IOException {
+        try (InputStream in = GgufImportGoldenTest.class.getResourceAsStream(resource)) {
+            return new ObjectMapper().readTree(in);
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"tinystories-656k-f32, F32", "tinystories-656k-f16, F16"})
+    void unquantizedFilesAreTheSafetensorsImportByteForByte(String name, TensorType type) throws IOException {
+        Path fromGguf = dir.resolve(name + ".zse");
+        ModelConverter.Result result = convert(name, fromGguf);
+        assertEquals(type == TensorType.F32 ? List.of("F32 -> F32 (exact): 20 tensors")
+                : List.of("F16 -> F16 (exact): 15 tensors", "F32 -> F32 (exact): 5 tensors"), result.notes());
+        Path fromSafetensors = TestModels.convertTinyStories(type, dir);
+        try (ZseFile gguf = ZseFile.open(fromGguf); ZseFile hf = ZseFile.open(fromSafetensors)) {
+            // llama.cpp records a padding id (0, <unk>) that config.json leaves unset; everything else is the same.
+            assertEquals(hf.configJson(), gguf.configJson().replace("\"pad_token_id\" : 0", "\"pad_token_id\" : null"));
+            assertEquals(hf.tensors().size(), gguf.tensors().size());
+            for (TensorInfo t : hf.tensors()) {
+                TensorInfo mine = gguf.tensor(t.name()).info();
+                assertEquals(t.type(), mine.type(), t.name());
+                assertEquals(t.dataCrc(), mine.dataCrc(), t.name() + " differs from the safetensors import");
+            }
+            LlamaModel model = LlamaModel.load(gguf, BACKEND);
+            for (JsonNode c : json("/golden/tinystories-656k-greedy-f32.json").get("cases")) {
+                GreedyGolden golden = GreedyGolden.of(c);
+                List<float[]> steps = new java.util.ArrayList<>();
+                int[] ids = LlamaModelGoldenTest.greedy(model, golden.promptIds(), golden.greedyIds().length, steps);
+                if (type == TensorType.F32) {
+                    golden.assertReproducedBy(model, 1e-4);
+                } else {
+                    int[] reference = LlamaModelGoldenTest.greedy(LlamaModel.load(hf, BACKEND), golden.promptIds(),
+                            golden.greedyIds().length, new java.util.ArrayList<>());
+                    org.junit.jupiter.api.Assertions.assertArrayEquals(reference, ids, golden.prompt());
+                }
+            }
+        }
+    }
+
+    /**
+     * Bit-exact types (Q8_0 as Q8, Q4_0 as Q4) hold the values transformers dequantizes, so logits agree to float32
+     * rounding; K-quants go through one rounding step (Q4_K scales to F16) or a re-quantization (Q6_K to Q8), whose
+     * reported error bounds how far the logits may move.
+     */
+    @ParameterizedTest
+    @CsvSource({"tinystories-656k-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
+            "tinystories-656k-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
+            "tiny-kquant-q4_k_m, 2e-2, Q4_K -> Q4: 5 tensors",
+            "tiny-kquant-q6_k, 5e-2, Q6_K -> Q8: 8 tensors"})
+    void quantizedFilesMatchTransformersDequantizingTheSameGguf(String name, double tolerance, String note)
+            throws IOException {
+        Path out = dir.resolve(name + ".zse");
+        ModelConverter.Result result = convert(name, out);
+        System.out.println(name + ": " + result.notes());
+        assertTrue(result.notes().stream().anyMatch(n -> n.startsWith(note)), result.notes().toString());
+        try (ZseFile file = ZseFile.open(out)) {
+            LlamaModel model = LlamaModel.load(file, BACKEND);
+            double maxDiff = 0;
+            for (JsonNode c : json("/gguf/" + name + ".json").get("cases")) {
+                maxDiff = Math.max(maxDiff, teacherForced(model, GreedyGolden.of(c), tolerance));
+            }
+            System.out.printf("%s: max |logit - transformers(gguf)| = %.2e%n", name, maxDiff);
+        }
+    }
+
+    /**
+     * Runs the reference's greedy ids through the model (so one near tie cannot derail the rest) and compares the
+     * recorded top-5 logits; greedy ids must agree wherever the reference's top-1 margin exceeds twice the tolerance.
+     */
+    static double teacherForced(LlamaModel model, GreedyGolden golden, double tolerance) {
+        int[] prompt = golden.promptIds();
+        int[] ids = golden.greedyIds();
+        KvCache cache = model.newCache(prompt.length + ids.length);
+        float[] logits = model.forward(prompt, 0, cache);
+        double maxDiff = 0;
+        for (int step = 0; step < ids.length; step++) {
+            int position = prompt.length - 1 + step;
+            for (GreedyGolden.TopLogits top : golden.logits()) {
+                if (top.position() == position) {
+                    for (int r = 0; r < top.ids().length; r++) {
+                        double want = top.values()[r];
+                        double got = logits[top.ids()[r]];
+                        maxDiff = Math.max(maxDiff, Math.abs(got - want));
+                        assertTrue(Math.abs(got - want) <= tolerance * Math.max(1, Math.abs(want)),
+                                "logit of " + top.ids()[r] + " at position " + position + ": " + got + " vs " + want);
+                    }
+                    if (top.values()[0] - top.values()[1] > 2 * tolerance * Math.max(1, Math.abs(top.values()[0]))) {
+                        assertEquals(ids[step], LlamaModelGoldenTest.argmax(logits), "greedy id at step " + step);
+                    }
+                }
+            }
+            logits = model.forward(new int[]{ids[step]}, prompt.length + step, cache);
+        }
+        return maxDiff;
+    }
+
+    @Test
+    void q4KeepsGgufQ4ZeroValuesExactly() throws IOException {
+        // Q4_0's (q - 8) d becomes Q4's q d + m with m = -8 d: the decoded rows equal ggml's exactly (code 8 gives
+        // +0 here where ggml may give -0).
+        Path gguf = GgufFixtures.gguf("tinystories-656k-q4_0", dir);
+        Path out = dir.resolve("q4_0-exact.zse");
+        GgufConverter.convert(gguf, out, true, ModelConverter.Progress.NONE);
+        try (ZseFile file = ZseFile.open(out); GgufFile g = GgufFile.open(gguf)) {
+            float[] ours = new float[384];
+            float[] theirs = new float[384];
+            var t = file.tensor("model.layers.1.mlp.down_proj.weight");
+            GgufFile.GgufTensor source = g.tensors().stream().filter(x -> x.name().equals("blk.1.ffn_down.weight"))
+                    .findFirst().orElseThrow();
+            assertEquals(GgmlType.Q4_0, source.type());
+            for (int row = 0; row < 128; row += 37) {
+                io.zse.format.TensorDecoder.decode(t.info().type(), t.info().groupSize(), t.data(), t.scales(),
+                        (long) row * 384, 384, ours, 0);
+                GgmlBlockDecoder.decode(source.type(), g.bytes(source), (long) row * 384, 384, theirs, 0);
+                for (int i = 0; i < ours.length; i++) {
+                    assertTrue(ours[i] == theirs[i], "row " + row + " element " + i + ": " + ours[i] + " vs " + theirs[i]);
+                }
+            }
+        }
+    }
+}
