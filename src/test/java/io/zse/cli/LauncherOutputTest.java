@@ -56,7 +56,7 @@ class LauncherOutputTest {
             assertEquals(1, r.exit(), command + ": " + r.err());
             List<String> lines = r.err().lines().toList();
             assertEquals(1, lines.size(), command + ": " + r.err());
-            assertTrue(lines.getFirst().startsWith("zse " + command + ": ") && lines.getFirst().contains("no such file")
+            assertTrue(lines.getFirst().startsWith("zse " + command + ": ") && lines.getFirst().contains("no such")
                     && lines.getFirst().contains(missing.toString()), lines.getFirst());
         }
         Run usage = run(ChildZse.launched("generate", "--model", missing.toString()));

@@ -3,6 +3,7 @@ package io.zse.generate;
 import io.zse.TestModels;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import io.zse.model.LlamaModel;
@@ -36,7 +37,9 @@ class QualityComparisonTest {
 
     @BeforeAll
     static void load() throws IOException {
-        backend = new CpuBackend(2);
+        // Float activations: these bounds are the weight formats' own; what the native kernels' int8 activations
+        // add is EvalCommandTest's (docs/quality.md, "Int8 activations").
+        backend = new CpuBackend(2, TestKernels.named("vector"));
         f32File = ZseFile.open(TestModels.convertTinyStories(TensorType.F32, dir));
         reference = new QualityComparison.Side(LlamaModel.load(f32File, backend), KvCacheType.F32);
         try (InputStream in = QualityComparisonTest.class.getResourceAsStream("/eval/tinystories-sampled.txt")) {
