@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
 __global__ void __launch_bounds__(kPrefillWarps * kWarp) attention_prefill_kernel(
     const float *__restrict__ q, int n, int start_pos, const float *__restrict__ keys,
     const float *__restrict__ values, Shape s, float *__restrict__ out) {
-    extern __shared__ float shared[];
+    ZSE_DYNAMIC_SHARED(float, shared);
     const int hd = s.head_dim;
     float *qs = shared;                       // [kQueryTile][hd]
     float *ks = qs + kQueryTile * hd;         // [kKeyTile][hd + 1]: the padding keeps lanes on distinct banks
@@ -205,7 +205,7 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
     Shape shape{heads, kv_heads, head_dim, sliding_window};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (n == 1) {
-        attention_decode_kernel<<<heads, kDecodeWarps * kWarp, 0, s>>>(q, start_pos, keys, values, shape, out);
+        ZSE_LAUNCH(attention_decode_kernel, heads, kDecodeWarps * kWarp, 0, s)(q, start_pos, keys, values, shape, out);
         return launched("attention_decode_kernel");
     }
     const size_t shared_bytes = prefill_shared_bytes(head_dim);
@@ -215,7 +215,7 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
                   "cudaFuncSetAttribute(attention_prefill_kernel)");
     }
     dim3 grid((n + kQueryTile - 1) / kQueryTile, heads);
-    attention_prefill_kernel<<<grid, kPrefillWarps * kWarp, shared_bytes, s>>>(q, n, start_pos, keys, values, shape,
+    ZSE_LAUNCH(attention_prefill_kernel, grid, kPrefillWarps * kWarp, shared_bytes, s)(q, n, start_pos, keys, values, shape,
                                                                              out);
     return launched("attention_prefill_kernel");
 }

@@ -40,7 +40,7 @@ public final class CudaBackend implements Backend {
     private final CudaStream stream;
     private final WeightUploader uploader;
     private final List<StagedBuffer> slots = new ArrayList<>();
-    private final Map<Long, CudaWeight> weightsByAddress = new HashMap<>();
+    private final Map<MappedTensor, CudaWeight> weightsByTensor = new HashMap<>();
     private final Set<CudaWeight> weights = Collections.newSetFromMap(new IdentityHashMap<>());
     private final Map<KvCache, DeviceKvCache> kvCaches = new WeakHashMap<>();
     private final Map<float[], DeviceBuffer> vectors = new IdentityHashMap<>();
@@ -94,14 +94,16 @@ public final class CudaBackend implements Backend {
                     + tensor.scales().byteSize() + " scale bytes, expected " + dataBytes + " and " + scaleBytes);
         }
         // Tied embeddings: the same tensor is both the embedding table and the output projection; upload it once.
-        CudaWeight known = weightsByAddress.get(tensor.data().address());
+        // Known by its mapping too: a file opened after another was closed can be mapped at the same address.
+        MappedTensor key = new MappedTensor(tensor.data().scope(), tensor.data().address(), dataBytes);
+        CudaWeight known = weightsByTensor.get(key);
         if (known != null) {
             return known;
         }
         DeviceBuffer memory = new DeviceBuffer(cuda, CudaWeight.scalesOffset(dataBytes) + scaleBytes);
         CudaWeight w = new CudaWeight(tensor.name(), tensor.type(), tensor.groupSize(), rows, cols, memory, dataBytes,
                 scaleBytes);
-        weightsByAddress.put(tensor.data().address(), w);
+        weightsByTensor.put(key, w);
         weights.add(w);
         uploader.upload(tensor.data(), memory, 0);
         if (scaleBytes > 0) {
@@ -109,6 +111,10 @@ public final class CudaBackend implements Backend {
         }
         uploadsPending = true;
         return w;
+    }
+
+    /** A tensor's bytes in one mapping of a file. */
+    private record MappedTensor(MemorySegment.Scope mapping, long address, long bytes) {
     }
 
     @Override
