@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 1
+#define ZSE_CUDA_ABI_VERSION 2
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -100,6 +100,17 @@ int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const
  */
 int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, const float *values, int heads,
                        int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
+/*
+ * The KV block pool: per layer, keys and values [slots, kv_dim] F32, slot = block * block_size + offset in block.
+ * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i]. paged_attention is the attention above for a batch
+ * of rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
+ * positions 0..positions[i] of its sequence, whose block table starts at tables[table_offsets[i]]. rows <= 65535.
+ */
+int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, float *keys,
+                      float *values, void *stream);
+int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
+                             const int32_t *tables, int block_size, const float *keys, const float *values,
+                             int heads, int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */

@@ -33,7 +33,7 @@ build() { # library, extra flags...
 }
 
 build libzse_cuda_emu.so -O2 -g
-# The sanitizer build needs the compiler's ASan runtime; the tests preload it into the JVM (emu/asan-java.sh).
+# The sanitizer build needs the compiler's ASan runtime; the tests preload it into the JVM (emu/asan-jvm/bin/java).
 if echo 'int main(){}' | "$cxx" -fsanitize=address -x c++ - -o /dev/null >/dev/null 2>&1; then
   build libzse_cuda_emu_asan.so -O1 -g -fsanitize=address -fno-omit-frame-pointer
 else

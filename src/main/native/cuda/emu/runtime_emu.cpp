@@ -470,7 +470,8 @@ cudaError_t run_kernel(const char *name, const void *function, dim3 grid, dim3 t
     block_dim = threads;
     grid_dim = grid;
     // The exact size, so reading past it is an error under AddressSanitizer.
-    void *shared = aligned_alloc(16, (shared_bytes + 15) / 16 * 16 + (shared_bytes == 0 ? 16 : 0));
+    void *shared = nullptr;
+    if (posix_memalign(&shared, 16, shared_bytes == 0 ? 1 : shared_bytes) != 0) return cudaErrorMemoryAllocation;
     block.dynamic_shared = shared;
     bool ok = true;
     for (unsigned z = 0; z < grid.z && ok; z++) {
@@ -620,9 +621,10 @@ cudaError_t allocate(void **pointer, size_t bytes, Memory kind) {
     std::lock_guard<std::recursive_mutex> hold(device_lock);
     if (captures_on_this_thread > 0) return set_error(cudaErrorStreamCaptureUnsupported);
     if (kind == Memory::Device && device_bytes + bytes > total_memory()) return set_error(cudaErrorMemoryAllocation);
-    // 256-byte aligned like cudaMalloc; the exact size is kept so copies past the end are refused.
-    void *memory = aligned_alloc(256, (bytes + 255) / 256 * 256);
-    if (memory == nullptr) return set_error(cudaErrorMemoryAllocation);
+    // 256-byte aligned like cudaMalloc, and of the exact size: copies past the end are refused, and a kernel reading
+    // past it is reported by AddressSanitizer.
+    void *memory = nullptr;
+    if (posix_memalign(&memory, 256, bytes) != 0) return set_error(cudaErrorMemoryAllocation);
     allocations[reinterpret_cast<uintptr_t>(memory)] = Allocation{bytes, kind};
     if (kind == Memory::Device) device_bytes += bytes;
     *pointer = memory;

@@ -147,10 +147,12 @@ class CudaBackendParityTest {
                     float[] k = random(n * shape.kvDim(), 10L + start);
                     float[] v = random(n * shape.kvDim(), 20L + start);
                     float[] q = random(n * shape.queryDim(), 30L + start);
-                    cpuCache.store(0, start, n, k, v);
-                    gpuCache.store(0, start, n, k, v);
-                    float[] expected = BackendArrays.attention(cpu, q, BatchLayout.single(cpuCache, start, n), 0, shape);
-                    float[] actual = BackendArrays.attention(cuda, q, BatchLayout.single(gpuCache, start, n), 0, shape);
+                    BatchLayout onCpu = BatchLayout.single(cpuCache, start, n);
+                    BatchLayout onGpu = BatchLayout.single(gpuCache, start, n);
+                    BackendArrays.storeKv(cpu, k, v, onCpu, 0);
+                    BackendArrays.storeKv(cuda, k, v, onGpu, 0);
+                    float[] expected = BackendArrays.attention(cpu, q, onCpu, 0, shape);
+                    float[] actual = BackendArrays.attention(cuda, q, onGpu, 0, shape);
                     assertClose(expected, actual, 1e-4, "attention head dim " + headDim + " window " + window
                             + " at " + start + " n=" + n);
                 }
