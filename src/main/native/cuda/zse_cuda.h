@@ -89,9 +89,12 @@ int zse_cuda_embed(const void *data, const void *scales, int type, int group_siz
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream);
 /* out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. */
 int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream);
-/* Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at start_pos + i; inverse_frequencies [head_dim/2]. */
-int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const float *inverse_frequencies,
-                  void *stream);
+/*
+ * Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at position positions[i] (a device array, so a captured
+ * step replays at new positions); inverse_frequencies [head_dim/2].
+ */
+int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *positions,
+                  const float *inverse_frequencies, void *stream);
 /*
  * Causal scaled dot-product attention of q [n, heads * head_dim] at positions start_pos..start_pos+n-1 over keys and
  * values [capacity, kv_heads * head_dim] holding positions 0..start_pos+n-1; GQA (heads % kv_heads == 0); a

@@ -190,7 +190,7 @@ public final class CudaBackend implements Backend {
                 stream.handle());
     }
 
-    /** One kernel launch per sequence of the batch: the kernel takes one start position. */
+    /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
     @Override
     public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
         check(heads > 0 && headDim > 0 && headDim % 2 == 0, "heads and an even headDim must be positive");
@@ -198,11 +198,9 @@ public final class CudaBackend implements Backend {
         int width = heads * headDim;
         DeviceActivations rows = own(x, (long) batch.rows() * width);
         computeEnter();
-        MemorySegment f = vector(inverseFrequencies);
-        for (BatchLayout.Segment s : batch.segments()) {
-            cuda.call("zse_cuda_rope", rows.at((long) s.offset() * width, (long) s.length() * width), s.length(), heads,
-                    headDim, s.startPos(), f, stream.handle());
-        }
+        MemorySegment tables = upload(batch);
+        cuda.call("zse_cuda_rope", rows.at(0, (long) batch.rows() * width), batch.rows(), heads, headDim,
+                batchTables.positions(tables, 0), vector(inverseFrequencies), stream.handle());
     }
 
     /** The new rows go straight from the activations into the device block pool: nothing crosses to the host. */
