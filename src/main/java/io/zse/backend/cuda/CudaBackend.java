@@ -12,7 +12,6 @@ import io.zse.format.ZseTensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
