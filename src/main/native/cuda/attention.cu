@@ -1,7 +1,8 @@
 // Causal attention over the KV cache (GQA, sliding window) with an online softmax, so no score array is stored.
 //
 // Decode (n == 1): one block per query head; its 8 warps take every 8th visible key, each warp keeps a running
-// (max, sum, output) and the block merges the 8 partial results at the end.
+// (max, sum, output) and the block merges the 8 partial results at the end. Paged: the same per row of a batch, keys
+// and values found through each sequence's block table in the block pool (zse_cuda_paged_attention).
 // Prefill (n > 1): one block per (16-query tile, head); key/value tiles of 32 positions are staged in shared memory and
 // reused by all 16 queries, flash-attention style.
 #include <math.h>
@@ -38,9 +39,25 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 
-__global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
-    const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
-    Shape s, float *__restrict__ out) {
+// Key rows in position order: position t is row t.
+struct Contiguous {
+    __device__ int64_t operator()(int t) const { return t; }
+};
+
+// Key rows in the block pool: position t is in block table[t / block_size] at t % block_size.
+struct Paged {
+    const int32_t *table;
+    int block_size;
+    __device__ int64_t operator()(int t) const {
+        return static_cast<int64_t>(table[t / block_size]) * block_size + t % block_size;
+    }
+};
+
+// One query row of one head (blockIdx.x) against the keys visible from `position`: the block's 8 warps take every 8th
+// key, each keeping a running (max, sum, output), merged at the end. q and out point at the row's first head.
+template <class Locate>
+__device__ void attend_row(const float *__restrict__ q, int position, Locate locate, const float *__restrict__ keys,
+                           const float *__restrict__ values, const Shape &s, float *__restrict__ out) {
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
     __shared__ float warp_out[kDecodeWarps][kMaxHeadDim];
@@ -57,8 +74,9 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     }
     float running_max = -INFINITY, running_sum = 0.f;
     for (int t = s.first_visible(position) + warp; t <= position; t += kDecodeWarps) {
-        const float *k = keys + static_cast<int64_t>(t) * s.kv_dim() + kv_offset;
-        const float *v = values + static_cast<int64_t>(t) * s.kv_dim() + kv_offset;
+        const int64_t row = locate(t);
+        const float *k = keys + row * s.kv_dim() + kv_offset;
+        const float *v = values + row * s.kv_dim() + kv_offset;
         float dot = 0.f;
 #pragma unroll
         for (int e = 0; e < kDimsPerLane; e++) {
@@ -99,10 +117,39 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     }
 }
 
+__global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
+    const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
+    Shape s, float *__restrict__ out) {
+    attend_row(q, position, Contiguous{}, keys, values, s, out);
+}
+
+// Row blockIdx.y of a batch over the block pool: its position and the offset of its sequence's block table.
+__global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
+    const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
+    const int32_t *__restrict__ tables, int block_size, const float *__restrict__ keys,
+    const float *__restrict__ values, Shape s, float *__restrict__ out) {
+    const int row = blockIdx.y;
+    const int64_t row_start = static_cast<int64_t>(row) * s.heads * s.head_dim;
+    attend_row(q + row_start, positions[row], Paged{tables + table_offsets[row], block_size}, keys, values, s,
+               out + row_start);
+}
+
+// Row blockIdx.x of k and v [rows, kv_dim] into slot slots[row] of the pool's keys and values [slots, kv_dim].
+__global__ void store_kv_kernel(const float *__restrict__ k, const float *__restrict__ v, int kv_dim,
+                                const int32_t *__restrict__ slots, float *__restrict__ keys,
+                                float *__restrict__ values) {
+    const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
+    const int64_t to = static_cast<int64_t>(slots[blockIdx.x]) * kv_dim;
+    for (int d = threadIdx.x; d < kv_dim; d += blockDim.x) {
+        keys[to + d] = k[from + d];
+        values[to + d] = v[from + d];
+    }
+}
+
 __global__ void __launch_bounds__(kPrefillWarps * kWarp) attention_prefill_kernel(
     const float *__restrict__ q, int n, int start_pos, const float *__restrict__ keys,
     const float *__restrict__ values, Shape s, float *__restrict__ out) {
-    extern __shared__ float shared[];
+    ZSE_DYNAMIC_SHARED(float, shared);
     const int hd = s.head_dim;
     float *qs = shared;                       // [kQueryTile][hd]
     float *ks = qs + kQueryTile * hd;         // [kKeyTile][hd + 1]: the padding keeps lanes on distinct banks
@@ -205,7 +252,7 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
     Shape shape{heads, kv_heads, head_dim, sliding_window};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (n == 1) {
-        attention_decode_kernel<<<heads, kDecodeWarps * kWarp, 0, s>>>(q, start_pos, keys, values, shape, out);
+        ZSE_LAUNCH(attention_decode_kernel, heads, kDecodeWarps * kWarp, 0, s)(q, start_pos, keys, values, shape, out);
         return launched("attention_decode_kernel");
     }
     const size_t shared_bytes = prefill_shared_bytes(head_dim);
@@ -215,7 +262,38 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
                   "cudaFuncSetAttribute(attention_prefill_kernel)");
     }
     dim3 grid((n + kQueryTile - 1) / kQueryTile, heads);
-    attention_prefill_kernel<<<grid, kPrefillWarps * kWarp, shared_bytes, s>>>(q, n, start_pos, keys, values, shape,
+    ZSE_LAUNCH(attention_prefill_kernel, grid, kPrefillWarps * kWarp, shared_bytes, s)(q, n, start_pos, keys, values, shape,
                                                                              out);
     return launched("attention_prefill_kernel");
+}
+
+extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
+                                        const int32_t *table_offsets, const int32_t *tables, int block_size,
+                                        const float *keys, const float *values, int heads, int kv_heads,
+                                        int head_dim, int sliding_window, float *out, void *stream) {
+    using namespace zse;
+    ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
+                    keys != nullptr && values != nullptr && out != nullptr,
+                "zse_cuda_paged_attention: NULL pointer");
+    ZSE_REQUIRE(rows > 0 && rows <= 65535, "zse_cuda_paged_attention: rows must be 1..65535");
+    ZSE_REQUIRE(block_size > 0, "zse_cuda_paged_attention: block_size must be positive");
+    ZSE_REQUIRE(heads > 0 && kv_heads > 0 && heads % kv_heads == 0,
+                "zse_cuda_paged_attention: heads must be a positive multiple of kv_heads");
+    ZSE_REQUIRE(head_dim > 0 && head_dim <= kMaxHeadDim, "zse_cuda_paged_attention: head_dim must be 1..256");
+    ZSE_REQUIRE(sliding_window >= 0, "zse_cuda_paged_attention: sliding_window must be >= 0");
+    Shape shape{heads, kv_heads, head_dim, sliding_window};
+    dim3 grid(heads, rows);
+    ZSE_LAUNCH(paged_attention_kernel, grid, kDecodeWarps * kWarp, 0, static_cast<cudaStream_t>(stream))(
+        q, positions, table_offsets, tables, block_size, keys, values, shape, out);
+    return launched("paged_attention_kernel");
+}
+
+extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots,
+                                 float *keys, float *values, void *stream) {
+    using namespace zse;
+    ZSE_REQUIRE(k != nullptr && v != nullptr && slots != nullptr && keys != nullptr && values != nullptr,
+                "zse_cuda_store_kv: NULL pointer");
+    ZSE_REQUIRE(rows > 0 && kv_dim > 0, "zse_cuda_store_kv: rows and kv_dim must be positive");
+    ZSE_LAUNCH(store_kv_kernel, rows, 256, 0, static_cast<cudaStream_t>(stream))(k, v, kv_dim, slots, keys, values);
+    return launched("store_kv_kernel");
 }

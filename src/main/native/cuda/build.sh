@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds libzse_cuda.so into the directory given as $1 (the Maven build passes target/native).
+# Builds libzse_cuda.so into the directory given as $1 (the Maven build passes target/native), after its CPU
+# emulation libzse_cuda_emu.so (emu/build.sh, needs g++), which the CUDA tests run on every machine.
 # Without nvcc it prints one line and succeeds, so builds on machines without CUDA stay green.
 # nvcc is looked up on PATH, then in $CUDA_HOME/bin ($CUDA_HOME defaults to /usr/local/cuda).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${1:?usage: build.sh OUTPUT_DIR}"
+
+"$here/emu/build.sh" "$out"
 
 nvcc="$(command -v nvcc || true)"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"

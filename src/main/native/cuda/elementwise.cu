@@ -37,8 +37,8 @@ __global__ void rms_norm_kernel(const float *__restrict__ x, const float *__rest
     }
 }
 
-// One thread per (row, head, pair j): elements j and j + head_dim/2 rotate by position * inverse_frequencies[j].
-__global__ void rope_kernel(float *x, int n, int heads, int head_dim, int start_pos,
+// One thread per (row, head, pair j): elements j and j + head_dim/2 rotate by positions[row] * inverse_frequencies[j].
+__global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int32_t *__restrict__ positions,
                             const float *__restrict__ inverse_frequencies) {
     const int half = head_dim / 2;
     const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -48,7 +48,7 @@ __global__ void rope_kernel(float *x, int n, int heads, int head_dim, int start_
     const int j = static_cast<int>(item % half);
     const int64_t row_head = item / half;  // i * heads + h
     const int i = static_cast<int>(row_head / heads);
-    const float angle = static_cast<float>(start_pos + i) * inverse_frequencies[j];  // F32 like the reference
+    const float angle = static_cast<float>(positions[i]) * inverse_frequencies[j];  // F32 like the reference
     float sin, cos;
     sincosf(angle, &sin, &cos);
     float *base = x + row_head * head_dim;
@@ -87,38 +87,38 @@ extern "C" {
 int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream) {
     ZSE_REQUIRE(x != nullptr && weight != nullptr && out != nullptr, "zse_cuda_rms_norm: NULL pointer");
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
-    zse::rms_norm_kernel<<<n, zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, weight, dim, eps, out);
+    ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, weight, dim, eps, out);
     return zse::launched("rms_norm_kernel");
 }
 
-int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const float *inverse_frequencies,
-                  void *stream) {
-    ZSE_REQUIRE(x != nullptr && inverse_frequencies != nullptr, "zse_cuda_rope: NULL pointer");
-    ZSE_REQUIRE(n > 0 && heads > 0 && head_dim > 0 && head_dim % 2 == 0 && start_pos >= 0,
-                "zse_cuda_rope: n, heads and an even head_dim must be positive, start_pos >= 0");
+int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *positions,
+                  const float *inverse_frequencies, void *stream) {
+    ZSE_REQUIRE(x != nullptr && positions != nullptr && inverse_frequencies != nullptr, "zse_cuda_rope: NULL pointer");
+    ZSE_REQUIRE(n > 0 && heads > 0 && head_dim > 0 && head_dim % 2 == 0,
+                "zse_cuda_rope: n, heads and an even head_dim must be positive");
     const int64_t items = static_cast<int64_t>(n) * heads * (head_dim / 2);
-    zse::rope_kernel<<<zse::blocks_for(items), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        x, n, heads, head_dim, start_pos, inverse_frequencies);
+    ZSE_LAUNCH(zse::rope_kernel, zse::blocks_for(items), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+        x, n, heads, head_dim, positions, inverse_frequencies);
     return zse::launched("rope_kernel");
 }
 
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_swiglu: NULL pointer or length <= 0");
-    zse::swiglu_kernel<<<zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(gate, up,
+    ZSE_LAUNCH(zse::swiglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(gate, up,
                                                                                                          length);
     return zse::launched("swiglu_kernel");
 }
 
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream) {
     ZSE_REQUIRE(x != nullptr && y != nullptr && length > 0, "zse_cuda_add: NULL pointer or length <= 0");
-    zse::add_kernel<<<zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, y, length);
+    ZSE_LAUNCH(zse::add_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, length);
     return zse::launched("add_kernel");
 }
 
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream) {
     ZSE_REQUIRE(x != nullptr && bias != nullptr && n > 0 && dim > 0, "zse_cuda_add_bias: NULL pointer or empty shape");
     const int64_t length = static_cast<int64_t>(n) * dim;
-    zse::add_bias_kernel<<<zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    ZSE_LAUNCH(zse::add_bias_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
         x, length, bias, dim);
     return zse::launched("add_bias_kernel");
 }

@@ -85,14 +85,14 @@ extern "C" {
 int zse_cuda_argmax(const float *logits, int n, int vocab, int32_t *ids, void *stream) {
     ZSE_REQUIRE(logits != nullptr && ids != nullptr && n > 0 && vocab > 0,
                 "zse_cuda_argmax: NULL pointer or empty logits");
-    zse::argmax_kernel<<<n, zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(logits, vocab, ids);
+    ZSE_LAUNCH(zse::argmax_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(logits, vocab, ids);
     return zse::launched("argmax_kernel");
 }
 
 int zse_cuda_top_k(const float *logits, int vocab, int k, float *values, int32_t *ids, void *stream) {
     ZSE_REQUIRE(logits != nullptr && values != nullptr && ids != nullptr, "zse_cuda_top_k: NULL pointer");
     ZSE_REQUIRE(vocab > 0 && k > 0 && k <= 1024 && k <= vocab, "zse_cuda_top_k: need 0 < k <= min(vocab, 1024)");
-    zse::top_k_kernel<<<1, zse::kThreads, 0, static_cast<cudaStream_t>(stream)>>>(logits, vocab, k, values, ids);
+    ZSE_LAUNCH(zse::top_k_kernel, 1, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(logits, vocab, k, values, ids);
     return zse::launched("top_k_kernel");
 }
 

@@ -221,9 +221,9 @@ template <int TYPE>
 void launch_matvec(const Weight &m, const float *x, int n, float *out, cudaStream_t stream) {
     dim3 grid((m.rows + kMatvecWarps - 1) / kMatvecWarps);
     if (vector_path_fits<TYPE>(m)) {
-        matvec_kernel<TYPE><<<grid, kMatvecWarps * kWarp, 0, stream>>>(m, x, n, out);
+        ZSE_LAUNCH(matvec_kernel<TYPE>, grid, kMatvecWarps * kWarp, 0, stream)(m, x, n, out);
     } else {
-        matvec_scalar_kernel<<<grid, kMatvecWarps * kWarp, 0, stream>>>(m, x, n, out);
+        ZSE_LAUNCH(matvec_scalar_kernel, grid, kMatvecWarps * kWarp, 0, stream)(m, x, n, out);
     }
 }
 
@@ -282,7 +282,7 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (n > kMaxVectorRows) {
         dim3 grid((rows + kTileRows - 1) / kTileRows, (n + kTileTokens - 1) / kTileTokens);
-        matmul_tiled_kernel<<<grid, 256, 0, s>>>(m, x, n, out);
+        ZSE_LAUNCH(matmul_tiled_kernel, grid, 256, 0, s)(m, x, n, out);
         return launched("matmul_tiled_kernel");
     }
     switch (type) {
@@ -302,7 +302,7 @@ int zse_cuda_embed(const void *data, const void *scales, int type, int group_siz
     Weight m{static_cast<const uint8_t *>(data), static_cast<const __half *>(scales), type, group_size, rows, cols};
     if (int status = check_weight(m, "zse_cuda_embed")) return status;
     ZSE_REQUIRE(tokens != nullptr && out != nullptr && n > 0, "zse_cuda_embed: NULL tokens/output or n <= 0");
-    embed_kernel<<<n, 256, 0, static_cast<cudaStream_t>(stream)>>>(m, tokens, out);
+    ZSE_LAUNCH(embed_kernel, n, 256, 0, static_cast<cudaStream_t>(stream))(m, tokens, out);
     return launched("embed_kernel");
 }
 

@@ -2,8 +2,18 @@
 #ifndef ZSE_STATUS_CUH
 #define ZSE_STATUS_CUH
 
-#include <cuda_runtime.h>
 #include "zse_cuda.h"
+
+// The same sources build libzse_cuda.so with nvcc and libzse_cuda_emu.so with g++ (emu/cuda_emu.h: the kernels run on
+// the CPU). Two spellings differ: a launch is ZSE_LAUNCH(kernel, grid, block, shared, stream)(arguments) and dynamic
+// shared memory is ZSE_DYNAMIC_SHARED(type, name).
+#ifdef ZSE_CUDA_EMULATION
+#include "emu/cuda_emu.h"
+#else
+#include <cuda_runtime.h>
+#define ZSE_LAUNCH(kernel, grid, block, shared, stream) kernel<<<grid, block, shared, stream>>>
+#define ZSE_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
 
 namespace zse {
 

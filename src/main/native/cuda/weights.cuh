@@ -5,9 +5,14 @@
 #ifndef ZSE_WEIGHTS_CUH
 #define ZSE_WEIGHTS_CUH
 
+#include <stdint.h>
+
+#ifdef ZSE_CUDA_EMULATION
+#include "emu/cuda_emu.h"
+#else
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <stdint.h>
+#endif
 
 namespace zse {
 

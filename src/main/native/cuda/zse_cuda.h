@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 1
+#define ZSE_CUDA_ABI_VERSION 2
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -89,9 +89,12 @@ int zse_cuda_embed(const void *data, const void *scales, int type, int group_siz
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream);
 /* out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. */
 int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream);
-/* Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at start_pos + i; inverse_frequencies [head_dim/2]. */
-int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const float *inverse_frequencies,
-                  void *stream);
+/*
+ * Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at position positions[i] (a device array, so a captured
+ * step replays at new positions); inverse_frequencies [head_dim/2].
+ */
+int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *positions,
+                  const float *inverse_frequencies, void *stream);
 /*
  * Causal scaled dot-product attention of q [n, heads * head_dim] at positions start_pos..start_pos+n-1 over keys and
  * values [capacity, kv_heads * head_dim] holding positions 0..start_pos+n-1; GQA (heads % kv_heads == 0); a
@@ -100,6 +103,17 @@ int zse_cuda_rope(float *x, int n, int heads, int head_dim, int start_pos, const
  */
 int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, const float *values, int heads,
                        int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
+/*
+ * The KV block pool: per layer, keys and values [slots, kv_dim] F32, slot = block * block_size + offset in block.
+ * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i]. paged_attention is the attention above for a batch
+ * of rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
+ * positions 0..positions[i] of its sequence, whose block table starts at tables[table_offsets[i]]. rows <= 65535.
+ */
+int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, float *keys,
+                      float *values, void *stream);
+int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
+                             const int32_t *tables, int block_size, const float *keys, const float *values,
+                             int heads, int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */

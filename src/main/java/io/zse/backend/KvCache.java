@@ -176,17 +176,7 @@ public final class KvCache {
 
     /** Writes rows rowOffset..rowOffset+n-1 of k and v [rows, kvDim] for {@code layer} at positions startPos... */
     public void store(int layer, int startPos, int n, float[] k, float[] v, int rowOffset) {
-        if (layer < 0 || layer >= pool.layers()) {
-            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (pool.layers() - 1));
-        }
-        if (startPos < 0 || n < 0 || startPos + n > reservedPositions()) {
-            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
-                    + " do not fit the " + reservedPositions() + " reserved positions of this KV cache");
-        }
-        if (startPos < publishedBlocks * blockSize) {
-            // those blocks may be shared with other sequences through the prefix cache: they are read-only
-            throw new IllegalArgumentException("position " + startPos + " is in a block of the prefix cache");
-        }
+        checkWritable(layer, startPos, n);
         int kvDim = pool.kvDim();
         if (k.length < (rowOffset + n) * kvDim || v.length < (rowOffset + n) * kvDim) {
             throw new IllegalArgumentException("k and v need " + (rowOffset + n) + " rows of " + kvDim);
@@ -197,6 +187,24 @@ public final class KvCache {
             int slot = slot(startPos + i);
             keys.write(slot, k, (rowOffset + i) * kvDim);
             values.write(slot, v, (rowOffset + i) * kvDim);
+        }
+    }
+
+    /**
+     * Refuses a write of positions startPos..startPos+n-1 of {@code layer} that {@link #store} would refuse (a backend
+     * keeping the pool's memory elsewhere, like CUDA's, checks with it).
+     */
+    public void checkWritable(int layer, int startPos, int n) {
+        if (layer < 0 || layer >= pool.layers()) {
+            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (pool.layers() - 1));
+        }
+        if (startPos < 0 || n < 0 || startPos + n > reservedPositions()) {
+            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
+                    + " do not fit the " + reservedPositions() + " reserved positions of this KV cache");
+        }
+        if (startPos < publishedBlocks * blockSize) {
+            // those blocks may be shared with other sequences through the prefix cache: they are read-only
+            throw new IllegalArgumentException("position " + startPos + " is in a block of the prefix cache");
         }
     }
 

@@ -60,6 +60,11 @@ public final class BackendArrays {
         return read(b, rows, x.length);
     }
 
+    /** Stores rows of k and v [batch rows, kvDim] through the backend (where it keeps the pool's memory). */
+    public static void storeKv(Backend b, float[] k, float[] v, BatchLayout batch, int layer) {
+        b.storeKv(on(b, k), on(b, v), batch, layer);
+    }
+
     public static float[] attention(Backend b, float[] q, BatchLayout batch, int layer, AttentionShape shape) {
         ActivationBuffer out = b.allocate(q.length);
         b.attention(on(b, q), batch, layer, shape, out);

@@ -32,6 +32,13 @@ record GreedyGolden(String prompt, int[] promptIds, int[] greedyIds, List<TopLog
                 LlamaModelGoldenTest.ints(c.get("greedy_ids")), tops);
     }
 
+    /** The same golden cut to its first {@code count} greedy ids and the logits recorded while computing them. */
+    GreedyGolden firstTokens(int count) {
+        int lastPosition = promptIds.length - 1 + count - 1;
+        return new GreedyGolden(prompt, promptIds, java.util.Arrays.copyOf(greedyIds, Math.min(count, greedyIds.length)),
+                logits.stream().filter(t -> t.position() <= lastPosition).toList());
+    }
+
     /**
      * Greedy-decodes the prompt and requires every id to match and each recorded logit to be within
      * {@code tolerance · max(1, |logit|)}, with the same top-5 ids in the same order.

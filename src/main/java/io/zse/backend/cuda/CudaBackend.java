@@ -4,6 +4,7 @@ import io.zse.backend.ActivationBuffer;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BatchLayout;
+import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseTensor;
@@ -11,7 +12,6 @@ import io.zse.format.ZseTensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -26,9 +26,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * The CUDA backend: weights live on the device in their .zse layout and every op runs as a libzse_cuda kernel.
  *
  * <p>Activations stay on the device ({@link DeviceActivations}); model vectors (norms, biases, RoPE frequencies) are
- * uploaded once. Keys and values still live in the host's paged {@link KvCache}s: each layer's new rows come back to
- * the host ({@link #storeKv}) and each sequence's cache is mirrored to the device for attention. A device-side block
- * pool with paged attention kernels removes those copies and lets a decode step be captured as a {@link CudaGraph}.
+ * uploaded once. Keys and values live in a device copy of each {@link KvBlockPool} ({@link DeviceKvPool}) with the
+ * host's block numbering: the host keeps the block tables and the prefix cache, the device the rows, written and read
+ * by paged kernels through the tables uploaded once per forward pass ({@link BatchTables}). Per step only token ids go
+ * in and the logits rows the sampler asks for come out.
  *
  * <p>Not thread-safe: like the CPU backend's callers, one engine thread drives it.
  */
@@ -40,11 +41,14 @@ public final class CudaBackend implements Backend {
     private final CudaStream stream;
     private final WeightUploader uploader;
     private final List<StagedBuffer> slots = new ArrayList<>();
-    private final Map<Long, CudaWeight> weightsByAddress = new HashMap<>();
+    private final Map<MappedTensor, CudaWeight> weightsByTensor = new HashMap<>();
     private final Set<CudaWeight> weights = Collections.newSetFromMap(new IdentityHashMap<>());
-    private final Map<KvCache, DeviceKvCache> kvCaches = new WeakHashMap<>();
+    private final Map<KvBlockPool, DeviceKvPool> kvPools = new WeakHashMap<>();
     private final Map<float[], DeviceBuffer> vectors = new IdentityHashMap<>();
-    private final Queue<DeviceKvCache> abandonedKvCaches = new ConcurrentLinkedQueue<>();
+    private final Queue<DeviceKvPool> abandonedKvPools = new ConcurrentLinkedQueue<>();
+    private BatchLayout tablesFor;  // the layout whose tables are on the device now
+    private BatchTables batchTables;
+    private MemorySegment tablesAddress;
     private boolean uploadsPending;
     private boolean closed;
 
@@ -94,14 +98,16 @@ public final class CudaBackend implements Backend {
                     + tensor.scales().byteSize() + " scale bytes, expected " + dataBytes + " and " + scaleBytes);
         }
         // Tied embeddings: the same tensor is both the embedding table and the output projection; upload it once.
-        CudaWeight known = weightsByAddress.get(tensor.data().address());
+        // Known by its mapping too: a file opened after another was closed can be mapped at the same address.
+        MappedTensor key = new MappedTensor(tensor.data().scope(), tensor.data().address(), dataBytes);
+        CudaWeight known = weightsByTensor.get(key);
         if (known != null) {
             return known;
         }
         DeviceBuffer memory = new DeviceBuffer(cuda, CudaWeight.scalesOffset(dataBytes) + scaleBytes);
         CudaWeight w = new CudaWeight(tensor.name(), tensor.type(), tensor.groupSize(), rows, cols, memory, dataBytes,
                 scaleBytes);
-        weightsByAddress.put(tensor.data().address(), w);
+        weightsByTensor.put(key, w);
         weights.add(w);
         uploader.upload(tensor.data(), memory, 0);
         if (scaleBytes > 0) {
@@ -109,6 +115,10 @@ public final class CudaBackend implements Backend {
         }
         uploadsPending = true;
         return w;
+    }
+
+    /** A tensor's bytes in one mapping of a file. */
+    private record MappedTensor(MemorySegment.Scope mapping, long address, long bytes) {
     }
 
     @Override
@@ -179,7 +189,7 @@ public final class CudaBackend implements Backend {
                 stream.handle());
     }
 
-    /** One kernel launch per sequence of the batch: the kernel takes one start position. */
+    /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
     @Override
     public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
         check(heads > 0 && headDim > 0 && headDim % 2 == 0, "heads and an even headDim must be positive");
@@ -187,51 +197,71 @@ public final class CudaBackend implements Backend {
         int width = heads * headDim;
         DeviceActivations rows = own(x, (long) batch.rows() * width);
         computeEnter();
-        MemorySegment f = vector(inverseFrequencies);
-        for (BatchLayout.Segment s : batch.segments()) {
-            cuda.call("zse_cuda_rope", rows.at((long) s.offset() * width, (long) s.length() * width), s.length(), heads,
-                    headDim, s.startPos(), f, stream.handle());
-        }
+        MemorySegment tables = upload(batch);
+        cuda.call("zse_cuda_rope", rows.at(0, (long) batch.rows() * width), batch.rows(), heads, headDim,
+                batchTables.positions(tables, 0), vector(inverseFrequencies), stream.handle());
     }
 
-    /**
-     * The KV caches are host block tables mirrored to the device per attention call: the new rows come back to the
-     * host here (2 · rows · kvDim floats a layer; a device-side paged pool removes this, with the next backend).
-     */
+    /** The new rows go straight from the activations into the device block pool: nothing crosses to the host. */
     @Override
     public void storeKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer) {
         int kvDim = batch.segments().getFirst().cache().kvDim();
-        int count = batch.rows() * kvDim;
-        float[] keys = new float[count];
-        float[] values = new float[count];
-        read(k, keys, count);
-        read(v, values, count);
         for (BatchLayout.Segment s : batch.segments()) {
-            s.cache().store(layer, s.startPos(), s.length(), keys, values, s.offset());
+            check(s.cache().kvDim() == kvDim, "the batch's caches differ in kv dim");
+            s.cache().checkWritable(layer, s.startPos(), s.length());
+        }
+        DeviceActivations keys = own(k, (long) batch.rows() * kvDim);
+        DeviceActivations values = own(v, (long) batch.rows() * kvDim);
+        computeEnter();
+        MemorySegment tables = upload(batch);
+        for (BatchTables.Group g : batchTables.groups()) {
+            DeviceKvPool pool = devicePool(g.pool());
+            cuda.call("zse_cuda_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
+                    values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvDim,
+                    batchTables.slots(tables, g.rowStart()), pool.keys(layer), pool.values(layer), stream.handle());
         }
     }
 
-    /** One kernel launch per sequence of the batch, over its cache's device mirror. */
+    /** One kernel launch for all rows of the batch whose caches share a pool (the server's case: all of them). */
     @Override
     public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
         check(shape.headDim() <= 256, "head dim " + shape.headDim() + " above 256 is not supported on CUDA");
+        check(layer >= 0, "negative layer");
         int width = shape.queryDim();
         DeviceActivations queries = own(q, (long) batch.rows() * width);
         DeviceActivations o = own(out, (long) batch.rows() * width);
-        computeEnter();
         for (BatchLayout.Segment s : batch.segments()) {
             KvCache cache = s.cache();
             check(shape.kvDim() == cache.kvDim(), "the attention shape's kv dim " + shape.kvDim()
                     + " differs from the cache's " + cache.kvDim());
-            check((long) s.end() <= cache.capacity(), "positions up to " + s.end()
-                    + " exceed the KV cache capacity of " + cache.capacity());
-            DeviceKvCache mirror = mirrorOf(cache);
-            mirror.sync(cache, layer, s.startPos(), s.end(), slot(3), stream);
-            cuda.call("zse_cuda_attention", queries.at((long) s.offset() * width, (long) s.length() * width),
-                    s.length(), s.startPos(), mirror.keys(layer), mirror.values(layer), shape.numHeads(),
-                    shape.numKvHeads(), shape.headDim(), shape.slidingWindow(),
-                    o.at((long) s.offset() * width, (long) s.length() * width), stream.handle());
+            check(layer < cache.layers(), "layer " + layer + " outside the cache's " + cache.layers());
+            check((long) s.end() <= cache.reservedPositions(), "positions up to " + s.end()
+                    + " exceed the " + cache.reservedPositions() + " reserved positions of the KV cache");
         }
+        computeEnter();
+        MemorySegment tables = upload(batch);
+        for (BatchTables.Group g : batchTables.groups()) {
+            DeviceKvPool pool = devicePool(g.pool());
+            cuda.call("zse_cuda_paged_attention", queries.at((long) g.rowStart() * width, (long) g.rowCount() * width),
+                    g.rowCount(), batchTables.positions(tables, g.rowStart()),
+                    batchTables.tableOffsets(tables, g.rowStart()), batchTables.tables(tables),
+                    g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(), shape.numKvHeads(),
+                    shape.headDim(), shape.slidingWindow(),
+                    o.at((long) g.rowStart() * width, (long) g.rowCount() * width), stream.handle());
+        }
+    }
+
+    /**
+     * The batch's positions, slots and block tables on the device, uploaded once per forward pass (every layer's
+     * storeKv and attention get the same layout). The block tables do not change during a pass.
+     */
+    private MemorySegment upload(BatchLayout batch) {
+        if (batch != tablesFor) {
+            batchTables = BatchTables.of(batch);
+            tablesAddress = slot(4).upload(batchTables.ints(), stream);
+            tablesFor = batch;
+        }
+        return tablesAddress;
     }
 
     @Override
@@ -312,19 +342,19 @@ public final class CudaBackend implements Backend {
         return result;
     }
 
-    private DeviceKvCache mirrorOf(KvCache cache) {
-        for (DeviceKvCache gone; (gone = abandonedKvCaches.poll()) != null; ) {
+    private DeviceKvPool devicePool(KvBlockPool pool) {
+        for (DeviceKvPool gone; (gone = abandonedKvPools.poll()) != null; ) {
             gone.close();
         }
-        DeviceKvCache mirror = kvCaches.get(cache);
-        if (mirror == null) {
-            DeviceKvCache created = new DeviceKvCache(cuda, cache);
-            kvCaches.put(cache, created);
-            // When the sequence's cache is garbage, its device copy is freed on this backend's next attention call.
-            CLEANER.register(cache, () -> abandonedKvCaches.add(created));
-            mirror = created;
+        DeviceKvPool device = kvPools.get(pool);
+        if (device == null) {
+            DeviceKvPool created = new DeviceKvPool(cuda, pool);
+            kvPools.put(pool, created);
+            // When the pool is garbage, its device memory is freed on this backend's next KV call.
+            CLEANER.register(pool, () -> abandonedKvPools.add(created));
+            device = created;
         }
-        return mirror;
+        return device;
     }
 
     private StagedBuffer slot(int i) {
@@ -386,8 +416,8 @@ public final class CudaBackend implements Backend {
             cuda.setDevice(device.index());
             stream.synchronize();
         } finally {
-            kvCaches.values().forEach(DeviceKvCache::close);
-            abandonedKvCaches.forEach(DeviceKvCache::close);
+            kvPools.values().forEach(DeviceKvPool::close);
+            abandonedKvPools.forEach(DeviceKvPool::close);
             weights.forEach(CudaWeight::close);
             vectors.values().forEach(DeviceBuffer::close);
             slots.forEach(StagedBuffer::close);

@@ -33,7 +33,7 @@ public record CudaProbe(Optional<CudaLibrary> library, List<CudaDevice> devices,
             return unusable(null, "no CUDA library (" + CudaLibraryPath.FILE_NAME + " not found in "
                     + CudaLibraryPath.besideApp() + "; set " + CudaLibraryPath.PROPERTY + ")");
         }
-        if (Files.isRegularFile(path.get()) && !driverLoadable()) {
+        if (Files.isRegularFile(path.get()) && !CudaLibraryPath.isEmulation(path.get()) && !driverLoadable()) {
             return unusable(null, "no NVIDIA driver (" + DRIVER_LIBRARY + " cannot be loaded)");
         }
         return run(path.get());

@@ -11,7 +11,6 @@ import io.zse.backend.cpu.CpuBackend;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
-import io.zse.model.LlamaModel;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,8 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Every CUDA kernel against the CPU backend on the same inputs, and TinyStories-656K greedy decoding on both. Needs a
- * usable CUDA device; skipped with the reason otherwise (the GPU machine runs them: see src/main/native/README.md).
+ * Every CUDA kernel against the CPU backend on the same inputs, on the library {@link TestCudaLibrary} picks: the CPU
+ * emulation in every build, the real one on a GPU machine. Greedy decoding end to end: io.zse.model.CudaGoldenTest.
  */
 class CudaBackendParityTest {
     private static CudaProbe probe;
@@ -44,7 +43,7 @@ class CudaBackendParityTest {
 
     @BeforeAll
     static void open() {
-        probe = CudaProbe.run();
+        probe = TestCudaLibrary.probe();
         if (!probe.usable()) {
             return;
         }
@@ -55,7 +54,7 @@ class CudaBackendParityTest {
     /** Per test, so each one is reported as skipped with the reason. */
     @BeforeEach
     void requireCuda() {
-        assumeTrue(probe.usable(), () -> "no usable CUDA device: " + probe.reason().orElseThrow());
+        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
     }
 
     @AfterAll
@@ -148,10 +147,12 @@ class CudaBackendParityTest {
                     float[] k = random(n * shape.kvDim(), 10L + start);
                     float[] v = random(n * shape.kvDim(), 20L + start);
                     float[] q = random(n * shape.queryDim(), 30L + start);
-                    cpuCache.store(0, start, n, k, v);
-                    gpuCache.store(0, start, n, k, v);
-                    float[] expected = BackendArrays.attention(cpu, q, BatchLayout.single(cpuCache, start, n), 0, shape);
-                    float[] actual = BackendArrays.attention(cuda, q, BatchLayout.single(gpuCache, start, n), 0, shape);
+                    BatchLayout onCpu = BatchLayout.single(cpuCache, start, n);
+                    BatchLayout onGpu = BatchLayout.single(gpuCache, start, n);
+                    BackendArrays.storeKv(cpu, k, v, onCpu, 0);
+                    BackendArrays.storeKv(cuda, k, v, onGpu, 0);
+                    float[] expected = BackendArrays.attention(cpu, q, onCpu, 0, shape);
+                    float[] actual = BackendArrays.attention(cuda, q, onGpu, 0, shape);
                     assertClose(expected, actual, 1e-4, "attention head dim " + headDim + " window " + window
                             + " at " + start + " n=" + n);
                 }
@@ -181,29 +182,5 @@ class CudaBackendParityTest {
             }
         }
         return best;
-    }
-
-    @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"F32", "Q4"})
-    void tinyStoriesGreedyIdsAreTheCpuIds(TensorType type) throws IOException {
-        int[] prompt = {1, 415, 2215, 2213, 287};
-        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve("greedy-" + type)));
-             CpuBackend cpuBackend = new CpuBackend(2)) {
-            assertArrayEquals(greedy(LlamaModel.load(file, cpuBackend), prompt, 32),
-                    greedy(LlamaModel.load(file, cuda), prompt, 32), type + " greedy ids");
-        }
-    }
-
-    private static int[] greedy(LlamaModel model, int[] prompt, int count) {
-        KvCache cache = model.newCache(prompt.length + count);
-        float[] logits = model.forward(prompt, 0, cache);
-        int[] ids = new int[count];
-        for (int i = 0; i < count; i++) {
-            ids[i] = argmax(logits, 0, logits.length);
-            if (i + 1 < count) {
-                logits = model.forward(new int[]{ids[i]}, prompt.length + i, cache);
-            }
-        }
-        return ids;
     }
 }

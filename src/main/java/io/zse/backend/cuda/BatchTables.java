@@ -1,0 +1,85 @@
+package io.zse.backend.cuda;
+
+import io.zse.backend.BatchLayout;
+import io.zse.backend.KvBlockPool;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the paged KV kernels need to know about a {@link BatchLayout}, as one int32 array uploaded once per forward
+ * pass: per row its position, the offset of its sequence's block table and the slot its keys and values go to; then
+ * the block tables, one per segment, covering positions 0..end-1.
+ *
+ * @param rows   rows of the batch
+ * @param groups runs of consecutive segments whose caches share a pool: one kernel launch each
+ * @param ints   the array: [positions | table offsets | slots | tables]
+ */
+record BatchTables(int rows, List<Group> groups, int[] ints) {
+
+    /** Rows rowStart..rowStart+rowCount-1, all of whose caches take their blocks from {@code pool}. */
+    record Group(KvBlockPool pool, int rowStart, int rowCount) {
+    }
+
+    static BatchTables of(BatchLayout batch) {
+        int rows = batch.rows();
+        int tableLength = 0;
+        for (BatchLayout.Segment s : batch.segments()) {
+            tableLength += blocksCovering(s);
+        }
+        int[] ints = new int[3 * rows + tableLength];
+        List<Group> groups = new ArrayList<>();
+        int table = 3 * rows;
+        for (int index = 0; index < batch.segments().size(); index++) {
+            BatchLayout.Segment s = batch.segments().get(index);
+            int blockSize = s.cache().pool().blockSize();
+            int[] slots = batch.slots(index); // positions 0..end-1
+            int blocks = blocksCovering(s);
+            for (int b = 0; b < blocks; b++) {
+                ints[table + b] = slots[b * blockSize] / blockSize;
+            }
+            for (int i = 0; i < s.length(); i++) {
+                int row = s.offset() + i;
+                ints[row] = s.startPos() + i;
+                ints[rows + row] = table;
+                ints[2 * rows + row] = slots[s.startPos() + i];
+            }
+            table += blocks;
+            Group last = groups.isEmpty() ? null : groups.getLast();
+            if (last != null && last.pool() == s.cache().pool()) {
+                groups.set(groups.size() - 1, new Group(last.pool(), last.rowStart(), last.rowCount() + s.length()));
+            } else {
+                groups.add(new Group(s.cache().pool(), s.offset(), s.length()));
+            }
+        }
+        return new BatchTables(rows, List.copyOf(groups), ints);
+    }
+
+    private static int blocksCovering(BatchLayout.Segment s) {
+        int blockSize = s.cache().pool().blockSize();
+        return (s.end() + blockSize - 1) / blockSize;
+    }
+
+    /** Where, in the uploaded array at {@code device}, the positions of rows from {@code row} start. */
+    MemorySegment positions(MemorySegment device, int row) {
+        return at(device, row);
+    }
+
+    MemorySegment tableOffsets(MemorySegment device, int row) {
+        return at(device, rows + row);
+    }
+
+    MemorySegment slots(MemorySegment device, int row) {
+        return at(device, 2 * rows + row);
+    }
+
+    /** The base the table offsets count from: the array's start. */
+    MemorySegment tables(MemorySegment device) {
+        return at(device, 0);
+    }
+
+    private static MemorySegment at(MemorySegment device, int index) {
+        return MemorySegment.ofAddress(device.address() + (long) index * Integer.BYTES);
+    }
+}

@@ -1,0 +1,180 @@
+package io.zse.backend.cuda;
+
+import io.zse.backend.AttentionShape;
+import io.zse.backend.Backend;
+import io.zse.backend.BackendArrays;
+import io.zse.backend.BatchLayout;
+import io.zse.backend.KvBlockPool;
+import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
+import io.zse.backend.cpu.CpuBackend;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The device block pool and paged attention against the CPU backend: several sequences in one batch whose block tables
+ * interleave and run out of order, rows that start, end and fill blocks exactly at their boundaries, prompt chunks
+ * mixed with decode rows, rewinds, windows crossing blocks, prefix blocks shared by two sequences, two layers. Each
+ * side has its own pool and gets the same allocations, so the block numbers agree.
+ */
+class CudaPagedAttentionTest {
+    private static final int BLOCK = 4;
+    private static final AttentionShape GQA = new AttentionShape(8, 2, 64, 0);
+
+    private static CudaProbe probe;
+    private static CudaBackend cuda;
+    private static CpuBackend cpu;
+
+    @BeforeAll
+    static void open() {
+        probe = TestCudaLibrary.probe();
+        if (probe.usable()) {
+            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
+            cpu = new CpuBackend(2);
+        }
+    }
+
+    @BeforeEach
+    void requireCuda() {
+        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
+    }
+
+    @AfterAll
+    static void close() {
+        if (cuda != null) {
+            cuda.close();
+            cpu.close();
+        }
+    }
+
+    /** One backend's pool and sequences, driven in lockstep with the other's. */
+    private record Side(Backend backend, KvBlockPool pool, List<KvCache> caches) {
+        static Side of(Backend backend, int sequences, AttentionShape shape) {
+            KvBlockPool pool = new KvBlockPool(KvCacheType.F32, 2, shape.numKvHeads(), shape.headDim(), BLOCK, 64,
+                    Arena.ofAuto());
+            List<KvCache> caches = new ArrayList<>();
+            for (int i = 0; i < sequences; i++) {
+                caches.add(new KvCache(pool, 200));
+            }
+            return new Side(backend, pool, caches);
+        }
+    }
+
+    private static float[] random(int length, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] a = new float[length];
+        for (int i = 0; i < length; i++) {
+            a[i] = (float) r.nextDouble(-2, 2);
+        }
+        return a;
+    }
+
+    /**
+     * Runs one forward pass's KV work on both sides: segments {cache index, startPos, length}; per layer, stores random
+     * rows and attends; checks the outputs agree.
+     */
+    private static void step(Side a, Side b, AttentionShape shape, long seed, int[]... segments) {
+        List<BatchLayout.Segment> sa = new ArrayList<>();
+        List<BatchLayout.Segment> sb = new ArrayList<>();
+        int rows = 0;
+        for (int[] s : segments) {
+            for (Side side : List.of(a, b)) {
+                assertFalse(!side.caches().get(s[0]).reserve(s[1] + s[2]), "pool exhausted");
+            }
+            sa.add(new BatchLayout.Segment(a.caches().get(s[0]), s[1], rows, s[2]));
+            sb.add(new BatchLayout.Segment(b.caches().get(s[0]), s[1], rows, s[2]));
+            rows += s[2];
+        }
+        BatchLayout la = new BatchLayout(sa);
+        BatchLayout lb = new BatchLayout(sb);
+        for (int layer = 0; layer < 2; layer++) {
+            float[] k = random(rows * shape.kvDim(), seed * 31 + layer);
+            float[] v = random(rows * shape.kvDim(), seed * 37 + layer);
+            float[] q = random(rows * shape.queryDim(), seed * 41 + layer);
+            BackendArrays.storeKv(a.backend(), k, v, la, layer);
+            BackendArrays.storeKv(b.backend(), k, v, lb, layer);
+            float[] expected = BackendArrays.attention(a.backend(), q, la, layer, shape);
+            float[] actual = BackendArrays.attention(b.backend(), q, lb, layer, shape);
+            for (int i = 0; i < expected.length; i++) {
+                assertEquals(expected[i], actual[i], 1e-5 * Math.max(1, Math.abs(expected[i])),
+                        "step " + seed + " layer " + layer + " element " + i);
+            }
+        }
+        for (int[] s : segments) {
+            a.caches().get(s[0]).setLength(s[1] + s[2]);
+            b.caches().get(s[0]).setLength(s[1] + s[2]);
+        }
+    }
+
+    @Test
+    void interleavedTablesBlockBoundariesMixedBatchesAndRewinds() {
+        for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 4, 32, 0), new AttentionShape(4, 1, 256, 0))) {
+            Side a = Side.of(cpu, 3, shape);
+            Side b = Side.of(cuda, 3, shape);
+            // prompts of 7 (last block partial), 4 (exactly one block) and 1, in one batch: their blocks interleave
+            step(a, b, shape, 1, new int[]{0, 0, 7}, new int[]{1, 0, 4}, new int[]{2, 0, 1});
+            // decode: 7 ends a block, 4 starts a new one, 1 is inside the first
+            step(a, b, shape, 2, new int[]{0, 7, 1}, new int[]{1, 4, 1}, new int[]{2, 1, 1});
+            // a prompt chunk beside decode rows, the chunk crossing two block boundaries
+            step(a, b, shape, 3, new int[]{1, 5, 1}, new int[]{2, 2, 9}, new int[]{0, 8, 1});
+            // rewind: sequence 0 recomputes positions 5..8 over its old rows
+            step(a, b, shape, 4, new int[]{0, 5, 4}, new int[]{2, 11, 1});
+            // sequence 1 ends and gives its blocks back; a new prompt on sequence 1 takes them in the free list's order
+            a.caches().get(1).release();
+            b.caches().get(1).release();
+            step(a, b, shape, 5, new int[]{1, 0, 6}, new int[]{0, 9, 1});
+        }
+    }
+
+    @Test
+    void slidingWindowsCrossingBlocks() {
+        for (int window : new int[]{1, 3, 4, 5, 9}) {
+            AttentionShape shape = new AttentionShape(8, 2, 64, window);
+            Side a = Side.of(cpu, 2, shape);
+            Side b = Side.of(cuda, 2, shape);
+            step(a, b, shape, 10 + window, new int[]{0, 0, 13}, new int[]{1, 0, 3});
+            step(a, b, shape, 20 + window, new int[]{0, 13, 1}, new int[]{1, 3, 1});
+        }
+    }
+
+    @Test
+    void prefixBlocksSharedByTwoSequences() {
+        Side a = Side.of(cpu, 2, GQA);
+        Side b = Side.of(cuda, 2, GQA);
+        int[] prompt = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+        step(a, b, GQA, 30, new int[]{0, 0, prompt.length});
+        for (Side side : List.of(a, b)) {
+            side.caches().get(0).publishComputed(prompt);
+            assertEquals(8, side.caches().get(1).adoptPrefix(prompt, prompt.length - 1)); // two full blocks
+        }
+        // both read blocks 0 and 1; sequence 1 writes its own third block
+        step(a, b, GQA, 31, new int[]{1, 8, 2}, new int[]{0, 10, 1});
+        step(a, b, GQA, 32, new int[]{0, 11, 1}, new int[]{1, 10, 1});
+    }
+
+    @Test
+    void writesOutsideTheReservedBlocksOrIntoSharedPrefixBlocksAreRefused() {
+        Side b = Side.of(cuda, 2, GQA);
+        KvCache cache = b.caches().getFirst();
+        cache.reserve(4);
+        float[] rows = new float[2 * GQA.kvDim()];
+        BatchLayout past = BatchLayout.single(cache, 3, 2); // position 4 has no block
+        assertThrows(IllegalArgumentException.class, () -> BackendArrays.storeKv(cuda, rows, rows, past, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> BackendArrays.attention(cuda, new float[2 * GQA.queryDim()], past, 0, GQA));
+        BatchLayout layer2 = BatchLayout.single(cache, 0, 2);
+        assertThrows(IllegalArgumentException.class, () -> BackendArrays.storeKv(cuda, rows, rows, layer2, 2));
+    }
+}

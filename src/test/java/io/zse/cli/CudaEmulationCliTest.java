@@ -1,0 +1,63 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.format.TensorType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What a user without a GPU does to watch the CUDA path work: {@code ZSE_CUDA_LIBRARY} names the CPU emulation and
+ * {@code zse generate --backend cuda} (a child JVM, as from the shell) tells transformers' greedy story.
+ */
+class CudaEmulationCliTest {
+    private static final Path EMULATION = Path.of("target/native/libzse_cuda_emu.so").toAbsolutePath();
+    private static final int TOKENS = 16;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void generateOnTheEmulatedGpuTellsTheGreedyStory() throws IOException, InterruptedException {
+        assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
+        JsonNode golden;
+        try (InputStream in = getClass().getResourceAsStream("/golden/tinystories-656k-greedy-f32.json")) {
+            golden = new ObjectMapper().readTree(in).get("cases").get(0);
+        }
+        Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
+        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), ZseMain.class.getName(), "generate",
+                "--model", zse.toString(), "--prompt", golden.get("prompt").asText(),
+                "--max-tokens", String.valueOf(TOKENS), "--temperature", "0", "--json", "--backend", "cuda");
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectOutput(dir.resolve("out.json").toFile())
+                .redirectError(dir.resolve("err.txt").toFile());
+        builder.environment().put("ZSE_CUDA_LIBRARY", EMULATION.toString());
+        builder.environment().keySet().removeAll(List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "ZSE_BACKEND"));
+        Process child = builder.start();
+        if (!child.waitFor(300, TimeUnit.SECONDS)) {
+            child.destroyForcibly();
+            throw new AssertionError("zse generate --backend cuda did not finish in 300 s");
+        }
+        String err = Files.readString(dir.resolve("err.txt"));
+        assertEquals(0, child.exitValue(), err);
+        assertFalse(err.contains("running on the CPU"), err);
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
+        for (int i = 0; i < TOKENS; i++) {
+            assertEquals(golden.get("greedy_ids").get(i), result.get("ids").get(i), "token " + i);
+        }
+    }
+}

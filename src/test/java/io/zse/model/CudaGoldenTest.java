@@ -1,0 +1,103 @@
+package io.zse.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.zse.TestModels;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cuda.CudaBackend;
+import io.zse.backend.cuda.CudaProbe;
+import io.zse.backend.cuda.TestCudaLibrary;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Greedy decoding end to end on the CUDA backend (the CPU emulation in every build, a GPU where one is): TinyStories-656K
+ * (all 64 greedy ids of each case) and each tiny architecture checkpoint (its first 12) in F32 against transformers'
+ * goldens, with the tolerances of {@link LlamaModelGoldenTest} and {@link ArchitectureGoldenTest}; every other storage
+ * type against the CPU backend on the same file.
+ */
+class CudaGoldenTest {
+    private static final double LOGIT_TOLERANCE = 1e-4;
+    private static final int QUANTIZED_TOKENS = 24;
+    /**
+     * Greedy ids checked per architecture: their vocabularies reach 151,669 rows, and the emulation takes about a second
+     * of CPU per output-projection pass of that size (each row's warp reduction is 32 cooperative threads).
+     */
+    private static final int ARCHITECTURE_TOKENS = 12;
+
+    @TempDir
+    static Path dir;
+    private static CudaProbe probe;
+    private static CudaBackend cuda;
+
+    @BeforeAll
+    static void open() {
+        probe = TestCudaLibrary.probe();
+        if (probe.usable()) {
+            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
+        }
+    }
+
+    @BeforeEach
+    void requireCuda() {
+        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
+    }
+
+    @AfterAll
+    static void close() {
+        if (cuda != null) {
+            cuda.close();
+        }
+    }
+
+    @Test
+    void tinyStoriesF32ReproducesTransformers() throws IOException {
+        JsonNode golden = ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json");
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.F32, dir.resolve("f32")))) {
+            LlamaModel model = LlamaModel.load(file, cuda);
+            for (JsonNode c : golden.get("cases")) {
+                GreedyGolden.of(c).assertReproducedBy(model, LOGIT_TOLERANCE);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window"})
+    void eachArchitectureReproducesTransformers(String name) throws IOException {
+        JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
+        GreedyGolden run = GreedyGolden.of(golden);
+        try (ZseFile file = ZseFile.open(ArchitectureGoldenTest.converted(name, golden, run, dir))) {
+            run.firstTokens(ARCHITECTURE_TOKENS).assertReproducedBy(LlamaModel.load(file, cuda), LOGIT_TOLERANCE);
+        }
+    }
+
+    /** Quantized weights: the same greedy ids as the CPU backend on the same file (both decode the same bytes). */
+    @ParameterizedTest
+    @EnumSource(value = TensorType.class, names = {"F16", "BF16", "Q8", "Q4", "NF4"})
+    void quantizedTinyStoriesGreedyIdsAreTheCpuIds(TensorType type) throws IOException {
+        int[] prompt = LlamaModelGoldenTest.ints(ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json")
+                .get("cases").get(0).get("prompt_ids"));
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())));
+             CpuBackend cpu = new CpuBackend(2)) {
+            int[] expected = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cpu), prompt, QUANTIZED_TOKENS,
+                    new ArrayList<>());
+            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cuda), prompt, QUANTIZED_TOKENS,
+                    new ArrayList<>());
+            assertArrayEquals(expected, actual, type + " greedy ids");
+        }
+    }
+}
