@@ -48,20 +48,8 @@ public final class ChatCommand implements Callable<Integer> {
     @Option(names = "--max-tokens", paramLabel = "N", description = "The most tokens per reply (default: what the context leaves).")
     Integer maxTokens;
 
-    @Option(names = "--temperature", defaultValue = "0.8", paramLabel = "T", description = "0 is greedy. Default ${DEFAULT-VALUE}.")
-    double temperature;
-
-    @Option(names = "--top-p", defaultValue = "1", paramLabel = "P")
-    double topP;
-
-    @Option(names = "--top-k", defaultValue = "0", paramLabel = "K", description = "0 disables it.")
-    int topK;
-
-    @Option(names = "--min-p", defaultValue = "0", paramLabel = "P")
-    double minP;
-
-    @Option(names = "--seed", paramLabel = "S", description = "Makes sampling reproducible.")
-    Long seed;
+    @Mixin
+    SamplingOptions sampling;
 
     @Mixin
     ThreadsOption threads;
@@ -86,8 +74,7 @@ public final class ChatCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
-                .withMinP(minP);
+        SamplingParameters parameters = sampling.parameters();
         try (ZseFile file = ZseFile.open(model)) {
             Tokenizer tokenizer = TokenizerSource.fromZse(file);
             TokenizerConfig config = file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)
@@ -129,7 +116,7 @@ public final class ChatCommand implements Callable<Integer> {
         private final int context;
         private final SamplingParameters parameters;
         private final PrintWriter out;
-        private long nextSeed = seed != null ? seed : System.nanoTime();
+        private long nextSeed = sampling.seedOrClock();
 
         Conversation(Generator generator, Tokenizer tokenizer, ChatTemplate template, TokenizerConfig config,
                      int context, SamplingParameters parameters, PrintWriter out) {

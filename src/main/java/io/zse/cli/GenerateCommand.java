@@ -47,20 +47,8 @@ public final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--max-tokens", defaultValue = "128", paramLabel = "N", description = "Default ${DEFAULT-VALUE}.")
     int maxTokens;
 
-    @Option(names = "--temperature", defaultValue = "0.8", paramLabel = "T", description = "0 is greedy. Default ${DEFAULT-VALUE}.")
-    double temperature;
-
-    @Option(names = "--top-p", defaultValue = "1", paramLabel = "P")
-    double topP;
-
-    @Option(names = "--top-k", defaultValue = "0", paramLabel = "K", description = "0 disables it.")
-    int topK;
-
-    @Option(names = "--min-p", defaultValue = "0", paramLabel = "P")
-    double minP;
-
-    @Option(names = "--seed", paramLabel = "S", description = "Makes sampling reproducible.")
-    Long seed;
+    @Mixin
+    SamplingOptions sampling;
 
     @Option(names = "--stop", paramLabel = "TEXT", description = "Stop before this text (repeatable).")
     List<String> stops = List.of();
@@ -91,8 +79,7 @@ public final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         KvCacheType kvCacheType = kvCache.type(); // a bad value fails before the model is opened
-        SamplingParameters parameters = SamplingParameters.temperature(temperature).withTopK(topK).withTopP(topP)
-                .withMinP(minP).withTopLogprobs(logprobs != null ? logprobs : 0);
+        SamplingParameters parameters = sampling.parameters().withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile file = ZseFile.open(ModelFiles.servable(model, spec.commandLine().getErr()))) {
             if (verifyWeights) {
@@ -147,7 +134,7 @@ public final class GenerateCommand implements Callable<Integer> {
         }
         Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCacheType);
         Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
-                seed != null ? seed : System.nanoTime(), stops, piece -> {
+                sampling.seedOrClock(), stops, piece -> {
                     if (!json) {
                         out.print(piece);
                         out.flush();
