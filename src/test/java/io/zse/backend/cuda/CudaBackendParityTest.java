@@ -8,6 +8,7 @@ import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
@@ -48,7 +49,7 @@ class CudaBackendParityTest {
             return;
         }
         cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-        cpu = new CpuBackend(2);
+        cpu = new CpuBackend(2, TestKernels.named("vector")); // float activations, as the CUDA kernels
     }
 
     /** Per test, so each one is reported as skipped with the reason. */

@@ -8,6 +8,7 @@ import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,7 +43,7 @@ class CudaPagedAttentionTest {
         probe = TestCudaLibrary.probe();
         if (probe.usable()) {
             cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-            cpu = new CpuBackend(2);
+            cpu = new CpuBackend(2, TestKernels.named("vector")); // float activations, as the CUDA kernels
         }
     }
 
