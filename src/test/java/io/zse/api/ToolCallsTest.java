@@ -16,6 +16,13 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionFunctionTool;
 import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
 import com.openai.models.chat.completions.ChatCompletionToolChoiceOption;
+import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.data.message.ToolExecutionResultMessage;
+import dev.langchain4j.data.message.UserMessage;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.request.ToolChoice;
+import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
+import dev.langchain4j.model.openai.OpenAiChatModel;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
@@ -221,5 +228,25 @@ class ToolCallsTest extends ApiTestBase {
         JsonNode value = JSON.readTree(arguments);
         var errors = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012).getSchema(schema).validate(value);
         assertTrue(errors.isEmpty(), arguments + " -> " + errors);
+    }
+
+    /** LangChain4j's OpenAI chat model: a required call comes back as a tool execution request, and its result goes on. */
+    @Test
+    void langChain4jGetsTheCallAndSendsTheResultBack() throws Exception {
+        OpenAiChatModel model = OpenAiChatModel.builder().baseUrl(baseUrl() + "/v1").apiKey(KEY)
+                .modelName(QwenToolModel.ID).maxTokens(96).seed(5).maxRetries(0).build();
+        ToolSpecification weather = ToolSpecification.builder().name("get_weather").description("Weather in a city")
+                .parameters(JsonObjectSchema.builder().addStringProperty("city").required("city").build()).build();
+        var question = UserMessage.from("Weather in Paris?");
+        var response = model.chat(ChatRequest.builder().messages(question).toolSpecifications(weather)
+                .toolChoice(ToolChoice.REQUIRED).build());
+        assertEquals(1, response.aiMessage().toolExecutionRequests().size(), response.toString());
+        var call = response.aiMessage().toolExecutionRequests().getFirst();
+        assertEquals("get_weather", call.name());
+        assertTrue(JSON.readTree(call.arguments()).get("city").isTextual(), call.arguments());
+
+        var answer = model.chat(ChatRequest.builder().messages(question, response.aiMessage(),
+                ToolExecutionResultMessage.from(call, "sunny, 21 C")).toolSpecifications(weather).build());
+        assertTrue(answer.aiMessage().hasToolExecutionRequests() || answer.aiMessage().text() != null, answer.toString());
     }
 }
