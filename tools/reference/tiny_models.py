@@ -2,7 +2,7 @@
 """Tiny random-weight checkpoints of each supported architecture, with real tokenizers, and their golden greedy output
 from Hugging Face transformers (float32, eager attention).
 
-Usage: python tiny_models.py <shared-dir> <output-dir>
+Usage: python tiny_models.py <shared-dir> <output-dir> [model name ...]   (default: every model)
   e.g. /work/venv/bin/python tools/reference/tiny_models.py ../shared src/test/resources/golden/architectures
 
 No checkpoint is written: the weights follow a formula (below) that io.zse.model.FormulaCheckpoint implements
@@ -15,7 +15,7 @@ the top-5 logits at every step, plus checks made here:
                             depend on float rounding rather than on correctness)
   cached_vs_full_max_diff   max |logit| difference between the cached step-by-step run and one full forward pass
   ablation                  what the feature under test changes: the same model with it removed (sliding window,
-                            rope scaling, biases, separate lm_head), its max |logit| change over the golden sequence
+                            rope scaling, biases, separate lm_head, q/k norms), its max |logit| change over the golden sequence
                             and the first step where its greedy ids differ
 
 Weight formula (all arithmetic as written; u is exact in float32 and double):
@@ -123,6 +123,22 @@ MODELS = [
         },
         "ablation": "sliding_window removed",
     },
+    {
+        "name": "qwen3-qk-norm",
+        "about": "Qwen3: per-head q/k RMSNorm, no biases, head_dim 32 (heads x head_dim != hidden), GQA 4/2, tied",
+        "tokenizer": "qwen3",
+        "seed": 5,
+        "prompt": "Explain why the sky is blue in one short paragraph.",
+        "config": {
+            "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+            "vocab_size": 151669, "max_position_embeddings": 1024, "rope_theta": 1000000.0,
+            "rms_norm_eps": 1e-6, "tie_word_embeddings": True, "attention_bias": False,
+            "use_sliding_window": False, "sliding_window": None, "max_window_layers": 2,
+            "bos_token_id": 151643, "eos_token_id": 151645,
+        },
+        "ablation": "q_norm and k_norm removed",
+    },
 ]
 
 
@@ -204,6 +220,10 @@ def ablated(spec, model):
             for layer in other.model.layers:
                 for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
                     proj.bias.zero_()
+        elif name == "qwen3-qk-norm":
+            for layer in other.model.layers:
+                layer.self_attn.q_norm = torch.nn.Identity()
+                layer.self_attn.k_norm = torch.nn.Identity()
         else:
             other.lm_head.weight.copy_(other.model.embed_tokens.weight)
     return other
@@ -271,11 +291,11 @@ def golden(spec, shared):
     }
 
 
-def main(shared_dir, out_dir):
+def main(shared_dir, out_dir, only):
     torch.set_grad_enabled(False)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for spec in MODELS:
+    for spec in [m for m in MODELS if not only or m["name"] in only]:
         doc = golden(spec, Path(shared_dir))
         (out / f"{spec['name']}.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n",
                                                    encoding="utf-8")
@@ -286,6 +306,6 @@ def main(shared_dir, out_dir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

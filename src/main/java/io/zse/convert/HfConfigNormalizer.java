@@ -19,7 +19,8 @@ public final class HfConfigNormalizer {
     private static final Map<String, String> ARCHITECTURES = Map.of(
             "LlamaForCausalLM", "llama",
             "MistralForCausalLM", "mistral",
-            "Qwen2ForCausalLM", "qwen2");
+            "Qwen2ForCausalLM", "qwen2",
+            "Qwen3ForCausalLM", "qwen3");
 
     /**
      * @param config           parsed config.json
@@ -55,8 +56,9 @@ public final class HfConfigNormalizer {
         if (architecture.equals("mistral") && config.hasNonNull("sliding_window")) {
             window = positiveInt(config, "sliding_window");
         }
-        if (qwen2 && config.path("use_sliding_window").asBoolean(false)) {
-            throw refuse("use_sliding_window", "true is not supported for qwen2");
+        boolean qwen = qwen2 || architecture.equals("qwen3");
+        if (qwen && config.path("use_sliding_window").asBoolean(false)) {
+            throw refuse("use_sliding_window", "true is not supported for " + architecture);
         }
         List<Integer> eos = new ArrayList<>();
         addIds(eos, config.path("eos_token_id"));
@@ -82,13 +84,13 @@ public final class HfConfigNormalizer {
             String arch = ARCHITECTURES.get(name);
             if (arch == null || list.size() != 1) {
                 throw refuse("architectures", list + " is not supported (supported: LlamaForCausalLM, "
-                        + "MistralForCausalLM, Qwen2ForCausalLM)");
+                        + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
             }
             return arch;
         }
         String type = config.path("model_type").asText("");
         if (!ARCHITECTURES.containsValue(type)) {
-            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2)");
+            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3)");
         }
         return type;
     }

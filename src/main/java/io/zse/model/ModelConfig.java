@@ -13,9 +13,9 @@ import java.util.List;
 
 /**
  * The normalised configuration of a Llama-family decoder, as stored in the {@code config} section of a .zse file
- * (docs/zse-format.md). Llama, Mistral and Qwen2 differ only in the flags below.
+ * (docs/zse-format.md). Llama, Mistral, Qwen2 and Qwen3 differ only in the flags below.
  *
- * @param architecture      "llama", "mistral" or "qwen2"
+ * @param architecture      "llama", "mistral", "qwen2" or "qwen3" (the last normalises each head's q and k)
  * @param hiddenSize        model width d
  * @param numLayers         decoder blocks
  * @param numHeads          query heads
@@ -37,6 +37,11 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    /** Qwen3: q and k are RMS-normalised per head (q_norm, k_norm [headDim]) before RoPE. */
+    public boolean queryKeyNorm() {
+        return architecture.equals("qwen3");
     }
 
     /** Parameters of the whole model (for reports). */

@@ -29,6 +29,10 @@ public final class ModelTensors {
             linear(t, layer(i, "self_attn.q_proj"), q, d, c.attentionBias());
             linear(t, layer(i, "self_attn.k_proj"), kv, d, c.attentionBias());
             linear(t, layer(i, "self_attn.v_proj"), kv, d, c.attentionBias());
+            if (c.queryKeyNorm()) {
+                t.put(layer(i, "self_attn.q_norm.weight"), new long[]{c.headDim()});
+                t.put(layer(i, "self_attn.k_norm.weight"), new long[]{c.headDim()});
+            }
             // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
             linear(t, layer(i, "self_attn.o_proj"), d, q, c.attentionBias() && c.architecture().equals("llama"));
             t.put(layer(i, "post_attention_layernorm.weight"), new long[]{d});

@@ -162,6 +162,7 @@ class SynthCommandTest {
     void presetsMatchPublishedShapes() {
         assertEquals(1_235_814_400L, paramsOf(ModelPreset.LLAMA_3_2_1B));
         assertEquals(494_032_768L, paramsOf(ModelPreset.QWEN2_5_0_5B));
+        assertEquals(596_049_920L, paramsOf(ModelPreset.QWEN3_0_6B)); // 0.44B of it outside the embeddings
         assertEquals(1_100_048_384L, paramsOf(ModelPreset.TINYLLAMA_1_1B));
         assertEquals(8_030_261_248L, paramsOf(ModelPreset.LLAMA_3_8B));
     }

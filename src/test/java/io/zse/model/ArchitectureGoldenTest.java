@@ -45,7 +45,8 @@ class ArchitectureGoldenTest {
 
     /** Every architecture on each CPU kernel family. */
     static Stream<Arguments> architectures() {
-        return Stream.of("llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window")
+        return Stream.of("llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window",
+                        "qwen3-qk-norm")
                 .flatMap(name -> Stream.of(Arguments.of(name, "vector"), Arguments.of(name, "scalar")));
     }
 
