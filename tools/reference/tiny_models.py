@@ -139,6 +139,28 @@ MODELS = [
         },
         "ablation": "q_norm and k_norm removed",
     },
+    {
+        "name": "phi3-longrope",
+        "about": "Phi-3.5 style: fused qkv_proj and gate_up_proj, longrope (original context 16 < prompt, attention "
+                 "factor 1.5 from 512 / 16), GQA 4/2, Llama-2 SentencePiece (Mistral) tokenizer",
+        "tokenizer": "mistral-7b-v0.1",
+        "seed": 8,
+        "prompt": "The little fox ran through the snowy forest, looking for a warm place to sleep before night fell.",
+        # transformers uses the long factors once a sequence exceeds original_max_position_embeddings; the prompt does
+        # from its first forward pass, so every position is rotated with them (what the engine does for this config).
+        "config": {
+            "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+            "vocab_size": 32000, "max_position_embeddings": 512, "original_max_position_embeddings": 16,
+            "rope_theta": 10000.0,
+            "rope_scaling": {"type": "longrope",
+                             "short_factor": [1.0, 1.0, 1.02, 1.05, 1.1, 1.2, 1.35, 1.5],
+                             "long_factor": [1.0, 1.3, 1.9, 3.2, 5.5, 9.0, 14.0, 21.0]},
+            "rms_norm_eps": 1e-5, "tie_word_embeddings": False, "sliding_window": None,
+            "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+        },
+        "ablation": "short factors instead of the long ones",
+    },
 ]
 
 
@@ -214,6 +236,9 @@ def ablated(spec, model):
         return build({**config, "sliding_window": None}, spec["seed"])[0]
     if name == "llama3-rope-scaling":
         return build({**config, "rope_scaling": None}, spec["seed"])[0]
+    if name == "phi3-longrope":
+        short = config["rope_scaling"]["short_factor"]
+        return build({**config, "rope_scaling": {**config["rope_scaling"], "long_factor": short}}, spec["seed"])[0]
     other, _ = build(config, spec["seed"])
     with torch.no_grad():
         if name == "qwen2-bias-tied":
@@ -260,6 +285,8 @@ def golden(spec, shared):
         raise RuntimeError(f"{spec['name']}: removing the feature changes logits by only {change}")
     if spec["name"] == "mistral-sliding-window" and len(prompt_ids) + NEW_TOKENS <= config["sliding_window"]:
         raise RuntimeError("the sequence does not exceed the sliding window")
+    if spec["name"] == "phi3-longrope" and len(prompt_ids) <= config["original_max_position_embeddings"]:
+        raise RuntimeError("the prompt does not exceed the original context")
 
     return {
         "model": spec["name"],
