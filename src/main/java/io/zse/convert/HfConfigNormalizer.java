@@ -71,7 +71,8 @@ public final class HfConfigNormalizer {
         if (generationConfig != null) {
             addIds(eos, generationConfig.path("eos_token_id"));
         }
-        Integer bos = config.hasNonNull("bos_token_id") ? config.get("bos_token_id").asInt()
+        // (Integer): with a bare int first the conditional unboxes, and a config without any bos id throws NPE.
+        Integer bos = config.hasNonNull("bos_token_id") ? (Integer) config.get("bos_token_id").asInt()
                 : generationConfig != null && generationConfig.hasNonNull("bos_token_id")
                 ? generationConfig.get("bos_token_id").asInt() : null;
         Integer pad = config.hasNonNull("pad_token_id") ? config.get("pad_token_id").asInt() : null;

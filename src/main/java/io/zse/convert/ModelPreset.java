@@ -81,6 +81,24 @@ public enum ModelPreset {
             return c;
         }
     },
+    /** microsoft/Phi-3-mini-4k-instruct (no base model is published): fused qkv and gate_up, sliding window 2047. */
+    PHI_3_MINI_4K("phi-3-mini-4k", "mistral-7b-v0.1") {
+        @Override
+        Map<String, Object> values(Map<String, Object> c) {
+            llama(c, 3072, 8192, 32, 32, 32, 32064, 4096, 10000.0, 1e-5, false);
+            c.remove("mlp_bias");
+            c.remove("pretraining_tp");
+            c.put("architectures", new String[]{"Phi3ForCausalLM"});
+            c.put("model_type", "phi3");
+            c.put("original_max_position_embeddings", 4096);
+            c.put("rope_scaling", null);
+            c.put("sliding_window", 2047);
+            c.put("bos_token_id", 1);
+            c.put("eos_token_id", 32000);
+            c.put("pad_token_id", 32000);
+            return c;
+        }
+    },
     /** TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T (same shape as TinyLlama-1.1B-Chat-v1.0). */
     TINYLLAMA_1_1B("tinyllama-1.1b", "mistral-7b-v0.1") {
         @Override
