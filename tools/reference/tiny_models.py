@@ -2,7 +2,7 @@
 """Tiny random-weight checkpoints of each supported architecture, with real tokenizers, and their golden greedy output
 from Hugging Face transformers (float32, eager attention).
 
-Usage: python tiny_models.py <shared-dir> <output-dir>
+Usage: python tiny_models.py <shared-dir> <output-dir> [model name ...]   (default: every model)
   e.g. /work/venv/bin/python tools/reference/tiny_models.py ../shared src/test/resources/golden/architectures
 
 No checkpoint is written: the weights follow a formula (below) that io.zse.model.FormulaCheckpoint implements
@@ -15,7 +15,7 @@ the top-5 logits at every step, plus checks made here:
                             depend on float rounding rather than on correctness)
   cached_vs_full_max_diff   max |logit| difference between the cached step-by-step run and one full forward pass
   ablation                  what the feature under test changes: the same model with it removed (sliding window,
-                            rope scaling, biases, separate lm_head), its max |logit| change over the golden sequence
+                            rope scaling, biases, separate lm_head, q/k norms), its max |logit| change over the golden sequence
                             and the first step where its greedy ids differ
 
 Weight formula (all arithmetic as written; u is exact in float32 and double):
@@ -123,6 +123,44 @@ MODELS = [
         },
         "ablation": "sliding_window removed",
     },
+    {
+        "name": "qwen3-qk-norm",
+        "about": "Qwen3: per-head q/k RMSNorm, no biases, head_dim 32 (heads x head_dim != hidden), GQA 4/2, tied",
+        "tokenizer": "qwen3",
+        "seed": 5,
+        "prompt": "Explain why the sky is blue in one short paragraph.",
+        "config": {
+            "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+            "vocab_size": 151669, "max_position_embeddings": 1024, "rope_theta": 1000000.0,
+            "rms_norm_eps": 1e-6, "tie_word_embeddings": True, "attention_bias": False,
+            "use_sliding_window": False, "sliding_window": None, "max_window_layers": 2,
+            "bos_token_id": 151643, "eos_token_id": 151645,
+        },
+        "ablation": "q_norm and k_norm removed",
+    },
+    {
+        "name": "phi3-longrope",
+        "about": "Phi-3.5 style: fused qkv_proj and gate_up_proj, longrope (original context 16 < prompt, attention "
+                 "factor 1.5 from 512 / 16), GQA 4/2, Llama-2 SentencePiece (Mistral) tokenizer",
+        "tokenizer": "mistral-7b-v0.1",
+        "seed": 8,
+        "prompt": "The little fox ran through the snowy forest, looking for a warm place to sleep before night fell.",
+        # transformers uses the long factors once a sequence exceeds original_max_position_embeddings; the prompt does
+        # from its first forward pass, so every position is rotated with them (what the engine does for this config).
+        "config": {
+            "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+            "vocab_size": 32000, "max_position_embeddings": 512, "original_max_position_embeddings": 16,
+            "rope_theta": 10000.0,
+            "rope_scaling": {"type": "longrope",
+                             "short_factor": [1.0, 1.0, 1.02, 1.05, 1.1, 1.2, 1.35, 1.5],
+                             "long_factor": [1.0, 1.3, 1.9, 3.2, 5.5, 9.0, 14.0, 21.0]},
+            "rms_norm_eps": 1e-5, "tie_word_embeddings": False, "sliding_window": None,
+            "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+        },
+        "ablation": "short factors instead of the long ones",
+    },
 ]
 
 
@@ -198,12 +236,19 @@ def ablated(spec, model):
         return build({**config, "sliding_window": None}, spec["seed"])[0]
     if name == "llama3-rope-scaling":
         return build({**config, "rope_scaling": None}, spec["seed"])[0]
+    if name == "phi3-longrope":
+        short = config["rope_scaling"]["short_factor"]
+        return build({**config, "rope_scaling": {**config["rope_scaling"], "long_factor": short}}, spec["seed"])[0]
     other, _ = build(config, spec["seed"])
     with torch.no_grad():
         if name == "qwen2-bias-tied":
             for layer in other.model.layers:
                 for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
                     proj.bias.zero_()
+        elif name == "qwen3-qk-norm":
+            for layer in other.model.layers:
+                layer.self_attn.q_norm = torch.nn.Identity()
+                layer.self_attn.k_norm = torch.nn.Identity()
         else:
             other.lm_head.weight.copy_(other.model.embed_tokens.weight)
     return other
@@ -240,6 +285,8 @@ def golden(spec, shared):
         raise RuntimeError(f"{spec['name']}: removing the feature changes logits by only {change}")
     if spec["name"] == "mistral-sliding-window" and len(prompt_ids) + NEW_TOKENS <= config["sliding_window"]:
         raise RuntimeError("the sequence does not exceed the sliding window")
+    if spec["name"] == "phi3-longrope" and len(prompt_ids) <= config["original_max_position_embeddings"]:
+        raise RuntimeError("the prompt does not exceed the original context")
 
     return {
         "model": spec["name"],
@@ -271,11 +318,11 @@ def golden(spec, shared):
     }
 
 
-def main(shared_dir, out_dir):
+def main(shared_dir, out_dir, only):
     torch.set_grad_enabled(False)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for spec in MODELS:
+    for spec in [m for m in MODELS if not only or m["name"] in only]:
         doc = golden(spec, Path(shared_dir))
         (out / f"{spec['name']}.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n",
                                                    encoding="utf-8")
@@ -286,6 +333,6 @@ def main(shared_dir, out_dir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -19,7 +19,9 @@ public final class HfConfigNormalizer {
     private static final Map<String, String> ARCHITECTURES = Map.of(
             "LlamaForCausalLM", "llama",
             "MistralForCausalLM", "mistral",
-            "Qwen2ForCausalLM", "qwen2");
+            "Qwen2ForCausalLM", "qwen2",
+            "Qwen3ForCausalLM", "qwen3",
+            "Phi3ForCausalLM", "phi3");
 
     /**
      * @param config           parsed config.json
@@ -44,26 +46,33 @@ public final class HfConfigNormalizer {
         if (rope.isObject()) {
             // transformers 5 writes theta and scaling together in one object.
             theta = rope.path("rope_theta").asDouble(10000.0);
-            scaling = ropeScaling(rope, "rope_parameters");
+            scaling = ropeScaling(rope, "rope_parameters", config, headDim);
         } else {
             theta = config.path("rope_theta").asDouble(10000.0);
-            scaling = config.path("rope_scaling").isObject() ? ropeScaling(config.get("rope_scaling"), "rope_scaling")
-                    : null;
+            scaling = config.path("rope_scaling").isObject()
+                    ? ropeScaling(config.get("rope_scaling"), "rope_scaling", config, headDim) : null;
+        }
+        for (JsonNode holder : new JsonNode[]{config, rope}) {
+            if (holder.path("partial_rotary_factor").asDouble(1.0) != 1.0) {
+                throw refuse("partial_rotary_factor", holder.get("partial_rotary_factor") + " is not supported (only 1)");
+            }
         }
         boolean qwen2 = architecture.equals("qwen2");
         Integer window = null;
-        if (architecture.equals("mistral") && config.hasNonNull("sliding_window")) {
+        if ((architecture.equals("mistral") || architecture.equals("phi3")) && config.hasNonNull("sliding_window")) {
             window = positiveInt(config, "sliding_window");
         }
-        if (qwen2 && config.path("use_sliding_window").asBoolean(false)) {
-            throw refuse("use_sliding_window", "true is not supported for qwen2");
+        boolean qwen = qwen2 || architecture.equals("qwen3");
+        if (qwen && config.path("use_sliding_window").asBoolean(false)) {
+            throw refuse("use_sliding_window", "true is not supported for " + architecture);
         }
         List<Integer> eos = new ArrayList<>();
         addIds(eos, config.path("eos_token_id"));
         if (generationConfig != null) {
             addIds(eos, generationConfig.path("eos_token_id"));
         }
-        Integer bos = config.hasNonNull("bos_token_id") ? config.get("bos_token_id").asInt()
+        // (Integer): with a bare int first the conditional unboxes, and a config without any bos id throws NPE.
+        Integer bos = config.hasNonNull("bos_token_id") ? (Integer) config.get("bos_token_id").asInt()
                 : generationConfig != null && generationConfig.hasNonNull("bos_token_id")
                 ? generationConfig.get("bos_token_id").asInt() : null;
         Integer pad = config.hasNonNull("pad_token_id") ? config.get("pad_token_id").asInt() : null;
@@ -82,18 +91,18 @@ public final class HfConfigNormalizer {
             String arch = ARCHITECTURES.get(name);
             if (arch == null || list.size() != 1) {
                 throw refuse("architectures", list + " is not supported (supported: LlamaForCausalLM, "
-                        + "MistralForCausalLM, Qwen2ForCausalLM)");
+                        + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM)");
             }
             return arch;
         }
         String type = config.path("model_type").asText("");
         if (!ARCHITECTURES.containsValue(type)) {
-            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2)");
+            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3, phi3)");
         }
         return type;
     }
 
-    private static RopeScaling ropeScaling(JsonNode r, String field) {
+    private static RopeScaling ropeScaling(JsonNode r, String field, JsonNode config, int headDim) {
         String type = r.hasNonNull("rope_type") ? r.get("rope_type").asText() : r.path("type").asText("default");
         return switch (type) {
             case "default" -> null;
@@ -101,8 +110,38 @@ public final class HfConfigNormalizer {
             case "llama3" -> RopeScaling.llama3(positiveNumber(r, field, "factor"),
                     positiveNumber(r, field, "low_freq_factor"), positiveNumber(r, field, "high_freq_factor"),
                     (int) positiveNumber(r, field, "original_max_position_embeddings"));
-            default -> throw refuse(field + ".rope_type", "'" + type + "' is not supported (supported: llama3, linear)");
+            case "longrope", "su" -> longrope(r, field, config, headDim);
+            default -> throw refuse(field + ".rope_type", "'" + type + "' is not supported (supported: llama3, linear, "
+                    + "longrope)");
         };
+    }
+
+    /**
+     * Phi-3's LongRoPE. transformers picks the long factors only while a sequence is longer than the original context;
+     * a KV cache cannot be re-rotated when a sequence grows past it, so the engine uses, for every position, the long
+     * factors when the model's context exceeds the original one (as llama.cpp does for such a context), else the short.
+     */
+    private static RopeScaling longrope(JsonNode r, String field, JsonNode config, int headDim) {
+        int original = r.hasNonNull("original_max_position_embeddings")
+                ? (int) positiveNumber(r, field, "original_max_position_embeddings")
+                : positiveInt(config, "original_max_position_embeddings");
+        int context = positiveInt(config, "max_position_embeddings");
+        double factor = r.hasNonNull("factor") ? positiveNumber(r, field, "factor") : (double) context / original;
+        double attention = r.hasNonNull("attention_factor") ? positiveNumber(r, field, "attention_factor")
+                : factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
+        String set = context > original ? "long_factor" : "short_factor";
+        JsonNode list = r.path(set);
+        if (!list.isArray() || list.size() != headDim / 2) {
+            throw refuse(field + "." + set, "must list " + headDim / 2 + " numbers (one per rotated pair), not " + list);
+        }
+        List<Double> factors = new ArrayList<>();
+        for (JsonNode n : list) {
+            if (!n.isNumber() || n.asDouble() <= 0) {
+                throw refuse(field + "." + set, "holds " + n + ", not a positive number");
+            }
+            factors.add(n.asDouble());
+        }
+        return RopeScaling.longrope(attention, factors, original);
     }
 
     private static void addIds(List<Integer> ids, JsonNode node) {

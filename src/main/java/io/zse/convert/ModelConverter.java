@@ -74,12 +74,17 @@ public final class ModelConverter {
             List<Planned> plan = plan(config, checkpoint, options, notes);
             notes.forEach(progress::note);
             Map<SectionKind, byte[]> sections = sections(hfDir, config, configBytes, generationBytes, options);
-            long inputBytes = plan.stream().mapToLong(p -> p.source.byteSize()).sum();
+            long inputBytes = plan.stream().mapToLong(Planned::sourceBytes).sum();
             try (ZseWriter writer = ZseWriter.create(out, sections, plan.stream().map(p -> p.target).toList())) {
                 long done = 0;
-                for (Planned p : plan) {
+                for (int i = 0; i < plan.size(); i++) {
+                    Planned p = plan.get(i);
                     writeTensor(checkpoint, p, writer.nextTensor());
-                    done += p.source.byteSize();
+                    String source = p.sourceName;
+                    if (plan.subList(i + 1, plan.size()).stream().noneMatch(later -> later.sourceName.equals(source))) {
+                        checkpoint.release(source); // a fused source serves several tensors
+                    }
+                    done += p.sourceBytes();
                     progress.advanced(p.target.name(), done, inputBytes);
                 }
                 writer.finish();
@@ -96,26 +101,34 @@ public final class ModelConverter {
         }
     }
 
-    /** One tensor: where it comes from and how it is stored. */
-    private record Planned(String sourceName, SafetensorsTensor source, TensorInfo target) {
+    /** One tensor: where it comes from (rows firstRow.. of sourceName, times scale) and how it is stored. */
+    private record Planned(String sourceName, SafetensorsTensor source, long firstRow, float scale, TensorInfo target) {
+        /** Bytes of the source this tensor reads (a part of a fused source). */
+        long sourceBytes() {
+            return source.byteSize() / source.elementCount() * target.elementCount();
+        }
     }
 
     private static List<Planned> plan(ModelConfig config, HfCheckpoint checkpoint, ConvertOptions options,
                                       List<String> notes) {
         Map<String, long[]> expected = ModelTensors.expected(config);
+        Map<String, long[]> stored = ModelTensors.checkpoint(config);
         List<Planned> plan = new ArrayList<>();
         for (Map.Entry<String, long[]> e : expected.entrySet()) {
             String name = e.getKey();
-            String sourceName = name;
+            ModelTensors.Source from = ModelTensors.source(config, name);
+            String sourceName = from.name();
             if (!checkpoint.has(name) && name.equals(ModelTensors.EMBEDDINGS) && config.tieWordEmbeddings()
                     && checkpoint.has(ModelTensors.LM_HEAD)) {
                 sourceName = ModelTensors.LM_HEAD;
             }
             SafetensorsTensor source = checkpoint.tensor(sourceName).orElseThrow(() -> new IllegalArgumentException(
-                    "checkpoint is missing tensor " + name + " that config.json implies"));
-            if (!Arrays.equals(source.shape(), e.getValue())) {
-                throw new IllegalArgumentException("shape mismatch: " + name + " is " + Arrays.toString(source.shape())
-                        + " in the checkpoint but config.json implies " + Arrays.toString(e.getValue()));
+                    "checkpoint is missing tensor " + from.name() + " that config.json implies"));
+            long[] shape = stored.getOrDefault(from.name(), e.getValue());
+            if (!Arrays.equals(source.shape(), shape)) {
+                throw new IllegalArgumentException("shape mismatch: " + sourceName + " is "
+                        + Arrays.toString(source.shape()) + " in the checkpoint but config.json implies "
+                        + Arrays.toString(shape));
             }
             TensorType type = typeFor(name, e.getValue(), config, options);
             int group = options.groupSizeFor(type);
@@ -125,10 +138,11 @@ public final class ModelConverter {
                 type = TensorType.F16;
                 group = 0;
             }
-            plan.add(new Planned(sourceName, source, TensorInfo.planned(name, type, e.getValue(), group)));
+            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(),
+                    TensorInfo.planned(name, type, e.getValue(), group)));
         }
         for (SafetensorsTensor t : checkpoint.tensors()) {
-            boolean used = expected.containsKey(t.name()) || plan.stream().anyMatch(p -> p.sourceName.equals(t.name()));
+            boolean used = plan.stream().anyMatch(p -> p.sourceName.equals(t.name()));
             boolean tiedHead = t.name().equals(ModelTensors.LM_HEAD) && config.tieWordEmbeddings();
             if (!used && !tiedHead && !t.name().endsWith("rotary_emb.inv_freq")) {
                 throw new IllegalArgumentException("checkpoint tensor " + t.name()
@@ -164,8 +178,9 @@ public final class ModelConverter {
         for (long row = 0; row < rows; row += chunkRows) {
             int n = (int) Math.min(chunkRows, rows - row);
             int count = n * rowLength;
-            checkpoint.readFloats(p.sourceName, row * rowLength, count, values, 0);
+            checkpoint.readFloats(p.sourceName, (p.firstRow + row) * rowLength, count, values, 0);
             for (int i = 0; i < count; i++) {
+                values[i] *= p.scale;
                 if (!Float.isFinite(values[i])) {
                     throw new IllegalArgumentException("tensor " + p.sourceName + " holds " + values[i]
                             + " at element " + (row * rowLength + i));
@@ -178,7 +193,6 @@ public final class ModelConverter {
             }
         }
         sink.finish();
-        checkpoint.release(p.sourceName);
     }
 
     private static Map<SectionKind, byte[]> sections(Path dir, ModelConfig config, byte[] hfConfig, byte[] generation,

@@ -51,6 +51,54 @@ public enum ModelPreset {
             return c;
         }
     },
+    /** Qwen/Qwen3-0.6B-Base: no biases, q/k RMSNorm per head, head_dim 128 wider than hidden / heads. */
+    QWEN3_0_6B("qwen3-0.6b", "qwen3") {
+        @Override
+        Map<String, Object> values(Map<String, Object> c) {
+            c.put("architectures", new String[]{"Qwen3ForCausalLM"});
+            c.put("attention_bias", false);
+            c.put("attention_dropout", 0.0);
+            c.put("bos_token_id", 151643);
+            c.put("eos_token_id", 151643);
+            c.put("head_dim", 128);
+            c.put("hidden_act", "silu");
+            c.put("hidden_size", 1024);
+            c.put("initializer_range", 0.02);
+            c.put("intermediate_size", 3072);
+            c.put("max_position_embeddings", 32768);
+            c.put("max_window_layers", 28);
+            c.put("model_type", "qwen3");
+            c.put("num_attention_heads", 16);
+            c.put("num_hidden_layers", 28);
+            c.put("num_key_value_heads", 8);
+            c.put("rms_norm_eps", 1e-6);
+            c.put("rope_theta", 1000000.0);
+            c.put("sliding_window", null);
+            c.put("tie_word_embeddings", true);
+            c.put("use_cache", true);
+            c.put("use_sliding_window", false);
+            c.put("vocab_size", 151936);
+            return c;
+        }
+    },
+    /** microsoft/Phi-3-mini-4k-instruct (no base model is published): fused qkv and gate_up, sliding window 2047. */
+    PHI_3_MINI_4K("phi-3-mini-4k", "mistral-7b-v0.1") {
+        @Override
+        Map<String, Object> values(Map<String, Object> c) {
+            llama(c, 3072, 8192, 32, 32, 32, 32064, 4096, 10000.0, 1e-5, false);
+            c.remove("mlp_bias");
+            c.remove("pretraining_tp");
+            c.put("architectures", new String[]{"Phi3ForCausalLM"});
+            c.put("model_type", "phi3");
+            c.put("original_max_position_embeddings", 4096);
+            c.put("rope_scaling", null);
+            c.put("sliding_window", 2047);
+            c.put("bos_token_id", 1);
+            c.put("eos_token_id", 32000);
+            c.put("pad_token_id", 32000);
+            return c;
+        }
+    },
     /** TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T (same shape as TinyLlama-1.1B-Chat-v1.0). */
     TINYLLAMA_1_1B("tinyllama-1.1b", "mistral-7b-v0.1") {
         @Override

@@ -70,7 +70,7 @@ public final class SyntheticCheckpointWriter {
     public Result write(Path outDir) throws IOException {
         long start = System.nanoTime();
         ModelConfig model = HfConfigNormalizer.normalize(JSON.valueToTree(config), null);
-        List<SafetensorsTensor> tensors = ModelTensors.expected(model).entrySet().stream()
+        List<SafetensorsTensor> tensors = ModelTensors.checkpoint(model).entrySet().stream()
                 .map(e -> new SafetensorsTensor(e.getKey(), dtype, e.getValue())).toList();
         if (shards > tensors.size()) {
             throw new IllegalArgumentException("--shards " + shards + " exceeds the " + tensors.size() + " tensors");

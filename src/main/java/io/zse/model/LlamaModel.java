@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The Llama-family decoder (Llama, Mistral, Qwen2), written once against {@link Backend} ops. Stateless apart from its
+ * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3), written once against {@link Backend} ops. Stateless apart from its
  * weights: each sequence brings its own {@link KvCache} (a block table over a shared {@link KvBlockPool}), so one
  * model serves many sequences, and one forward pass can mix their decode tokens and prompt chunks.
  */
@@ -178,6 +178,10 @@ public final class LlamaModel {
             linear(ws.normed, n, w.query(), w.queryBias(), ws.q);
             linear(ws.normed, n, w.key(), w.keyBias(), ws.k);
             linear(ws.normed, n, w.value(), w.valueBias(), ws.v);
+            if (w.queryNorm() != null) { // Qwen3: each head's q and k RMS-normalised, in place, before RoPE
+                backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
+                backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
+            }
             backend.rope(ws.q, batch, config.numHeads(), config.headDim(), ropeFrequencies);
             backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
             backend.storeKv(ws.k, ws.v, batch, layer);

@@ -13,9 +13,10 @@ import java.util.List;
 
 /**
  * The normalised configuration of a Llama-family decoder, as stored in the {@code config} section of a .zse file
- * (docs/zse-format.md). Llama, Mistral and Qwen2 differ only in the flags below.
+ * (docs/zse-format.md). Llama, Mistral, Qwen2, Qwen3 and Phi-3 differ only in the flags below.
  *
- * @param architecture      "llama", "mistral" or "qwen2"
+ * @param architecture      "llama", "mistral", "qwen2", "qwen3" (normalises each head's q and k) or "phi3" (its fused
+ *                          projections are split at convert time; same decoder)
  * @param hiddenSize        model width d
  * @param numLayers         decoder blocks
  * @param numHeads          query heads
@@ -37,6 +38,11 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    /** Qwen3: q and k are RMS-normalised per head (q_norm, k_norm [headDim]) before RoPE. */
+    public boolean queryKeyNorm() {
+        return architecture.equals("qwen3");
     }
 
     /** Parameters of the whole model (for reports). */
@@ -72,9 +78,11 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
             if (ropeScaling.type().equals("llama3")) {
                 r.put("low_freq_factor", ropeScaling.lowFreqFactor());
                 r.put("high_freq_factor", ropeScaling.highFreqFactor());
+            }
+            if (ropeScaling.type().equals("llama3") || ropeScaling.type().equals("longrope")) {
                 r.put("original_context_length", ropeScaling.originalContextLength());
             }
-            if (ropeScaling.type().equals("factors")) {
+            if (ropeScaling.type().equals("factors") || ropeScaling.type().equals("longrope")) {
                 ArrayNode factors = r.putArray("factors");
                 ropeScaling.frequencyFactors().forEach(factors::add);
             }

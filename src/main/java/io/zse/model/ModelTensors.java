@@ -3,7 +3,11 @@ package io.zse.model;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The tensors a Llama-family checkpoint holds, by Hugging Face name, with the shape the config implies. */
+/**
+ * The tensors of a Llama-family model, by Hugging Face name, with the shape the config implies: as a .zse file holds
+ * them ({@link #expected}) and as the Hugging Face checkpoint holds them ({@link #checkpoint}; they differ for Phi-3,
+ * whose fused projections are split at convert time).
+ */
 public final class ModelTensors {
     private ModelTensors() {
     }
@@ -29,6 +33,10 @@ public final class ModelTensors {
             linear(t, layer(i, "self_attn.q_proj"), q, d, c.attentionBias());
             linear(t, layer(i, "self_attn.k_proj"), kv, d, c.attentionBias());
             linear(t, layer(i, "self_attn.v_proj"), kv, d, c.attentionBias());
+            if (c.queryKeyNorm()) {
+                t.put(layer(i, "self_attn.q_norm.weight"), new long[]{c.headDim()});
+                t.put(layer(i, "self_attn.k_norm.weight"), new long[]{c.headDim()});
+            }
             // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
             linear(t, layer(i, "self_attn.o_proj"), d, q, c.attentionBias() && c.architecture().equals("llama"));
             t.put(layer(i, "post_attention_layernorm.weight"), new long[]{d});
@@ -41,6 +49,61 @@ public final class ModelTensors {
             t.put(LM_HEAD, new long[]{c.vocabSize(), d});
         }
         return t;
+    }
+
+    /** Every tensor of the Hugging Face checkpoint: {@link #expected}, with Phi-3's fused qkv and gate_up in place. */
+    public static Map<String, long[]> checkpoint(ModelConfig c) {
+        if (!c.architecture().equals("phi3")) {
+            return expected(c);
+        }
+        Map<String, long[]> t = new LinkedHashMap<>();
+        long rowsOfQkv = (long) (c.numHeads() + 2 * c.numKvHeads()) * c.headDim();
+        expected(c).forEach((name, shape) -> {
+            if (name.endsWith("self_attn.q_proj.weight")) {
+                t.put(name.replace("q_proj", "qkv_proj"), new long[]{rowsOfQkv, shape[1]});
+            } else if (name.endsWith("mlp.gate_proj.weight")) {
+                t.put(name.replace("gate_proj", "gate_up_proj"), new long[]{2L * shape[0], shape[1]});
+            } else if (!name.endsWith("self_attn.k_proj.weight") && !name.endsWith("self_attn.v_proj.weight")
+                    && !name.endsWith("mlp.up_proj.weight")) {
+                t.put(name, shape);
+            }
+        });
+        return t;
+    }
+
+    /**
+     * Where a tensor of {@link #expected} comes from in the checkpoint: rows firstRow.. of tensor {@code name}, each
+     * value multiplied by {@code scale}.
+     */
+    public record Source(String name, long firstRow, float scale) {
+    }
+
+    /**
+     * The source of .zse tensor {@code name}. Phi-3's qkv_proj rows are q, then k, then v, and gate_up_proj's are gate
+     * then up. LongRoPE multiplies cos and sin by an attention factor, which is the same as multiplying q and k by it
+     * (RoPE is linear), so it is folded into their rows here.
+     */
+    public static Source source(ModelConfig c, String name) {
+        if (c.architecture().equals("phi3")) {
+            long q = (long) c.numHeads() * c.headDim();
+            long kv = (long) c.numKvHeads() * c.headDim();
+            float attention = c.ropeScaling() != null && c.ropeScaling().type().equals("longrope")
+                    ? (float) c.ropeScaling().factor() : 1f;
+            String qkv = name.replaceFirst("self_attn\\.[qkv]_proj", "self_attn.qkv_proj");
+            String gateUp = name.replaceFirst("mlp\\.(gate|up)_proj", "mlp.gate_up_proj");
+            if (name.endsWith("self_attn.q_proj.weight")) {
+                return new Source(qkv, 0, attention);
+            } else if (name.endsWith("self_attn.k_proj.weight")) {
+                return new Source(qkv, q, attention);
+            } else if (name.endsWith("self_attn.v_proj.weight")) {
+                return new Source(qkv, q + kv, 1f);
+            } else if (name.endsWith("mlp.gate_proj.weight")) {
+                return new Source(gateUp, 0, 1f);
+            } else if (name.endsWith("mlp.up_proj.weight")) {
+                return new Source(gateUp, c.intermediateSize(), 1f);
+            }
+        }
+        return new Source(name, 0, 1f);
     }
 
     /** A linear layer: weight [out, in] and, with a bias, bias [out]. */

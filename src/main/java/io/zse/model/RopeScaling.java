@@ -6,12 +6,13 @@ import java.util.List;
  * RoPE frequency scaling from Hugging Face {@code rope_scaling} / {@code rope_parameters}, or from a GGUF file's
  * per-frequency divisors.
  *
- * @param type                  "llama3", "linear" or "factors"
- * @param factor                position (linear) or wavelength (llama3) scale factor
+ * @param type                  "llama3", "linear", "factors" or "longrope"
+ * @param factor                position (linear) or wavelength (llama3) scale factor; longrope: the attention factor
+ *                              (cos and sin are multiplied by it; the converter folds it into q and k)
  * @param lowFreqFactor         llama3 only
  * @param highFreqFactor        llama3 only
- * @param originalContextLength llama3 only: the context the model was pre-trained with
- * @param frequencyFactors      factors only: one divisor per rotated pair (headDim / 2), as llama.cpp's
+ * @param originalContextLength llama3 and longrope: the context the model was pre-trained with
+ * @param frequencyFactors      factors and longrope: one divisor per rotated pair (headDim / 2), as llama.cpp's
  *                              {@code rope_freqs.weight} stores them; empty otherwise
  */
 public record RopeScaling(String type, double factor, double lowFreqFactor, double highFreqFactor,
@@ -32,6 +33,14 @@ public record RopeScaling(String type, double factor, double lowFreqFactor, doub
     public static RopeScaling llama3(double factor, double lowFreqFactor, double highFreqFactor,
                                      int originalContextLength) {
         return new RopeScaling("llama3", factor, lowFreqFactor, highFreqFactor, originalContextLength);
+    }
+
+    /**
+     * Phi-3's LongRoPE (Hugging Face {@code longrope}, formerly {@code su}) with the factor set in use: the base
+     * frequency of each pair times its own factor, then inverted, as transformers computes it.
+     */
+    public static RopeScaling longrope(double attentionFactor, List<Double> frequencyFactors, int originalContextLength) {
+        return new RopeScaling("longrope", attentionFactor, 0, 0, originalContextLength, frequencyFactors);
     }
 
     /** Each pair's inverse frequency divided by its own factor (factor holds the largest, for reports). */

@@ -21,6 +21,7 @@ public final class RotaryFrequencies {
             case "linear" -> linear(inverse, (float) scaling.factor());
             case "llama3" -> llama3(inverse, scaling);
             case "factors" -> factors(inverse, scaling);
+            case "longrope" -> longrope(headDim, theta, scaling);
             default -> throw new IllegalArgumentException("unsupported rope_scaling type '" + scaling.type() + "'");
         };
     }
@@ -39,6 +40,20 @@ public final class RotaryFrequencies {
         }
         for (int j = 0; j < inverse.length; j++) {
             inverse[j] /= s.frequencyFactors().get(j).floatValue();
+        }
+        return inverse;
+    }
+
+    /** inv_freq[j] = 1 / (factor[j] · theta^(2j / headDim)), in F32 in this order like transformers. */
+    private static float[] longrope(int headDim, double theta, RopeScaling s) {
+        float[] inverse = new float[headDim / 2];
+        if (s.frequencyFactors().size() != inverse.length) {
+            throw new IllegalArgumentException("rope_scaling has " + s.frequencyFactors().size()
+                    + " longrope factors but the head has " + inverse.length + " rotated pairs");
+        }
+        for (int j = 0; j < inverse.length; j++) {
+            float base = (float) Math.pow((float) theta, (float) (2 * j) / headDim);
+            inverse[j] = 1f / (s.frequencyFactors().get(j).floatValue() * base);
         }
         return inverse;
     }

@@ -31,6 +31,8 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
      * @param queryBias     [q] or null (Qwen2 / attention_bias)
      * @param keyBias       [kv] or null
      * @param valueBias     [kv] or null
+     * @param queryNorm     [headDim] or null: RMSNorm of each query head before RoPE (Qwen3)
+     * @param keyNorm       [headDim] or null: the same for each key head
      * @param output        [d, q]  o_proj
      * @param outputBias    [d] or null (Llama attention_bias)
      * @param ffnNorm       [d]  post_attention_layernorm
@@ -39,7 +41,8 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
      * @param down          [d, ff]
      */
     public record Layer(float[] attentionNorm, WeightMatrix query, WeightMatrix key, WeightMatrix value,
-                        float[] queryBias, float[] keyBias, float[] valueBias, WeightMatrix output, float[] outputBias,
+                        float[] queryBias, float[] keyBias, float[] valueBias, float[] queryNorm, float[] keyNorm,
+                        WeightMatrix output, float[] outputBias,
                         float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {
     }
 
@@ -59,6 +62,8 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
                     optionalVector(file, p + "self_attn.q_proj.bias"),
                     optionalVector(file, p + "self_attn.k_proj.bias"),
                     optionalVector(file, p + "self_attn.v_proj.bias"),
+                    config.queryKeyNorm() ? vector(file, p + "self_attn.q_norm.weight") : null,
+                    config.queryKeyNorm() ? vector(file, p + "self_attn.k_norm.weight") : null,
                     backend.weight(file.tensor(p + "self_attn.o_proj.weight")),
                     optionalVector(file, p + "self_attn.o_proj.bias"),
                     vector(file, p + "post_attention_layernorm.weight"),

@@ -2,10 +2,16 @@ package io.zse.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.convert.ConvertOptions;
 import io.zse.convert.HfCheckpoint;
 import io.zse.convert.ModelPreset;
 import io.zse.convert.SafetensorsDtype;
 import io.zse.convert.SafetensorsTensor;
+import io.zse.format.TensorDecoder;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.format.ZseTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -133,6 +139,41 @@ class SynthCommandTest {
         assertArrayEquals(before, Files.readAllBytes(out.resolve("model-00002-of-00003.safetensors")));
     }
 
+    /** Phi-3's checkpoint holds fused qkv_proj and gate_up_proj; the converter stores their row ranges apart. */
+    @Test
+    void phi3FusedProjectionsAreSplitAtConvertTime() throws IOException {
+        requireSharedTokenizers();
+        Path out = dir.resolve("phi3");
+        Object[] r = zse("synth", "--preset", "phi-3-mini-4k", "--layers", "1", "--dtype", "f32", "--set",
+                "vocab_size=256", "--set", "hidden_size=64", "--set", "intermediate_size=96", "--set",
+                "num_attention_heads=4", "--set", "num_key_value_heads=2", "-o", out.toString());
+        assertEquals(0, r[0], (String) r[1]);
+        Path zse = TestModels.convert(out, ConvertOptions.of(TensorType.F32), dir.resolve("phi3.zse"));
+        String p = "model.layers.0.";
+        try (HfCheckpoint ckpt = HfCheckpoint.open(out); ZseFile file = ZseFile.open(zse)) {
+            assertArrayEquals(new long[]{128, 64}, shape(ckpt, p + "self_attn.qkv_proj.weight"));
+            assertArrayEquals(new long[]{192, 64}, shape(ckpt, p + "mlp.gate_up_proj.weight"));
+            assertFalse(file.hasTensor(p + "self_attn.qkv_proj.weight"));
+            // q: rows 0..63, k: 64..95, v: 96..127 of qkv; gate: rows 0..95, up: 96..191 of gate_up (64 wide)
+            assertSameRows(ckpt, p + "self_attn.qkv_proj.weight", 0, file, p + "self_attn.q_proj.weight", 64);
+            assertSameRows(ckpt, p + "self_attn.qkv_proj.weight", 64, file, p + "self_attn.k_proj.weight", 32);
+            assertSameRows(ckpt, p + "self_attn.qkv_proj.weight", 96, file, p + "self_attn.v_proj.weight", 32);
+            assertSameRows(ckpt, p + "mlp.gate_up_proj.weight", 0, file, p + "mlp.gate_proj.weight", 96);
+            assertSameRows(ckpt, p + "mlp.gate_up_proj.weight", 96, file, p + "mlp.up_proj.weight", 96);
+        }
+    }
+
+    private static void assertSameRows(HfCheckpoint ckpt, String source, int firstRow, ZseFile file, String name,
+                                       int rows) throws IOException {
+        float[] expected = new float[rows * 64];
+        ckpt.readFloats(source, (long) firstRow * 64, expected.length, expected, 0);
+        ZseTensor t = file.tensor(name);
+        assertEquals(expected.length, t.info().elementCount(), name);
+        float[] actual = new float[expected.length];
+        TensorDecoder.decode(t.type(), t.groupSize(), t.data(), t.scales(), 0, actual.length, actual, 0);
+        assertArrayEquals(expected, actual, name);
+    }
+
     @Test
     void llama32ConfigHasLlama3RopeScaling() throws IOException {
         requireSharedTokenizers();
@@ -162,6 +203,8 @@ class SynthCommandTest {
     void presetsMatchPublishedShapes() {
         assertEquals(1_235_814_400L, paramsOf(ModelPreset.LLAMA_3_2_1B));
         assertEquals(494_032_768L, paramsOf(ModelPreset.QWEN2_5_0_5B));
+        assertEquals(596_049_920L, paramsOf(ModelPreset.QWEN3_0_6B)); // 0.44B of it outside the embeddings
+        assertEquals(3_821_079_552L, paramsOf(ModelPreset.PHI_3_MINI_4K));
         assertEquals(1_100_048_384L, paramsOf(ModelPreset.TINYLLAMA_1_1B));
         assertEquals(8_030_261_248L, paramsOf(ModelPreset.LLAMA_3_8B));
     }

@@ -50,7 +50,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class EngineGoldenTest {
     private static final String[] ARCHITECTURES = {"llama-untied", "llama3-rope-scaling", "qwen2-bias-tied",
-            "mistral-sliding-window"};
+            "mistral-sliding-window", "qwen3-qk-norm", "phi3-longrope"};
 
     @TempDir
     static Path dir;

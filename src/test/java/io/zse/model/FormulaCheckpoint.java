@@ -41,7 +41,7 @@ final class FormulaCheckpoint {
         Files.writeString(dir.resolve("config.json"), new ObjectMapper().writeValueAsString(config),
                 StandardCharsets.UTF_8);
         Files.write(dir.resolve("tokenizer.json"), tokenizerJson);
-        Map<String, long[]> shapes = ModelTensors.expected(HfConfigNormalizer.normalize(config, null));
+        Map<String, long[]> shapes = ModelTensors.checkpoint(HfConfigNormalizer.normalize(config, null));
         List<SafetensorsTensor> tensors = shapes.entrySet().stream()
                 .map(e -> new SafetensorsTensor(e.getKey(), SafetensorsDtype.F32, e.getValue())).toList();
         try (SafetensorsWriter writer = SafetensorsWriter.create(dir.resolve("model.safetensors"), tensors,
