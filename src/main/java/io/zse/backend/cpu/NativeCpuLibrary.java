@@ -1,6 +1,7 @@
 package io.zse.backend.cpu;
 
 import io.zse.backend.NativeLibraryLocation;
+import io.zse.format.TensorType;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -187,9 +188,15 @@ public final class NativeCpuLibrary {
         }
     }
 
-    /** F32, F16 or BF16 weights ({@code function} names which). */
-    void matmulFloat(String function, MemorySegment w, int cols, int rowBegin, int rowEnd, float[] x, int n,
+    /** F32, F16 or BF16 weights. */
+    void matmulFloat(TensorType type, MemorySegment w, int cols, int rowBegin, int rowEnd, float[] x, int n,
                      float[] out, int outStride) {
+        String function = switch (type) {
+            case F32 -> "zse_cpu_matmul_f32";
+            case F16 -> "zse_cpu_matmul_f16";
+            case BF16 -> "zse_cpu_matmul_bf16";
+            default -> throw new IllegalArgumentException(type + " weights take the integer kernels");
+        };
         try {
             handles.get(function).invokeExact(w, cols, rowBegin, rowEnd, MemorySegment.ofArray(x), n,
                     MemorySegment.ofArray(out), outStride);

@@ -15,18 +15,11 @@ public final class NativeWeight extends CpuWeight {
 
     private final NativeCpuLibrary library;
     private final CpuWeight java;
-    private final String floatKernel;
 
     NativeWeight(ZseTensor tensor, NativeCpuLibrary library, CpuWeight java) {
         super(tensor);
         this.library = library;
         this.java = java;
-        this.floatKernel = switch (type) {
-            case F32 -> "zse_cpu_matmul_f32";
-            case F16 -> "zse_cpu_matmul_f16";
-            case BF16 -> "zse_cpu_matmul_bf16";
-            default -> null;
-        };
         requireBytes(data.byteSize(), type.dataBytes((long) rows * cols), "data");
         switch (type) {
             case Q8 -> requireGroupSize(32);
@@ -86,7 +79,7 @@ public final class NativeWeight extends CpuWeight {
             }
             case NF4 -> threads.parallelFor(items, work, (start, end) -> library.matmulNf4(data, scales, cols,
                     start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), x, n, out, rows));
-            default -> threads.parallelFor(items, work, (start, end) -> library.matmulFloat(floatKernel, data, cols,
+            default -> threads.parallelFor(items, work, (start, end) -> library.matmulFloat(type, data, cols,
                     start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), x, n, out, rows));
         }
     }
