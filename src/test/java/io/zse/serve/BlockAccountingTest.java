@@ -113,7 +113,10 @@ class BlockAccountingTest extends OnTinyStoriesQ8 {
             assertEquals(pool.totalBlocks(), pool.availableBlocks());
         }
         for (Outcome o : outcomes) {
-            assertEquals(0, o.callsAfterEnd, "no listener call after a sequence ended");
+            // A cancel from another thread takes effect at the next step: the step being delivered may still arrive.
+            int allowed = o.fate == Fate.CANCEL_FROM_OUTSIDE ? 1 : 0;
+            assertTrue(o.callsAfterEnd <= allowed, "no listener call after a sequence ended (" + o.fate + "): "
+                    + o.callsAfterEnd);
         }
     }
 }
