@@ -1,5 +1,7 @@
 package io.zse.backend.cpu;
 
+import java.util.Optional;
+
 /** The CPU kernel families by the names tests parameterize over: {@code vector} and {@code scalar}. */
 public final class TestKernels {
     private TestKernels() {
@@ -10,6 +12,12 @@ public final class TestKernels {
         return CpuKernelChoice.parse(name).kernels(line -> {
             throw new IllegalStateException("no fall-back expected for " + name + ": " + line);
         });
+    }
+
+    /** Why this process has no native kernel library, or empty when it has one. */
+    public static Optional<String> nativeUnavailable() {
+        NativeLibraryProbe probe = NativeLibraryProbe.result();
+        return probe.library().isPresent() ? Optional.empty() : Optional.of(probe.problem());
     }
 
     /** A CPU backend on the family named, with {@code threads} threads. */
