@@ -26,14 +26,18 @@ flags=(-std=c11 -O3 -fPIC -fvisibility=hidden -fno-math-errno -ffp-contract=fast
 "$cc" "${flags[@]}" -c "$here/dispatch.c" -o "$objects/dispatch.o"
 "$cc" "${flags[@]}" -c "$here/kernels_generic.c" -o "$objects/kernels_generic.o"
 parts=("$objects/dispatch.o" "$objects/kernels_generic.o")
-case "$(uname -m)" in
-  x86_64)
+case "$("$cc" -dumpmachine)" in
+  x86_64-*)
     "$cc" "${flags[@]}" -mavx2 -mfma -mf16c -c "$here/kernels_x86.c" -o "$objects/kernels_avx2.o"
     "$cc" "${flags[@]}" -DZSE_AVX512 -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
       -c "$here/kernels_x86.c" -o "$objects/kernels_avx512.o"
     parts+=("$objects/kernels_avx2.o" "$objects/kernels_avx512.o")
     ;;
+  aarch64-*)
+    "$cc" "${flags[@]}" -march=armv8.2-a+dotprod -c "$here/kernels_arm.c" -o "$objects/kernels_neon.o"
+    parts+=("$objects/kernels_neon.o")
+    ;;
 esac
 "$cc" -shared -o "$library.tmp" "${parts[@]}" -lm
 mv "$library.tmp" "$library"
-echo "[zse] built $library ($("$cc" -dumpfullversion 2>/dev/null || "$cc" -dumpversion), $(uname -m))"
+echo "[zse] built $library ($("$cc" -dumpfullversion 2>/dev/null || "$cc" -dumpversion), $("$cc" -dumpmachine))"

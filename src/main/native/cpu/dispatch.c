@@ -3,6 +3,12 @@
  * call to it.
  */
 #include <string.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
 
 #include "kernels.h"
 #include "zse_cpu.h"
@@ -13,6 +19,8 @@ static const struct zse_cpu_kernels *const candidates[] = {
 #if defined(__x86_64__)
     &zse_cpu_avx512,
     &zse_cpu_avx2,
+#elif defined(__aarch64__)
+    &zse_cpu_neon_dotprod,
 #endif
     &zse_cpu_generic,
 };
@@ -28,6 +36,10 @@ static int runs_here(const struct zse_cpu_kernels *k) {
     }
     if (k == &zse_cpu_avx2) {
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    }
+#elif defined(__aarch64__)
+    if (k == &zse_cpu_neon_dotprod) {
+        return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
     }
 #endif
     return k == &zse_cpu_generic;

@@ -33,25 +33,6 @@ static inline __m256i dot_u8s8(__m256i u, __m256i s) {
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /*
- * Runs TILE(M, N) over [row_begin, row_end) x [0, n) with r and i set. Full tiles and decoding's one-row tiles get
- * constant sizes, so the compiler unrolls their loops and keeps the accumulators in registers; edges get the rest.
- */
-#define FOR_EACH_TILE(TILE)                                                                                       \
-    for (int64_t r = row_begin; r < row_end; r += TILE_M) {                                                       \
-        int rm = row_end - r < TILE_M ? (int) (row_end - r) : TILE_M;                                             \
-        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
-            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
-            if (rm == TILE_M && rn == TILE_N) {                                                                   \
-                TILE(TILE_M, TILE_N);                                                                             \
-            } else if (rm == TILE_M && rn == 1) {                                                                 \
-                TILE(TILE_M, 1);                                                                                  \
-            } else {                                                                                              \
-                TILE(rm, rn);                                                                                     \
-            }                                                                                                     \
-        }                                                                                                         \
-    }
-
-/*
  * Asks for the bytes the next tile will read at this point: the same span, TILE_M rows further on. A tile reads its
  * rows side by side, so each row is a short stream (1 KiB for a Q4 row of 2048) that the hardware prefetchers barely
  * ramp up on before it ends; decoding streams weights from memory and would otherwise wait on every miss.

@@ -29,7 +29,7 @@ extern "C" {
 #define ZSE_CPU_BLOCK 32
 
 int zse_cpu_abi_version(void);
-/* The kernel set in use: "avx512-vnni", "avx2" or "generic". */
+/* The kernel set in use: "avx512-vnni", "avx2", "neon-dotprod" or "generic". */
 const char *zse_cpu_isa(void);
 /* Every kernel set this CPU can run, best first, comma-separated. */
 const char *zse_cpu_supported(void);

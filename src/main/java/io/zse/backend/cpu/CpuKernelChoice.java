@@ -27,7 +27,7 @@ public enum CpuKernelChoice {
 
     /** The system property (and, upper-cased with _ for ., the environment variable) that sets the choice. */
     public static final String PROPERTY = "zse.cpu.kernels";
-    /** Forces one of the native library's kernel sets (avx512-vnni, avx2, generic) instead of the best one. */
+    /** Forces one of the native library's kernel sets (avx512-vnni, avx2, neon-dotprod, generic) instead of the best one. */
     public static final String ISA_PROPERTY = "zse.cpu.isa";
 
     private static final String MODULE = "jdk.incubator.vector";

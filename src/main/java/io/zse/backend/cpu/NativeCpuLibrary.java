@@ -115,7 +115,7 @@ public final class NativeCpuLibrary {
         }
     }
 
-    /** The kernel set in use: avx512-vnni, avx2 or generic. */
+    /** The kernel set in use: avx512-vnni, avx2, neon-dotprod or generic. */
     public String isa() {
         return string("zse_cpu_isa");
     }

@@ -1,0 +1,186 @@
+/*
+ * kernel_check.c: every kernel set the CPU runs against the portable C set, through the exported ABI, on random
+ * weights and activations of every storage type and at every tile edge (rows not a multiple of 4, activation rows
+ * 1..5, tails). The Java tests (NativeKernelsTest) do this on the build machine; this program does it where no JVM
+ * runs, such as an aarch64 library under qemu-user (check.sh). Exit status 1 on any difference beyond rounding.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zse_cpu.h"
+
+static uint64_t state = 0x9E3779B97F4A7C15ull;
+
+static uint32_t next(void) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (uint32_t) (state >> 32);
+}
+
+static float uniform(void) {
+    return (float) (next() >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+}
+
+/* A positive F16 between 2^-6 and 2^1, written as bits (no conversion needed). */
+static uint16_t f16_scale(void) {
+    return (uint16_t) (((9 + next() % 7) << 10) | (next() & 0x3FF));
+}
+
+static int failures;
+
+static void compare(const char *what, const char *isa, const float *expected, const float *actual, int count,
+                    int cols) {
+    for (int k = 0; k < count; k++) {
+        float tolerance = 1e-4f * (fabsf(expected[k]) + sqrtf((float) cols));
+        if (!(fabsf(expected[k] - actual[k]) <= tolerance)) {
+            printf("FAIL %s on %s: output %d is %.7g, the generic set gives %.7g\n", what, isa, k, actual[k],
+                   expected[k]);
+            failures++;
+            return;
+        }
+    }
+}
+
+struct inputs {
+    int rows, cols, n;
+    uint8_t *w;
+    uint16_t *scales;
+    float *x;
+    int8_t *xq;
+    float *xd, *xs;
+};
+
+static void run(const char *type, int group, const struct inputs *in, float *out) {
+    if (strcmp(type, "q8") == 0) {
+        zse_cpu_matmul_q8((const int8_t *) in->w, in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->n, out,
+                          in->rows);
+    } else if (strcmp(type, "q4") == 0) {
+        zse_cpu_matmul_q4(in->w, in->scales, group, in->cols, 0, in->rows, in->xq, in->xd, in->xs, in->n, out,
+                          in->rows);
+    } else if (strcmp(type, "nf4") == 0) {
+        zse_cpu_matmul_nf4(in->w, in->scales, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
+    } else if (strcmp(type, "f32") == 0) {
+        zse_cpu_matmul_f32((const float *) in->w, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
+    } else if (strcmp(type, "f16") == 0) {
+        zse_cpu_matmul_f16((const uint16_t *) in->w, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
+    } else {
+        zse_cpu_matmul_bf16((const uint16_t *) in->w, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
+    }
+}
+
+/* Random weights of the type: codes or values, and the scales the type has. */
+static void fill_weights(const char *type, int group, struct inputs *in) {
+    size_t elements = (size_t) in->rows * in->cols;
+    in->w = malloc(elements * 4);
+    in->scales = malloc(elements / 16 * sizeof(uint16_t) + 16);
+    for (size_t k = 0; k < elements; k++) {
+        if (strcmp(type, "q8") == 0) {
+            ((int8_t *) in->w)[k] = (int8_t) ((int) (next() % 255) - 127);
+        } else if (strcmp(type, "f32") == 0) {
+            ((float *) in->w)[k] = uniform();
+        } else if (strcmp(type, "f16") == 0) {
+            ((uint16_t *) in->w)[k] = (uint16_t) ((next() & 0x8000) | f16_scale());
+        } else if (strcmp(type, "bf16") == 0) {
+            float v = uniform();
+            uint32_t bits;
+            memcpy(&bits, &v, 4);
+            ((uint16_t *) in->w)[k] = (uint16_t) (bits >> 16);
+        } else if (k < elements / 2) {
+            in->w[k] = (uint8_t) next(); /* q4, nf4: two codes per byte */
+        }
+    }
+    size_t scale_count = strcmp(type, "q8") == 0 ? elements / 32
+                         : strcmp(type, "q4") == 0 ? 2 * elements / group
+                         : strcmp(type, "nf4") == 0 ? elements / 64 : 0;
+    for (size_t k = 0; k < scale_count; k++) {
+        /* Q4's m (odd entries) is negative, as the converter writes it for weights centred on 0. */
+        in->scales[k] = (uint16_t) (f16_scale() | (strcmp(type, "q4") == 0 && k % 2 == 1 ? 0x8000 : 0));
+    }
+}
+
+static void check(const char *type, int group, int rows, int cols, int n, const char *sets) {
+    struct inputs in = {rows, cols, n, NULL, NULL, NULL, NULL, NULL, NULL};
+    fill_weights(type, group, &in);
+    in.x = malloc(sizeof(float) * n * cols);
+    for (int k = 0; k < n * cols; k++) {
+        in.x[k] = uniform() * 3.0f;
+    }
+    int blocks = n * cols / 32;
+    in.xq = malloc((size_t) n * cols);
+    in.xd = malloc(sizeof(float) * (blocks + 1));
+    in.xs = malloc(sizeof(float) * (blocks + 1));
+    if (cols % 32 == 0) {
+        zse_cpu_use("generic");
+        zse_cpu_quantize_rows(in.x, n, cols, in.xq, in.xd, in.xs);
+    }
+    float *expected = malloc(sizeof(float) * n * rows);
+    float *actual = malloc(sizeof(float) * n * rows);
+    zse_cpu_use("generic");
+    run(type, group, &in, expected);
+
+    char what[96];
+    snprintf(what, sizeof what, "%s (group %d) %d x %d, %d activation rows", type, group, rows, cols, n);
+    char list[128];
+    snprintf(list, sizeof list, "%s", sets);
+    for (char *isa = strtok(list, ","); isa != NULL; isa = strtok(NULL, ",")) {
+        if (zse_cpu_use(isa) != 0) {
+            printf("FAIL %s: listed as supported but refused\n", isa);
+            failures++;
+            continue;
+        }
+        if (cols % 32 == 0) {
+            int8_t *q = malloc((size_t) n * cols);
+            float *d = malloc(sizeof(float) * (blocks + 1));
+            float *s = malloc(sizeof(float) * (blocks + 1));
+            zse_cpu_quantize_rows(in.x, n, cols, q, d, s);
+            if (memcmp(q, in.xq, (size_t) n * cols) != 0 || memcmp(d, in.xd, sizeof(float) * blocks) != 0) {
+                printf("FAIL quantize_rows on %s: codes or scales differ from the generic set's\n", isa);
+                failures++;
+            }
+            free(q);
+            free(d);
+            free(s);
+        }
+        memset(actual, 0, sizeof(float) * n * rows);
+        run(type, group, &in, actual);
+        compare(what, isa, expected, actual, n * rows, cols);
+    }
+    free(in.w);
+    free(in.scales);
+    free(in.x);
+    free(in.xq);
+    free(in.xd);
+    free(in.xs);
+    free(expected);
+    free(actual);
+}
+
+int main(void) {
+    if (zse_cpu_abi_version() != ZSE_CPU_ABI_VERSION) {
+        printf("FAIL ABI version %d, header %d\n", zse_cpu_abi_version(), ZSE_CPU_ABI_VERSION);
+        return 1;
+    }
+    const char *sets = zse_cpu_supported();
+    printf("kernel sets: %s (best: %s)\n", sets, zse_cpu_isa());
+    int checks = 0;
+    for (int n = 1; n <= 5; n++) {
+        for (int rows = 1; rows <= 9; rows += 4) {
+            check("q8", 32, rows + 28, 96, n, sets);
+            check("q8", 32, rows, 288, n, sets);
+            check("q4", 32, rows + 28, 96, n, sets);
+            check("q4", 64, rows, 320, n, sets);
+            check("q4", 128, rows + 12, 256, n, sets);
+            check("nf4", 64, rows + 28, 192, n, sets);
+            check("f32", 0, rows + 28, 45, n, sets);
+            check("f16", 0, rows + 28, 45, n, sets);
+            check("bf16", 0, rows, 67, n, sets);
+            checks += 9;
+        }
+    }
+    printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");
+    return failures == 0 ? 0 : 1;
+}
