@@ -32,26 +32,6 @@ extern const struct zse_cpu_kernels zse_cpu_avx512;
 extern const struct zse_cpu_kernels zse_cpu_neon_dotprod;
 #endif
 
-/*
- * For the SIMD sets, which define TILE_M and TILE_N. Runs TILE(M, N) over [row_begin, row_end) x [0, n) with r and i set. Full tiles and decoding's one-row tiles get
- * constant sizes, so the compiler unrolls their loops and keeps the accumulators in registers; edges get the rest.
- */
-#define FOR_EACH_TILE(TILE)                                                                                       \
-    for (int64_t r = row_begin; r < row_end; r += TILE_M) {                                                       \
-        int rm = row_end - r < TILE_M ? (int) (row_end - r) : TILE_M;                                             \
-        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
-            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
-            if (rm == TILE_M && rn == TILE_N) {                                                                   \
-                TILE(TILE_M, TILE_N);                                                                             \
-            } else if (rm == TILE_M && rn == 1) {                                                                 \
-                TILE(TILE_M, 1);                                                                                  \
-            } else {                                                                                              \
-                TILE(rm, rn);                                                                                     \
-            }                                                                                                     \
-        }                                                                                                         \
-    }
-
-
 /* The bitsandbytes NormalFloat-4 code book (the same values as io.zse.format.Nf4). */
 static const float ZSE_NF4[16] = {
     -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f, -0.28444138169288635f,

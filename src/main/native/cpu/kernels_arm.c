@@ -14,21 +14,13 @@
 #define TILE_M 4
 #define TILE_N 4
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-#define DECLARE_TILE_ACCUMULATORS(acc)                                                                            \
-    float32x4_t acc[TILE_M][TILE_N];                                                                              \
-    for (int a = 0; a < rm; a++) {                                                                                \
-        for (int j = 0; j < rn; j++) {                                                                            \
-            acc[a][j] = vdupq_n_f32(0);                                                                           \
-        }                                                                                                         \
-    }
-
-#define STORE_TILE_SUMS(acc)                                                                                      \
-    for (int a = 0; a < rm; a++) {                                                                                \
-        for (int j = 0; j < rn; j++) {                                                                            \
-            out[(i + j) * stride + r + a] = vaddvq_f32(acc[a][j]);                                                \
-        }                                                                                                         \
-    }
+#define VEC float32x4_t
+#define VEC_LANES 4
+#define VEC_ZERO() vdupq_n_f32(0)
+#define VEC_FMA(acc, a, b) vfmaq_f32(acc, a, b)
+#define VEC_LOAD(p) vld1q_f32(p)
+#define VEC_HSUM(v) vaddvq_f32(v)
+#include "tiles.h"
 
 static void quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
     zse_quantize_rows(x, n, cols, q, d, s);
@@ -68,12 +60,8 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
     STORE_TILE_SUMS(acc);
 }
 
-static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
-#define Q8_TILE(M, N) q8_tile(w, scales, cols, r, M, xq, xd, i, N, out, out_stride)
-    FOR_EACH_TILE(Q8_TILE)
-#undef Q8_TILE
-}
+/* matmul_q8: the walk over q8_tile (tiles.h). */
+Q8_KERNEL
 
 /* ---- Q4: w = code * d + m per group of g; Σ_g d Σ_b d_x,b Σ(codes · codes_x) + m Σ_b s_b ---- */
 
@@ -147,30 +135,8 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
     STORE_TILE_SUMS(acc);
 }
 
-/* One copy of the tile walk per group size, each with g a constant. */
-ALWAYS_INLINE void matmul_q4_group(int g, const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin,
-                                   int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n,
-                                   float *out, int32_t out_stride) {
-#define Q4_TILE(M, N) q4_tile(w, scales, g, cols, r, M, xq, xd, xs, i, N, out, out_stride)
-    FOR_EACH_TILE(Q4_TILE)
-#undef Q4_TILE
-}
-
-static void matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
-                      int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                      int32_t out_stride) {
-    switch (group) {
-        case 32:
-            matmul_q4_group(32, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-        case 64:
-            matmul_q4_group(64, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-        default:
-            matmul_q4_group(128, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-    }
-}
+/* matmul_q4: the walk over q4_tile for each group size (tiles.h). */
+Q4_KERNEL
 
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 
@@ -237,69 +203,26 @@ ALWAYS_INLINE void nf4_tile(const uint8_t *w, const uint16_t *scales, int64_t co
     STORE_TILE_SUMS(acc);
 }
 
-static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                       const float *x, int32_t n, float *out, int32_t out_stride) {
-#define NF4_TILE(M, N) nf4_tile(w, scales, cols, r, M, x, i, N, out, out_stride)
-    FOR_EACH_TILE(NF4_TILE)
-#undef NF4_TILE
-}
+/* matmul_nf4: the walk over nf4_tile (tiles.h). */
+NF4_KERNEL
 
-/* ---- F32, F16, BF16: float products; the types differ only in how 4 (or 1) weights are read ---- */
+/* ---- F32, F16, BF16: float products (FLOAT_KERNEL, tiles.h), each with its load of 4 weights ---- */
 
-ALWAYS_INLINE float32x4_t load4_f32(const float *p) {
+ALWAYS_INLINE float32x4_t load_f32(const float *p) {
     return vld1q_f32(p);
 }
 
-ALWAYS_INLINE float32x4_t load4_f16(const uint16_t *p) {
+ALWAYS_INLINE float32x4_t load_f16(const uint16_t *p) {
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
 }
 
-ALWAYS_INLINE float32x4_t load4_bf16(const uint16_t *p) {
+ALWAYS_INLINE float32x4_t load_bf16(const uint16_t *p) {
     return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
 }
 
-static inline float read_f32(float v) {
-    return v;
-}
-
-#define FLOAT_KERNEL(name, type, load4, read1)                                                                    \
-    ALWAYS_INLINE void name##_tile(const type *w, int64_t cols, int64_t r, int rm, const float *x, int64_t i,     \
-                                   int rn, float *out, int64_t stride) {                                          \
-        DECLARE_TILE_ACCUMULATORS(acc);                                                                       \
-        int64_t body = cols & ~(int64_t) 3;                                                                       \
-        for (int64_t k = 0; k < body; k += 4) {                                                                   \
-            float32x4_t wv[TILE_M];                                                                               \
-            for (int a = 0; a < rm; a++) {                                                                        \
-                wv[a] = load4(w + (r + a) * cols + k);                                                            \
-            }                                                                                                     \
-            for (int j = 0; j < rn; j++) {                                                                        \
-                float32x4_t xv = vld1q_f32(x + (i + j) * cols + k);                                               \
-                for (int a = 0; a < rm; a++) {                                                                    \
-                    acc[a][j] = vfmaq_f32(acc[a][j], wv[a], xv);                                                  \
-                }                                                                                                 \
-            }                                                                                                     \
-        }                                                                                                         \
-        for (int a = 0; a < rm; a++) {                                                                            \
-            for (int j = 0; j < rn; j++) {                                                                        \
-                float sum = vaddvq_f32(acc[a][j]);                                                                \
-                for (int64_t k = body; k < cols; k++) {                                                           \
-                    sum += read1(w[(r + a) * cols + k]) * x[(i + j) * cols + k];                                  \
-                }                                                                                                 \
-                out[(i + j) * stride + r + a] = sum;                                                              \
-            }                                                                                                     \
-        }                                                                                                         \
-    }                                                                                                             \
-    static void name(const type *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,  \
-                     float *out, int32_t out_stride) {                                                           \
-        FOR_EACH_TILE(name##_TILE)                                                                                \
-    }
-
-#define matmul_f32_TILE(M, N) matmul_f32_tile(w, cols, r, M, x, i, N, out, out_stride)
-#define matmul_f16_TILE(M, N) matmul_f16_tile(w, cols, r, M, x, i, N, out, out_stride)
-#define matmul_bf16_TILE(M, N) matmul_bf16_tile(w, cols, r, M, x, i, N, out, out_stride)
-FLOAT_KERNEL(matmul_f32, float, load4_f32, read_f32)
-FLOAT_KERNEL(matmul_f16, uint16_t, load4_f16, zse_f16_to_f32)
-FLOAT_KERNEL(matmul_bf16, uint16_t, load4_bf16, zse_bf16_to_f32)
+FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
+FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
+FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
 
 const struct zse_cpu_kernels zse_cpu_neon_dotprod = {
     .name = "neon-dotprod",

@@ -31,6 +31,14 @@ static inline __m256i dot_u8s8(__m256i u, __m256i s) {
 #endif
 #define TILE_M 4
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define VEC __m256
+#define VEC_LANES 8
+#define VEC_ZERO() _mm256_setzero_ps()
+#define VEC_FMA(acc, a, b) _mm256_fmadd_ps(a, b, acc)
+#define VEC_LOAD(p) _mm256_loadu_ps(p)
+#define VEC_HSUM(v) hsum(v)
+
+#include "tiles.h"
 
 /*
  * Asks for the bytes the next tile will read at this point: the same span, TILE_M rows further on. A tile reads its
@@ -43,25 +51,6 @@ static inline void prefetch_next_tile(const void *at, uint64_t row_bytes, int by
         _mm_prefetch(ahead + b, _MM_HINT_T0);
     }
 }
-
-/*
- * A tile's accumulators, one vector of partial sums per output, and their sums stored to out. Macros rather than
- * functions: an accumulator array passed by pointer stays in memory instead of registers.
- */
-#define DECLARE_TILE_ACCUMULATORS(acc)                                                                            \
-    __m256 acc[TILE_M][TILE_N];                                                                                   \
-    for (int a = 0; a < rm; a++) {                                                                                \
-        for (int j = 0; j < rn; j++) {                                                                            \
-            acc[a][j] = _mm256_setzero_ps();                                                                      \
-        }                                                                                                         \
-    }
-
-#define STORE_TILE_SUMS(acc)                                                                                      \
-    for (int a = 0; a < rm; a++) {                                                                                \
-        for (int j = 0; j < rn; j++) {                                                                            \
-            out[(i + j) * stride + r + a] = hsum(acc[a][j]);                                                      \
-        }                                                                                                         \
-    }
 
 static inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -148,12 +137,8 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
     STORE_TILE_SUMS(acc);
 }
 
-static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
-#define Q8_TILE(M, N) q8_tile(w, scales, cols, r, M, xq, xd, i, N, out, out_stride)
-    FOR_EACH_TILE(Q8_TILE)
-#undef Q8_TILE
-}
+/* matmul_q8: the walk over q8_tile (tiles.h). */
+Q8_KERNEL
 
 /* ---- Q4: w = code * d + m per group of g; Σ_g d Σ_b d_x,b Σ(codes · codes_x) + m Σ_b s_b ---- */
 
@@ -251,30 +236,8 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
     STORE_TILE_SUMS(acc);
 }
 
-/* One copy of the tile walk per group size, each with g a constant. */
-ALWAYS_INLINE void matmul_q4_group(int g, const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin,
-                                   int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n,
-                                   float *out, int32_t out_stride) {
-#define Q4_TILE(M, N) q4_tile(w, scales, g, cols, r, M, xq, xd, xs, i, N, out, out_stride)
-    FOR_EACH_TILE(Q4_TILE)
-#undef Q4_TILE
-}
-
-static void matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
-                      int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                      int32_t out_stride) {
-    switch (group) {
-        case 32:
-            matmul_q4_group(32, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-        case 64:
-            matmul_q4_group(64, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-        default:
-            matmul_q4_group(128, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-    }
-}
+/* matmul_q4: the walk over q4_tile for each group size (tiles.h). */
+Q4_KERNEL
 
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 
@@ -320,70 +283,27 @@ ALWAYS_INLINE void nf4_tile(const uint8_t *w, const uint16_t *scales, int64_t co
     STORE_TILE_SUMS(acc);
 }
 
-static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                       const float *x, int32_t n, float *out, int32_t out_stride) {
-#define NF4_TILE(M, N) nf4_tile(w, scales, cols, r, M, x, i, N, out, out_stride)
-    FOR_EACH_TILE(NF4_TILE)
-#undef NF4_TILE
-}
+/* matmul_nf4: the walk over nf4_tile (tiles.h). */
+NF4_KERNEL
 
-/* ---- F32, F16, BF16: float products; the types differ only in how 8 (or 1) weights are read ---- */
+/* ---- F32, F16, BF16: float products (FLOAT_KERNEL, tiles.h), each with its load of 8 weights ---- */
 
-ALWAYS_INLINE __m256 load8_f32(const float *p) {
+ALWAYS_INLINE __m256 load_f32(const float *p) {
     return _mm256_loadu_ps(p);
 }
 
-ALWAYS_INLINE __m256 load8_f16(const uint16_t *p) {
+ALWAYS_INLINE __m256 load_f16(const uint16_t *p) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
 }
 
-ALWAYS_INLINE __m256 load8_bf16(const uint16_t *p) {
+ALWAYS_INLINE __m256 load_bf16(const uint16_t *p) {
     __m256i widened = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(widened, 16));
 }
 
-static inline float read_f32(float v) {
-    return v;
-}
-
-#define FLOAT_KERNEL(name, type, load8, read1)                                                                    \
-    ALWAYS_INLINE void name##_tile(const type *w, int64_t cols, int64_t r, int rm, const float *x, int64_t i,     \
-                                   int rn, float *out, int64_t stride) {                                          \
-        DECLARE_TILE_ACCUMULATORS(acc);                                                                       \
-        int64_t body = cols & ~(int64_t) 7;                                                                       \
-        for (int64_t k = 0; k < body; k += 8) {                                                                   \
-            __m256 wv[TILE_M];                                                                                    \
-            for (int a = 0; a < rm; a++) {                                                                        \
-                wv[a] = load8(w + (r + a) * cols + k);                                                            \
-            }                                                                                                     \
-            for (int j = 0; j < rn; j++) {                                                                        \
-                __m256 xv = _mm256_loadu_ps(x + (i + j) * cols + k);                                              \
-                for (int a = 0; a < rm; a++) {                                                                    \
-                    acc[a][j] = _mm256_fmadd_ps(wv[a], xv, acc[a][j]);                                            \
-                }                                                                                                 \
-            }                                                                                                     \
-        }                                                                                                         \
-        for (int a = 0; a < rm; a++) {                                                                            \
-            for (int j = 0; j < rn; j++) {                                                                        \
-                float sum = hsum(acc[a][j]);                                                                      \
-                for (int64_t k = body; k < cols; k++) {                                                           \
-                    sum += read1(w[(r + a) * cols + k]) * x[(i + j) * cols + k];                                  \
-                }                                                                                                 \
-                out[(i + j) * stride + r + a] = sum;                                                              \
-            }                                                                                                     \
-        }                                                                                                         \
-    }                                                                                                             \
-    static void name(const type *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,  \
-                     float *out, int32_t out_stride) {                                                           \
-        FOR_EACH_TILE(name##_TILE)                                                                                \
-    }
-
-#define matmul_f32_TILE(M, N) matmul_f32_tile(w, cols, r, M, x, i, N, out, out_stride)
-#define matmul_f16_TILE(M, N) matmul_f16_tile(w, cols, r, M, x, i, N, out, out_stride)
-#define matmul_bf16_TILE(M, N) matmul_bf16_tile(w, cols, r, M, x, i, N, out, out_stride)
-FLOAT_KERNEL(matmul_f32, float, load8_f32, read_f32)
-FLOAT_KERNEL(matmul_f16, uint16_t, load8_f16, zse_f16_to_f32)
-FLOAT_KERNEL(matmul_bf16, uint16_t, load8_bf16, zse_bf16_to_f32)
+FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
+FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
+FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
 
 const struct zse_cpu_kernels KERNELS = {
     KERNELS_NAME, quantize_rows, matmul_q8, matmul_q4, matmul_nf4, matmul_f32, matmul_f16, matmul_bf16,

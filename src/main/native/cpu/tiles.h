@@ -1,0 +1,139 @@
+/*
+ * tiles.h: the tile walk the SIMD kernel sets share. The including file defines its vector type and operations:
+ *   TILE_M, TILE_N       weight rows and activation rows per tile
+ *   VEC                  a vector of float lanes, VEC_LANES of them
+ *   VEC_ZERO()           all lanes 0;  VEC_FMA(acc, a, b): acc + a * b;  VEC_HSUM(v): the sum of the lanes
+ *   VEC_LOAD(p)          VEC_LANES floats from p
+ */
+#ifndef ZSE_CPU_TILES_H
+#define ZSE_CPU_TILES_H
+
+/*
+ * Runs TILE(M, N) over [row_begin, row_end) x [0, n) with r and i set. Full tiles and decoding's one-row tiles get
+ * constant sizes, so the compiler unrolls their loops and keeps the accumulators in registers; edges get the rest.
+ */
+#define FOR_EACH_TILE(TILE)                                                                                       \
+    for (int64_t r = row_begin; r < row_end; r += TILE_M) {                                                       \
+        int rm = row_end - r < TILE_M ? (int) (row_end - r) : TILE_M;                                             \
+        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
+            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
+            if (rm == TILE_M && rn == TILE_N) {                                                                   \
+                TILE(TILE_M, TILE_N);                                                                             \
+            } else if (rm == TILE_M && rn == 1) {                                                                 \
+                TILE(TILE_M, 1);                                                                                  \
+            } else {                                                                                              \
+                TILE(rm, rn);                                                                                     \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+
+/*
+ * A tile's accumulators, one vector of partial sums per output, and their sums stored to out. Macros rather than
+ * functions: an accumulator array passed by pointer stays in memory instead of registers.
+ */
+#define DECLARE_TILE_ACCUMULATORS(acc)                                                                            \
+    VEC acc[TILE_M][TILE_N];                                                                                      \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        for (int j = 0; j < rn; j++) {                                                                            \
+            acc[a][j] = VEC_ZERO();                                                                               \
+        }                                                                                                         \
+    }
+
+#define STORE_TILE_SUMS(acc)                                                                                      \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        for (int j = 0; j < rn; j++) {                                                                            \
+            out[(i + j) * stride + r + a] = VEC_HSUM(acc[a][j]);                                                  \
+        }                                                                                                         \
+    }
+
+static inline float read_f32(float v) {
+    return v;
+}
+
+/*
+ * A float product (F32, F16, BF16): the types differ only in how VEC_LANES weights (load) or one weight (read1) are
+ * read. Defines name(), the exported signature, over a tile function name##_tile.
+ */
+#define FLOAT_KERNEL(name, type, load, read1)                                                                     \
+    static inline __attribute__((always_inline)) void name##_tile(const type *w, int64_t cols, int64_t r, int rm, \
+                                                                  const float *x, int64_t i, int rn, float *out,  \
+                                                                  int64_t stride) {                               \
+        DECLARE_TILE_ACCUMULATORS(acc);                                                                       \
+        int64_t body = cols - cols % VEC_LANES;                                                                   \
+        for (int64_t k = 0; k < body; k += VEC_LANES) {                                                           \
+            VEC wv[TILE_M];                                                                                       \
+            for (int a = 0; a < rm; a++) {                                                                        \
+                wv[a] = load(w + (r + a) * cols + k);                                                             \
+            }                                                                                                     \
+            for (int j = 0; j < rn; j++) {                                                                        \
+                VEC xv = VEC_LOAD(x + (i + j) * cols + k);                                                        \
+                for (int a = 0; a < rm; a++) {                                                                    \
+                    acc[a][j] = VEC_FMA(acc[a][j], wv[a], xv);                                                    \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+        for (int a = 0; a < rm; a++) {                                                                            \
+            for (int j = 0; j < rn; j++) {                                                                        \
+                float sum = VEC_HSUM(acc[a][j]);                                                                  \
+                for (int64_t k = body; k < cols; k++) {                                                           \
+                    sum += read1(w[(r + a) * cols + k]) * x[(i + j) * cols + k];                                  \
+                }                                                                                                 \
+                out[(i + j) * stride + r + a] = sum;                                                              \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+    static void name(const type *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,  \
+                     float *out, int32_t out_stride) {                                                           \
+        FOR_EACH_TILE(name##_TILE)                                                                                \
+    }
+
+/* The Q8 product over the including file's q8_tile(w, scales, cols, r, rm, xq, xd, i, rn, out, stride). */
+#define Q8_KERNEL                                                                                                 \
+    static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin,               \
+                          int32_t row_end, const int8_t *xq, const float *xd, int32_t n, float *out,              \
+                          int32_t out_stride) {                                                                   \
+        FOR_EACH_TILE(Q8_TILE)                                                                                    \
+    }
+#define Q8_TILE(M, N) q8_tile(w, scales, cols, r, M, xq, xd, i, N, out, out_stride)
+
+/* The NF4 product over the including file's nf4_tile(w, scales, cols, r, rm, x, i, rn, out, stride). */
+#define NF4_KERNEL                                                                                                \
+    static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin,             \
+                           int32_t row_end, const float *x, int32_t n, float *out, int32_t out_stride) {          \
+        FOR_EACH_TILE(NF4_TILE)                                                                                   \
+    }
+#define NF4_TILE(M, N) nf4_tile(w, scales, cols, r, M, x, i, N, out, out_stride)
+
+/*
+ * The Q4 product over the including file's q4_tile(w, scales, g, cols, r, rm, xq, xd, xs, i, rn, out, stride): one copy of
+ * the walk per group size (32, 64, 128), each with g a constant.
+ */
+#define Q4_KERNEL                                                                                                 \
+    static inline __attribute__((always_inline)) void matmul_q4_group(                                            \
+        int g, const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,        \
+        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {          \
+        FOR_EACH_TILE(Q4_TILE)                                                                                    \
+    }                                                                                                             \
+    static void matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols,                  \
+                          int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs, \
+                          int32_t n, float *out, int32_t out_stride) {                                            \
+        switch (group) {                                                                                          \
+            case 32:                                                                                              \
+                matmul_q4_group(32, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);         \
+                break;                                                                                            \
+            case 64:                                                                                              \
+                matmul_q4_group(64, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);         \
+                break;                                                                                            \
+            default:                                                                                              \
+                matmul_q4_group(128, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);        \
+                break;                                                                                            \
+        }                                                                                                         \
+    }
+#define Q4_TILE(M, N) q4_tile(w, scales, g, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+
+#define matmul_f32_TILE(M, N) matmul_f32_tile(w, cols, r, M, x, i, N, out, out_stride)
+#define matmul_f16_TILE(M, N) matmul_f16_tile(w, cols, r, M, x, i, N, out, out_stride)
+#define matmul_bf16_TILE(M, N) matmul_bf16_tile(w, cols, r, M, x, i, N, out, out_stride)
+
+#endif
