@@ -34,7 +34,7 @@ public final class ModelConverter {
     /** Quantizing is the work: one worker per core. */
     private static final int THREADS = Runtime.getRuntime().availableProcessors();
     /** Chunks being read, encoded or written at once: enough that the writer never waits while cores are busy. */
-    private static final int IN_FLIGHT = 2 * THREADS + 2;
+    private static final int IN_FLIGHT = THREADS + 2;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Receives progress; called from the converting thread. */
