@@ -49,7 +49,8 @@ final class NativeQuantize {
     private static Optional<NativeCpuLibrary> library() {
         Optional<NativeCpuLibrary> l = library;
         if (l == null) {
-            l = Boolean.parseBoolean(System.getProperty(PROPERTY, "true")) ? NativeCpuLibrary.loaded() : Optional.empty();
+            boolean wanted = Boolean.parseBoolean(System.getProperty(PROPERTY, "true"));
+            l = wanted ? NativeCpuLibrary.loaded() : Optional.empty();
             library = l;
         }
         return l;

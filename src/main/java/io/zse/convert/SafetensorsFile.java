@@ -245,8 +245,8 @@ public final class SafetensorsFile implements AutoCloseable {
     }
 
     /**
-     * {@link #release(String)} for elements {@code [firstElement, firstElement + count)} only (the pages they touch), so
-     * a converter that reads a large tensor in chunks keeps only the chunks in flight resident.
+     * {@link #release(String)} for elements {@code [firstElement, firstElement + count)} only (the pages they
+     * touch), so a converter that reads a large tensor in chunks keeps only the chunks in flight resident.
      */
     public void release(String name, long firstElement, long count) throws SafetensorsException {
         MemorySegment bytes = tensorBytes(name);

@@ -45,7 +45,8 @@ class ConvertMemoryTest {
         assertEquals(0, code, "synth failed");
         long inputBytes;
         try (Stream<Path> files = Files.list(checkpoint)) {
-            inputBytes = files.filter(p -> p.toString().endsWith(".safetensors")).mapToLong(p -> p.toFile().length()).sum();
+            inputBytes = files.filter(p -> p.toString().endsWith(".safetensors"))
+                    .mapToLong(p -> p.toFile().length()).sum();
         }
         assertTrue(inputBytes > 400L << 20, "checkpoint of " + inputBytes + " bytes");
 

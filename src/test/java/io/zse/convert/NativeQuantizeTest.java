@@ -24,7 +24,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The native quantizers (libzse_cpu's zse_cpu_convert_*) write exactly the bytes of the Java ones, for every type and
  * group size, on value distributions that exercise each decision: ties in rounding, signed zeros, F16-subnormal
- * scales, outliers that make the clipped scales win, constant and one-sided groups, and odd group counts at odd offsets.
+ * scales, outliers that make the clipped scales win, constant and one-sided groups, and odd group counts at odd
+ * offsets.
  */
 class NativeQuantizeTest {
 
