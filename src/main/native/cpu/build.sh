@@ -25,7 +25,9 @@ objects="$out/cpu-objects"
 flags=(-std=c11 -O3 -fPIC -fvisibility=hidden -fno-math-errno -ffp-contract=fast -Wall -Wextra -I"$here")
 "$cc" "${flags[@]}" -c "$here/dispatch.c" -o "$objects/dispatch.o"
 "$cc" "${flags[@]}" -c "$here/kernels_generic.c" -o "$objects/kernels_generic.o"
-parts=("$objects/dispatch.o" "$objects/kernels_generic.o")
+# The converter's quantizers must repeat Java's float operations exactly: no fused multiply-adds there.
+"$cc" "${flags[@]}" -ffp-contract=off -c "$here/quantize.c" -o "$objects/quantize.o"
+parts=("$objects/dispatch.o" "$objects/kernels_generic.o" "$objects/quantize.o")
 case "$("$cc" -dumpmachine)" in
   x86_64-*)
     "$cc" "${flags[@]}" -mavx2 -mfma -mf16c -c "$here/kernels_x86.c" -o "$objects/kernels_avx2.o"

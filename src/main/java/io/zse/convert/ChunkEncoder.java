@@ -19,8 +19,21 @@ public final class ChunkEncoder {
         this.quantizer = type.isQuantized() ? Quantizer.of(type, groupSize) : null;
     }
 
-    /** Encodes {@code rows} rows of {@code rowLength} values from {@code src} into the two segments (from offset 0). */
+    /**
+     * Encodes {@code rows} rows of {@code rowLength} values from {@code src} into the two segments (from offset 0),
+     * quantizing rows in parallel on the common pool.
+     */
     public void encode(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales) {
+        encode(src, rows, rowLength, data, scales, true);
+    }
+
+    /** {@link #encode} on the calling thread only (for callers that run chunks in parallel themselves). */
+    public void encodeHere(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales) {
+        encode(src, rows, rowLength, data, scales, false);
+    }
+
+    private void encode(float[] src, int rows, int rowLength, MemorySegment data, MemorySegment scales,
+                        boolean parallel) {
         int count = rows * rowLength;
         switch (type) {
             case F32 -> MemorySegment.copy(src, 0, data, LittleEndian.FLOAT, 0, count);
@@ -37,6 +50,11 @@ public final class ChunkEncoder {
             default -> {
                 long rowData = type.dataBytes(rowLength);
                 long rowScales = type.scaleBytes(rowLength, groupSize);
+                if (!parallel) {
+                    // whole chunk in one call: the quantizers work group by group, so rows need no separate calls
+                    quantizer.quantize(src, 0, count, data, 0, scales, 0);
+                    return;
+                }
                 IntStream.range(0, rows).parallel().forEach(r -> quantizer.quantize(src, r * rowLength, rowLength,
                         data, r * rowData, scales, r * rowScales));
             }

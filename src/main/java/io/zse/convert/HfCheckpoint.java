@@ -210,6 +210,11 @@ public final class HfCheckpoint implements AutoCloseable {
         fileOf(name).release(resolve(name));
     }
 
+    /** See {@link SafetensorsFile#release(String, long, long)}; {@code name} may be an alias. */
+    public void release(String name, long firstElement, long count) throws SafetensorsException {
+        fileOf(name).release(resolve(name), firstElement, count);
+    }
+
     private String resolve(String name) {
         return aliases.getOrDefault(name, name);
     }

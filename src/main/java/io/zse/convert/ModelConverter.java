@@ -29,8 +29,12 @@ import java.util.Map;
  * so memory stays bounded by the chunk size whatever the model size.
  */
 public final class ModelConverter {
-    /** Values per chunk (16 MiB of floats). */
-    private static final int CHUNK_ELEMENTS = 1 << 22;
+    /** Values per chunk (4 MiB of floats; at most 4 MiB of encoded bytes). */
+    private static final int CHUNK_ELEMENTS = 1 << 20;
+    /** Quantizing is the work: one worker per core. */
+    private static final int THREADS = Runtime.getRuntime().availableProcessors();
+    /** Chunks being read, encoded or written at once: enough that the writer never waits while cores are busy. */
+    private static final int IN_FLIGHT = THREADS + 2;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Receives progress; called from the converting thread. */
@@ -75,18 +79,24 @@ public final class ModelConverter {
             notes.forEach(progress::note);
             Map<SectionKind, byte[]> sections = sections(hfDir, config, configBytes, generationBytes, options);
             long inputBytes = plan.stream().mapToLong(Planned::sourceBytes).sum();
-            try (ZseWriter writer = ZseWriter.create(out, sections, plan.stream().map(p -> p.target).toList())) {
-                long done = 0;
+            try (ZseWriter writer = ZseWriter.create(out, sections, plan.stream().map(p -> p.target).toList());
+                 ChunkPipeline<Chunk> pipeline = new ChunkPipeline<>(THREADS, IN_FLIGHT, Chunk::new)) {
+                long[] done = {0};
                 for (int i = 0; i < plan.size(); i++) {
                     Planned p = plan.get(i);
-                    writeTensor(checkpoint, p, writer.nextTensor());
                     String source = p.sourceName;
-                    if (plan.subList(i + 1, plan.size()).stream().noneMatch(later -> later.sourceName.equals(source))) {
-                        checkpoint.release(source); // a fused source serves several tensors
-                    }
-                    done += p.sourceBytes();
-                    progress.advanced(p.target.name(), done, inputBytes);
+                    // a fused source serves several tensors: its pages go once the last of them is written
+                    boolean lastUse = plan.subList(i + 1, plan.size()).stream()
+                            .noneMatch(later -> later.sourceName.equals(source));
+                    submitTensor(checkpoint, p, writer, pipeline, () -> {
+                        if (lastUse) {
+                            checkpoint.release(source);
+                        }
+                        done[0] += p.sourceBytes();
+                        progress.advanced(p.target.name(), done[0], inputBytes);
+                    });
                 }
+                pipeline.drain();
                 writer.finish();
                 Map<TensorType, Integer> byType = new EnumMap<>(TensorType.class);
                 plan.forEach(p -> byType.merge(p.target.type(), 1, Integer::sum));
@@ -165,34 +175,75 @@ public final class ModelConverter {
         return options.quant();
     }
 
-    private static void writeTensor(HfCheckpoint checkpoint, Planned p, ZseWriter.TensorSink sink) throws IOException {
+    /** Buffers of one chunk: its values and their encoded bytes. */
+    private static final class Chunk {
+        float[] values = new float[CHUNK_ELEMENTS];
+        byte[] data = new byte[0];
+        byte[] scales = new byte[0];
+        int count;
+    }
+
+    /** Runs after a tensor's last chunk is written (on the writing thread). */
+    private interface TensorDone {
+        void run() throws IOException;
+    }
+
+    /**
+     * Queues a tensor's chunks: workers read, scale, check and encode them; this thread writes them in order, taking
+     * the tensor's sink with its first chunk (the writer hands sinks out in plan order) and finishing it with its last.
+     */
+    private static void submitTensor(HfCheckpoint checkpoint, Planned p, ZseWriter writer,
+                                     ChunkPipeline<Chunk> pipeline, TensorDone whenDone) throws IOException {
         TensorInfo t = p.target;
+        TensorType type = t.type();
         int rowLength = (int) t.rowLength();
         long rows = t.elementCount() / rowLength;
         int chunkRows = (int) Math.max(1, Math.min(rows, CHUNK_ELEMENTS / rowLength));
-        float[] values = new float[chunkRows * rowLength];
-        MemorySegment data = MemorySegment.ofArray(new byte[(int) t.type().dataBytes((long) chunkRows * rowLength)]);
-        MemorySegment scales = MemorySegment.ofArray(
-                new byte[(int) t.type().scaleBytes((long) chunkRows * rowLength, Math.max(1, t.groupSize()))]);
-        ChunkEncoder encoder = new ChunkEncoder(t.type(), t.groupSize());
-        for (long row = 0; row < rows; row += chunkRows) {
+        ChunkEncoder encoder = new ChunkEncoder(type, t.groupSize());
+        ZseWriter.TensorSink[] sink = new ZseWriter.TensorSink[1];
+        for (long first = 0; first < rows; first += chunkRows) {
+            long row = first;
             int n = (int) Math.min(chunkRows, rows - row);
-            int count = n * rowLength;
-            checkpoint.readFloats(p.sourceName, (p.firstRow + row) * rowLength, count, values, 0);
-            for (int i = 0; i < count; i++) {
-                values[i] *= p.scale;
-                if (!Float.isFinite(values[i])) {
-                    throw new IllegalArgumentException("tensor " + p.sourceName + " holds " + values[i]
-                            + " at element " + (row * rowLength + i));
+            boolean firstChunk = row == 0;
+            boolean lastChunk = row + n == rows;
+            pipeline.submit(chunk -> {
+                int count = n * rowLength;
+                // a row longer than a chunk (never in a real model) makes the chunk that one row
+                float[] values = chunk.values.length >= count ? chunk.values : (chunk.values = new float[count]);
+                checkpoint.readFloats(p.sourceName, (p.firstRow + row) * rowLength, count, values, 0);
+                for (int i = 0; i < count; i++) {
+                    values[i] *= p.scale;
+                    if (!Float.isFinite(values[i])) {
+                        throw new IllegalArgumentException("tensor " + p.sourceName + " holds " + values[i]
+                                + " at element " + (row * rowLength + i));
+                    }
                 }
-            }
-            encoder.encode(values, n, rowLength, data, scales);
-            sink.writeData(data.asSlice(0, t.type().dataBytes(count)));
-            if (t.scalesLength() > 0) {
-                sink.writeScales(scales.asSlice(0, t.type().scaleBytes(count, t.groupSize())));
-            }
+                chunk.count = count;
+                chunk.data = atLeast(chunk.data, type.dataBytes(count));
+                chunk.scales = atLeast(chunk.scales, t.scalesLength() > 0 ? type.scaleBytes(count, t.groupSize()) : 0);
+                encoder.encodeHere(values, n, rowLength, MemorySegment.ofArray(chunk.data),
+                        MemorySegment.ofArray(chunk.scales));
+            }, chunk -> {
+                // its source pages are read: drop them, so only the chunks in flight stay resident
+                checkpoint.release(p.sourceName, (p.firstRow + row) * rowLength, chunk.count);
+                if (firstChunk) {
+                    sink[0] = writer.nextTensor();
+                }
+                sink[0].writeData(MemorySegment.ofArray(chunk.data).asSlice(0, type.dataBytes(chunk.count)));
+                if (t.scalesLength() > 0) {
+                    sink[0].writeScales(MemorySegment.ofArray(chunk.scales)
+                            .asSlice(0, type.scaleBytes(chunk.count, t.groupSize())));
+                }
+                if (lastChunk) {
+                    sink[0].finish();
+                    whenDone.run();
+                }
+            });
         }
-        sink.finish();
+    }
+
+    private static byte[] atLeast(byte[] buffer, long length) {
+        return buffer.length >= length ? buffer : new byte[Math.toIntExact(length)];
     }
 
     private static Map<SectionKind, byte[]> sections(Path dir, ModelConfig config, byte[] hfConfig, byte[] generation,

@@ -18,6 +18,8 @@ public final class Nf4Quantizer implements Quantizer {
     private static final float[] SCALE_FACTORS = {
         1.0f, 0.9875f, 0.975f, 0.9625f, 0.95f, 0.9375f, 0.925f, 0.9125f, 0.9f, 0.8875f, 0.875f, 0.8625f, 0.85f};
 
+    private static final float[] CODEBOOK = Nf4.valuesThenMidpoints();
+
     private static final SymmetricScaleSearch SEARCH = new SymmetricScaleSearch(TensorType.NF4,
             new SymmetricScaleSearch.Codes() {
                 @Override
@@ -46,6 +48,22 @@ public final class Nf4Quantizer implements Quantizer {
 
     @Override
     public void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset) {
+        GroupInput.check(src, srcOffset, count, GROUP_SIZE);
+        if (!quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset)) {
+            quantizeInJava(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
+        }
+    }
+
+    /** The native path alone ({@link NativeQuantize}): false where it cannot run or a scale overflows. */
+    boolean quantizeNatively(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset) {
+        return NativeQuantize.run(TensorType.NF4, GROUP_SIZE, src, srcOffset, count, data, dataOffset, scales,
+                scalesOffset, SCALE_FACTORS, CODEBOOK, Nf4.MAX_HALF_GAP);
+    }
+
+    @Override
+    public void quantizeInJava(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
             MemorySegment scales, long scalesOffset) {
         GroupInput.check(src, srcOffset, count, GROUP_SIZE);
         byte[] codes = new byte[GROUP_SIZE];

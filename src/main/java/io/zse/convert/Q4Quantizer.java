@@ -41,6 +41,22 @@ public final class Q4Quantizer implements Quantizer {
     public void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
             MemorySegment scales, long scalesOffset) {
         GroupInput.check(src, srcOffset, count, groupSize);
+        if (!quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset)) {
+            quantizeInJava(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
+        }
+    }
+
+    /** The native path alone ({@link NativeQuantize}): false where it cannot run or a scale overflows. */
+    boolean quantizeNatively(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset) {
+        return NativeQuantize.run(TensorType.Q4, groupSize, src, srcOffset, count, data, dataOffset, scales,
+                scalesOffset, LEVEL_OFFSETS, null, 0);
+    }
+
+    @Override
+    public void quantizeInJava(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset) {
+        GroupInput.check(src, srcOffset, count, groupSize);
         byte[] codes = new byte[groupSize];
         float[] scaleAndMin = new float[2];
         for (int group = 0; group < count / groupSize; group++) {

@@ -49,6 +49,22 @@ public final class Q8Quantizer implements Quantizer {
     public void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
             MemorySegment scales, long scalesOffset) {
         GroupInput.check(src, srcOffset, count, GROUP_SIZE);
+        if (!quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset)) {
+            quantizeInJava(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
+        }
+    }
+
+    /** The native path alone ({@link NativeQuantize}): false where it cannot run or a scale overflows. */
+    boolean quantizeNatively(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset) {
+        return NativeQuantize.run(TensorType.Q8, GROUP_SIZE, src, srcOffset, count, data, dataOffset, scales,
+                scalesOffset, SCALE_FACTORS, null, 0);
+    }
+
+    @Override
+    public void quantizeInJava(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset) {
+        GroupInput.check(src, srcOffset, count, GROUP_SIZE);
         byte[] codes = new byte[GROUP_SIZE];
         for (int group = 0; group < count / GROUP_SIZE; group++) {
             float d = SEARCH.chooseScale(src, srcOffset + group * GROUP_SIZE, GROUP_SIZE, codes, group);

@@ -26,6 +26,13 @@ public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer
     void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
             MemorySegment scales, long scalesOffset);
 
+    /**
+     * {@link #quantize} in Java only: the reference the native path (libzse_cpu, AVX-512) matches byte for byte, and
+     * what runs where that path is unavailable.
+     */
+    void quantizeInJava(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
+            MemorySegment scales, long scalesOffset);
+
     /** The quantizer for {@code type} (Q8, Q4 or NF4) with the given group size. */
     static Quantizer of(TensorType type, int groupSize) {
         if (!type.isQuantized()) {

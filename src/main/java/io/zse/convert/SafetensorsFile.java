@@ -245,6 +245,18 @@ public final class SafetensorsFile implements AutoCloseable {
     }
 
     /**
+     * {@link #release(String)} for elements {@code [firstElement, firstElement + count)} only (the pages they
+     * touch), so a converter that reads a large tensor in chunks keeps only the chunks in flight resident.
+     */
+    public void release(String name, long firstElement, long count) throws SafetensorsException {
+        MemorySegment bytes = tensorBytes(name);
+        long width = entry(name).info.dtype().byteSize();
+        if (count > 0 && bytes.isMapped()) {
+            bytes.asSlice(firstElement * width, count * width).unload();
+        }
+    }
+
+    /**
      * Copies elements {@code [firstElement, firstElement + count)} of a tensor (flattened, row-major) into
      * {@code out[outOffset..]}, widening F16 and BF16 to float.
      */

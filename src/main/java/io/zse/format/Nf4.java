@@ -35,6 +35,14 @@ public final class Nf4 {
     private Nf4() {
     }
 
+    /** The 16 code values then the 15 midpoints, as {@link #nearestCode} uses them (for the native quantizer). */
+    public static float[] valuesThenMidpoints() {
+        float[] table = new float[31];
+        System.arraycopy(VALUES, 0, table, 0, 16);
+        System.arraycopy(MIDPOINTS, 0, table, 16, 15);
+        return table;
+    }
+
     public static float value(int code) {
         return VALUES[code];
     }

@@ -16,7 +16,9 @@ import java.util.List;
 import java.util.Map;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * FFM bindings to libzse_cpu (src/main/native/cpu/zse_cpu.h), one method handle per function. The kernels are bound
@@ -94,6 +96,12 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_matmul_f32", floatKernel);
         f.put("zse_cpu_matmul_f16", floatKernel);
         f.put("zse_cpu_matmul_bf16", floatKernel);
+        f.put("zse_cpu_convert_q8", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS,
+                JAVA_INT));
+        f.put("zse_cpu_convert_nf4", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS,
+                JAVA_INT, ADDRESS, ADDRESS, JAVA_FLOAT));
+        f.put("zse_cpu_convert_q4", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS,
+                ADDRESS, JAVA_INT));
         return Collections.unmodifiableMap(f);
     }
 
@@ -185,6 +193,38 @@ public final class NativeCpuLibrary {
                     n, MemorySegment.ofArray(out), outStride);
         } catch (Throwable t) {
             throw rethrow(t);
+        }
+    }
+
+    /** The library if it loads in this process (once, on first ask), for callers outside the CPU backend. */
+    public static java.util.Optional<NativeCpuLibrary> loaded() {
+        return NativeLibraryProbe.result().library();
+    }
+
+    /**
+     * The converter's quantizer for {@code type} (zse_cpu_convert_q8, _nf4, _q4) over whole groups of finite values;
+     * {@code data} and {@code scales} are exactly the bytes the values code to. Returns the C status: 0 done, -1 a
+     * scale overflowed F16, -2 the CPU lacks the instructions.
+     *
+     * @param table   Q8/NF4: candidate scale factors; Q4: level offsets
+     * @param codebook NF4: the 16 code values then the 15 midpoints; otherwise unused
+     */
+    public int convert(TensorType type, int group, MemorySegment src, long count, MemorySegment data,
+                       MemorySegment scales, float[] table, float[] codebook, float maxHalfGap) {
+        try {
+            MemorySegment t = MemorySegment.ofArray(table);
+            return switch (type) {
+                case Q8 -> (int) handles.get("zse_cpu_convert_q8").invokeExact(src, count, data, scales, t,
+                        table.length);
+                case NF4 -> (int) handles.get("zse_cpu_convert_nf4").invokeExact(src, count, data, scales, t,
+                        table.length, MemorySegment.ofArray(codebook).asSlice(0, 16L * Float.BYTES),
+                        MemorySegment.ofArray(codebook).asSlice(16L * Float.BYTES), maxHalfGap);
+                case Q4 -> (int) handles.get("zse_cpu_convert_q4").invokeExact(src, count, group, data, scales, t,
+                        table.length);
+                default -> throw new IllegalArgumentException(type + " is not quantized");
+            };
+        } catch (Throwable e) {
+            throw rethrow(e);
         }
     }
 
