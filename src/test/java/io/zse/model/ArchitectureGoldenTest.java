@@ -46,7 +46,8 @@ class ArchitectureGoldenTest {
     /** Every architecture on each CPU kernel family. */
     static Stream<Arguments> architectures() {
         return Stream.of("llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window",
-                        "qwen3-qk-norm", "phi3-longrope")
+                        "qwen3-qk-norm", "phi3-longrope", "gemma2-softcap-local",
+                        "gemma3-local-global")
                 .flatMap(name -> Stream.of(Arguments.of(name, "vector"), Arguments.of(name, "scalar")));
     }
 
