@@ -51,8 +51,13 @@ class ArchitectureGoldenTest {
                 .flatMap(name -> Stream.of(Arguments.of(name, "vector"), Arguments.of(name, "scalar")));
     }
 
+    /** Gemma's ops (GeGLU, scaling, capped attention) also on the native kernels' backend. */
+    static Stream<Arguments> gemmaOnNativeKernels() {
+        return Stream.of(Arguments.of("gemma2-softcap-local", "native"), Arguments.of("gemma3-local-global", "native"));
+    }
+
     @ParameterizedTest(name = "{0} on {1} kernels")
-    @MethodSource("architectures")
+    @MethodSource({"architectures", "gemmaOnNativeKernels"})
     void f32ReproducesTransformers(String name, String kernels) throws IOException {
         JsonNode golden = read("/golden/architectures/" + name + ".json");
         GreedyGolden run = GreedyGolden.of(golden);
