@@ -161,6 +161,47 @@ MODELS = [
         },
         "ablation": "short factors instead of the long ones",
     },
+    {
+        "name": "gemma2-softcap-local",
+        "about": "Gemma 2: GeGLU, embeddings times sqrt(64), (1 + w) pre/post norms, attention soft cap 3 and final "
+                 "soft cap 4 (both active), local (window 16 < prompt + 64) / global / local layers, "
+                 "query_pre_attn_scalar 24 (not head_dim 16), GQA 4/2, tied, Llama-2 SentencePiece (Mistral) tokenizer",
+        "tokenizer": "mistral-7b-v0.1",
+        "seed": 9,
+        "prompt": "The river carried the paper boat past the mill, under the bridge and out towards the sea.",
+        "config": {
+            "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "hidden_activation": "gelu_pytorch_tanh",
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+            "vocab_size": 32000, "max_position_embeddings": 512, "rope_theta": 10000.0, "rms_norm_eps": 1e-6,
+            "query_pre_attn_scalar": 24, "sliding_window": 16, "attn_logit_softcapping": 3.0,
+            "final_logit_softcapping": 4.0, "tie_word_embeddings": True,
+            "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+        },
+        "ablation": "attention and final soft-capping removed",
+        "more_ablations": ["attention soft-capping removed", "final soft-capping removed",
+                           "every layer global (no sliding window)"],
+    },
+    {
+        "name": "gemma3-local-global",
+        "about": "Gemma 3: per-head q/k norms with (1 + w), local layers (window 12 < prompt + 64, RoPE base 10000) and "
+                 "global ones (every 3rd: base 1e6 with linear rope_scaling 4), GQA 4/1, head_dim 32 (heads x head_dim "
+                 "!= hidden), GeGLU, embeddings times sqrt(64), tied, Llama-2 SentencePiece (Mistral) tokenizer",
+        "tokenizer": "mistral-7b-v0.1",
+        "seed": 10,
+        "prompt": "A lantern swung in the wind as the travellers reached the gate of the sleeping town.",
+        "config": {
+            "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+            "hidden_activation": "gelu_pytorch_tanh",
+            "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 32,
+            "vocab_size": 32000, "max_position_embeddings": 512, "rope_theta": 1000000.0,
+            "rope_local_base_freq": 10000.0, "rope_scaling": {"rope_type": "linear", "factor": 4.0},
+            "rms_norm_eps": 1e-6, "query_pre_attn_scalar": 32, "sliding_window": 12, "sliding_window_pattern": 3,
+            "final_logit_softcapping": None, "attn_logit_softcapping": None, "tie_word_embeddings": True,
+            "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+        },
+        "ablation": "q_norm and k_norm removed",
+        "more_ablations": ["every layer global (no sliding window)", "local RoPE base set to the global one"],
+    },
 ]
 
 
@@ -197,7 +238,10 @@ def formula_tensor(name, shape, seed):
 
 
 def hf_config(spec):
-    return {**COMMON, **spec["config"]}
+    config = {**COMMON, **spec["config"]}
+    if "hidden_activation" in config:  # Gemma names its activation so and has no hidden_act
+        del config["hidden_act"]
+    return config
 
 
 def build(config_dict, seed, attn="eager"):
@@ -228,10 +272,13 @@ def full_forward_logits(model, prompt_ids, generated):
     return logits[len(prompt_ids) - 1:]
 
 
-def ablated(spec, model):
-    """The model without the feature under test."""
+def ablated(spec, model, removed=None):
+    """The model without the feature under test (or the one named by removed, from spec["more_ablations"])."""
     config = hf_config(spec)
     name = spec["name"]
+    removed = removed or spec["ablation"]
+    if name.startswith("gemma"):
+        return gemma_ablated(spec, config, removed)
     if name == "mistral-sliding-window":
         return build({**config, "sliding_window": None}, spec["seed"])[0]
     if name == "llama3-rope-scaling":
@@ -252,6 +299,38 @@ def ablated(spec, model):
         else:
             other.lm_head.weight.copy_(other.model.embed_tokens.weight)
     return other
+
+
+def gemma_ablated(spec, config, removed):
+    layers = config["num_hidden_layers"]
+    if removed == "attention and final soft-capping removed":
+        return build({**config, "attn_logit_softcapping": None, "final_logit_softcapping": None}, spec["seed"])[0]
+    if removed == "attention soft-capping removed":
+        return build({**config, "attn_logit_softcapping": None}, spec["seed"])[0]
+    if removed == "final soft-capping removed":
+        return build({**config, "final_logit_softcapping": None}, spec["seed"])[0]
+    if removed == "every layer global (no sliding window)":
+        return build({**config, "layer_types": ["full_attention"] * layers}, spec["seed"])[0]
+    if removed == "local RoPE base set to the global one":
+        return build({**config, "rope_local_base_freq": config["rope_theta"]}, spec["seed"])[0]
+    if removed == "q_norm and k_norm removed":
+        other, _ = build(config, spec["seed"])
+        for layer in other.model.layers:
+            layer.self_attn.q_norm = torch.nn.Identity()
+            layer.self_attn.k_norm = torch.nn.Identity()
+        return other
+    raise ValueError(removed)
+
+
+def ablation(spec, model, prompt_ids, ids, stacked, removed=None):
+    """What removing a feature does: its max |logit| change over the golden sequence and first differing greedy step."""
+    other = ablated(spec, model, removed)
+    other_ids, _ = greedy(other, prompt_ids, NEW_TOKENS)
+    change = float((full_forward_logits(other, prompt_ids, ids) - stacked).abs().max())
+    if change < 1e-2:
+        raise RuntimeError(f"{spec['name']}: removing the feature ({removed}) changes logits by only {change}")
+    return {"removed": removed or spec["ablation"], "max_logit_change": round(change, 6),
+            "first_differing_greedy_step": first_difference(ids, other_ids)}
 
 
 def first_difference(a, b):
@@ -278,12 +357,10 @@ def golden(spec, shared):
     if cached_vs_full > 1e-4:
         raise RuntimeError(f"{spec['name']}: cached and full forward differ by {cached_vs_full}")
 
-    other = ablated(spec, model)
-    other_ids, _ = greedy(other, prompt_ids, NEW_TOKENS)
-    change = float((full_forward_logits(other, prompt_ids, ids) - stacked).abs().max())
-    if change < 1e-2:
-        raise RuntimeError(f"{spec['name']}: removing the feature changes logits by only {change}")
-    if spec["name"] == "mistral-sliding-window" and len(prompt_ids) + NEW_TOKENS <= config["sliding_window"]:
+    main_ablation = ablation(spec, model, prompt_ids, ids, stacked)
+    more_ablations = [ablation(spec, model, prompt_ids, ids, stacked, r) for r in spec.get("more_ablations", [])]
+    if "sliding_window" in config and config["sliding_window"] \
+            and len(prompt_ids) + NEW_TOKENS <= config["sliding_window"]:
         raise RuntimeError("the sequence does not exceed the sliding window")
     if spec["name"] == "phi3-longrope" and len(prompt_ids) <= config["original_max_position_embeddings"]:
         raise RuntimeError("the prompt does not exceed the original context")
@@ -309,11 +386,8 @@ def golden(spec, shared):
             "min_top1_margin": round(margin, 6),
             "max_abs_logit": round(float(stacked.abs().max()), 6),
             "cached_vs_full_max_diff": cached_vs_full,
-            "ablation": {
-                "removed": spec["ablation"],
-                "max_logit_change": round(change, 6),
-                "first_differing_greedy_step": first_difference(ids, other_ids),
-            },
+            "ablation": main_ablation,
+            **({"more_ablations": more_ablations} if more_ablations else {}),
         },
     }
 

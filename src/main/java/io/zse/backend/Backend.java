@@ -53,6 +53,20 @@ public interface Backend extends AutoCloseable {
     /** gate[k] = silu(gate[k]) * up[k] for k < length (SwiGLU). */
     void swiglu(ActivationBuffer gate, ActivationBuffer up, int length);
 
+    /** gate[k] = gelu_tanh(gate[k]) * up[k] for k < length (GeGLU, Gemma), gelu_tanh as PyTorch's approximate="tanh". */
+    void geglu(ActivationBuffer gate, ActivationBuffer up, int length);
+
+    /** x[k] *= factor for k < length. */
+    void scale(ActivationBuffer x, int length, float factor);
+
+    /**
+     * Whether {@link #geglu}, {@link #scale} and {@link #attention} with an {@link AttentionShape}'s own scale and soft
+     * cap run here: what Gemma needs.
+     */
+    default boolean runsGemmaOps() {
+        return true;
+    }
+
     /** out[i, :] = row tokens[i] of table [vocab, dim], decoded to F32. */
     void embed(WeightMatrix table, int[] tokens, ActivationBuffer out);
 

@@ -124,6 +124,21 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void geglu(ActivationBuffer gate, ActivationBuffer up, int length) {
+        timed("geglu", () -> backend.geglu(gate, up, length));
+    }
+
+    @Override
+    public void scale(ActivationBuffer x, int length, float factor) {
+        timed("scale", () -> backend.scale(x, length, factor));
+    }
+
+    @Override
+    public boolean runsGemmaOps() {
+        return backend.runsGemmaOps();
+    }
+
+    @Override
     public void embed(WeightMatrix table, int[] tokens, ActivationBuffer out) {
         timed("embed", () -> backend.embed(table, tokens, out));
     }

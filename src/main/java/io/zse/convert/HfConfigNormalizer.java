@@ -1,6 +1,8 @@
 package io.zse.convert;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.zse.format.HalfFloats;
+import io.zse.model.GemmaOptions;
 import io.zse.model.ModelConfig;
 import io.zse.model.RopeScaling;
 
@@ -21,7 +23,9 @@ public final class HfConfigNormalizer {
             "MistralForCausalLM", "mistral",
             "Qwen2ForCausalLM", "qwen2",
             "Qwen3ForCausalLM", "qwen3",
-            "Phi3ForCausalLM", "phi3");
+            "Phi3ForCausalLM", "phi3",
+            "Gemma2ForCausalLM", "gemma2",
+            "Gemma3ForCausalLM", "gemma3");
 
     /**
      * @param config           parsed config.json
@@ -36,14 +40,36 @@ public final class HfConfigNormalizer {
             throw refuse("num_key_value_heads", kvHeads + " does not divide num_attention_heads " + heads);
         }
         int headDim = config.hasNonNull("head_dim") ? positiveInt(config, "head_dim") : hidden / heads;
-        String act = config.path("hidden_act").asText("silu");
-        if (!act.equals("silu")) {
-            throw refuse("hidden_act", "'" + act + "' is not supported (only silu)");
+        boolean gemma = architecture.startsWith("gemma");
+        if (gemma) {
+            // Gemma's configs name the activation hidden_activation (older ones also carry hidden_act).
+            String key = config.hasNonNull("hidden_activation") ? "hidden_activation" : "hidden_act";
+            String act = config.path(key).asText("gelu_pytorch_tanh");
+            if (!act.equals("gelu_pytorch_tanh")) {
+                throw refuse(key, "'" + act + "' is not supported for " + architecture + " (only gelu_pytorch_tanh)");
+            }
+        } else {
+            String act = config.path("hidden_act").asText("silu");
+            if (!act.equals("silu")) {
+                throw refuse("hidden_act", "'" + act + "' is not supported (only silu)");
+            }
         }
         JsonNode rope = config.path("rope_parameters");
         double theta;
         RopeScaling scaling;
-        if (rope.isObject()) {
+        double localTheta = 0;
+        if (architecture.equals("gemma3") && rope.has("full_attention")) {
+            // transformers 5 writes Gemma 3's RoPE per layer type: the global layers' (scaled) and the local layers'.
+            JsonNode global = rope.get("full_attention");
+            JsonNode local = rope.path("sliding_attention");
+            theta = global.path("rope_theta").asDouble(1_000_000.0);
+            scaling = ropeScaling(global, "rope_parameters.full_attention", config, headDim);
+            if (local.isObject() && ropeScaling(local, "rope_parameters.sliding_attention", config, headDim) != null) {
+                throw refuse("rope_parameters.sliding_attention.rope_type", local.path("rope_type")
+                        + " is not supported (local layers use plain RoPE)");
+            }
+            localTheta = local.path("rope_theta").asDouble(10_000.0);
+        } else if (rope.isObject()) {
             // transformers 5 writes theta and scaling together in one object.
             theta = rope.path("rope_theta").asDouble(10000.0);
             scaling = ropeScaling(rope, "rope_parameters", config, headDim);
@@ -51,6 +77,10 @@ public final class HfConfigNormalizer {
             theta = config.path("rope_theta").asDouble(10000.0);
             scaling = config.path("rope_scaling").isObject()
                     ? ropeScaling(config.get("rope_scaling"), "rope_scaling", config, headDim) : null;
+        }
+        if (architecture.equals("gemma3") && localTheta == 0) {
+            theta = config.path("rope_theta").asDouble(1_000_000.0);
+            localTheta = config.path("rope_local_base_freq").asDouble(10_000.0);
         }
         for (JsonNode holder : new JsonNode[]{config, rope}) {
             if (holder.path("partial_rotary_factor").asDouble(1.0) != 1.0) {
@@ -76,12 +106,94 @@ public final class HfConfigNormalizer {
                 : generationConfig != null && generationConfig.hasNonNull("bos_token_id")
                 ? generationConfig.get("bos_token_id").asInt() : null;
         Integer pad = config.hasNonNull("pad_token_id") ? config.get("pad_token_id").asInt() : null;
-        return new ModelConfig(architecture, hidden, positiveInt(config, "num_hidden_layers"), heads, kvHeads, headDim,
+        int layers = positiveInt(config, "num_hidden_layers");
+        GemmaOptions gemmaOptions = null;
+        if (gemma) {
+            if (architecture.equals("gemma2") && scaling != null) {
+                throw refuse("rope_scaling", "is not supported for gemma2");
+            }
+            if (config.path("attention_bias").asBoolean(false)) {
+                throw refuse("attention_bias", "true is not supported for " + architecture);
+            }
+            if (config.path("use_bidirectional_attention").asBoolean(false)) {
+                throw refuse("use_bidirectional_attention", "true is not supported (causal attention only)");
+            }
+            window = config.hasNonNull("sliding_window") ? positiveInt(config, "sliding_window") : null;
+            gemmaOptions = gemmaOptions(config, architecture, hidden, layers, window,
+                    architecture.equals("gemma2") ? theta : localTheta);
+        }
+        return new ModelConfig(architecture, hidden, layers, heads, kvHeads, headDim,
                 positiveInt(config, "intermediate_size"), positiveInt(config, "vocab_size"),
                 positiveInt(config, "max_position_embeddings"), theta, scaling,
-                config.path("rms_norm_eps").asDouble(1e-6), config.path("tie_word_embeddings").asBoolean(false),
+                config.path("rms_norm_eps").asDouble(1e-6), config.path("tie_word_embeddings").asBoolean(gemma),
                 qwen2 || config.path("attention_bias").asBoolean(false), config.path("mlp_bias").asBoolean(false),
-                window, bos, eos, pad);
+                window, bos, eos, pad, gemmaOptions);
+    }
+
+    /**
+     * Gemma 2/3's options, with transformers' defaults for absent keys: soft caps 50 (attention) and 30 (final) for
+     * Gemma 2, none for Gemma 3 (whose attention ignores attn_logit_softcapping in transformers and llama.cpp alike);
+     * query_pre_attn_scalar 256; local and global layers from layer_types, else every sliding_window_pattern-th layer
+     * global (2 for Gemma 2, 6 for Gemma 3).
+     */
+    private static GemmaOptions gemmaOptions(JsonNode config, String architecture, int hidden, int layers,
+                                             Integer window, double localTheta) {
+        boolean gemma2 = architecture.equals("gemma2");
+        double attentionCap = gemma2 ? softCap(config, "attn_logit_softcapping", 50.0) : 0;
+        double finalCap = softCap(config, "final_logit_softcapping", gemma2 ? 30.0 : 0);
+        double queryScalar = config.hasNonNull("query_pre_attn_scalar")
+                ? positiveNumber(config, "config", "query_pre_attn_scalar") : 256;
+        List<Boolean> sliding = new ArrayList<>();
+        JsonNode types = config.path("layer_types");
+        if (types.isArray()) {
+            if (types.size() != layers) {
+                throw refuse("layer_types", "lists " + types.size() + " layers, num_hidden_layers is " + layers);
+            }
+            for (JsonNode t : types) {
+                switch (t.asText()) {
+                    case "sliding_attention" -> sliding.add(true);
+                    case "full_attention" -> sliding.add(false);
+                    default -> throw refuse("layer_types", "holds " + t + " (supported: sliding_attention, "
+                            + "full_attention)");
+                }
+            }
+        } else {
+            int pattern = gemma2 ? 2 : config.hasNonNull("sliding_window_pattern")
+                    ? positiveInt(config, "sliding_window_pattern") : 6;
+            for (int i = 0; i < layers; i++) {
+                sliding.add((i + 1) % pattern != 0);
+            }
+        }
+        if (window == null && sliding.contains(true)) {
+            throw refuse("sliding_window", "is missing, and layer_types has sliding_attention layers");
+        }
+        return new GemmaOptions(embeddingScale(config, hidden), Math.pow(queryScalar, -0.5), attentionCap, finalCap,
+                sliding, localTheta);
+    }
+
+    /**
+     * sqrt(hidden_size) as transformers multiplies the embeddings by it: a float32 scalar cast to the weights' dtype,
+     * so a bfloat16 or float16 checkpoint is scaled by the rounded value it was trained with.
+     */
+    private static double embeddingScale(JsonNode config, int hidden) {
+        float scale = (float) Math.sqrt(hidden);
+        String dtype = config.hasNonNull("dtype") ? config.get("dtype").asText() : config.path("torch_dtype").asText("");
+        return switch (dtype) {
+            case "bfloat16" -> HalfFloats.fromBf16(HalfFloats.toBf16(scale));
+            case "float16" -> HalfFloats.roundToF16(scale);
+            default -> scale;
+        };
+    }
+
+    private static double softCap(JsonNode config, String field, double absent) {
+        JsonNode n = config.get(field);
+        if (n == null) {
+            return absent;
+        }
+        if (n.isNull()) {
+            return 0;
+        }
+        return positiveNumber(config, "config", field);
     }
 
     private static String architecture(JsonNode config) {
@@ -89,15 +201,24 @@ public final class HfConfigNormalizer {
         if (list.isArray() && !list.isEmpty()) {
             String name = list.get(0).asText();
             String arch = ARCHITECTURES.get(name);
+            if (name.equals("Gemma3ForConditionalGeneration")) {
+                throw refuse("architectures", list + " is not supported: the multimodal Gemma 3 (vision tower, "
+                        + "text_config) is not converted; its text-only Gemma3ForCausalLM form is");
+            }
             if (arch == null || list.size() != 1) {
                 throw refuse("architectures", list + " is not supported (supported: LlamaForCausalLM, "
-                        + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM)");
+                        + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
+                        + "Gemma3ForCausalLM)");
             }
             return arch;
         }
         String type = config.path("model_type").asText("");
-        if (!ARCHITECTURES.containsValue(type)) {
-            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3, phi3)");
+        if (type.equals("gemma3_text")) {
+            return "gemma3";
+        }
+        if (!ARCHITECTURES.containsValue(type) || type.equals("gemma3")) {
+            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3, phi3, "
+                    + "gemma2, gemma3_text)");
         }
         return type;
     }

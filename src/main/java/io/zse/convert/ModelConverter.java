@@ -111,8 +111,9 @@ public final class ModelConverter {
         }
     }
 
-    /** One tensor: where it comes from (rows firstRow.. of sourceName, times scale) and how it is stored. */
-    private record Planned(String sourceName, SafetensorsTensor source, long firstRow, float scale, TensorInfo target) {
+    /** One tensor: where it comes from (rows firstRow.. of sourceName, times scale plus offset) and how it is stored. */
+    private record Planned(String sourceName, SafetensorsTensor source, long firstRow, float scale, float offset,
+                           TensorInfo target) {
         /** Bytes of the source this tensor reads (a part of a fused source). */
         long sourceBytes() {
             return source.byteSize() / source.elementCount() * target.elementCount();
@@ -148,7 +149,7 @@ public final class ModelConverter {
                 type = TensorType.F16;
                 group = 0;
             }
-            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(),
+            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(), from.offset(),
                     TensorInfo.planned(name, type, e.getValue(), group)));
         }
         for (SafetensorsTensor t : checkpoint.tensors()) {
@@ -213,6 +214,9 @@ public final class ModelConverter {
                 checkpoint.readFloats(p.sourceName, (p.firstRow + row) * rowLength, count, values, 0);
                 for (int i = 0; i < count; i++) {
                     values[i] *= p.scale;
+                    if (p.offset != 0) { // (x + 0 would turn -0 into +0)
+                        values[i] += p.offset;
+                    }
                     if (!Float.isFinite(values[i])) {
                         throw new IllegalArgumentException("tensor " + p.sourceName + " holds " + values[i]
                                 + " at element " + (row * rowLength + i));

@@ -99,6 +99,37 @@ public enum ModelPreset {
             return c;
         }
     },
+    /**
+     * google/gemma-2-2b: GeGLU, soft caps 50 / 30, local (window 4096) and global layers alternating, head_dim 256.
+     * Bos/eos/pad are the shared Mistral tokenizer's (Gemma's own tokenizer is not in the repository).
+     */
+    GEMMA_2_2B("gemma-2-2b", "mistral-7b-v0.1") {
+        @Override
+        Map<String, Object> values(Map<String, Object> c) {
+            gemma(c, "Gemma2ForCausalLM", "gemma2", 2304, 9216, 26, 8, 4, 256000, 8192, 4096);
+            c.put("attn_logit_softcapping", 50.0);
+            c.put("final_logit_softcapping", 30.0);
+            c.put("rope_theta", 10000.0);
+            return c;
+        }
+    },
+    /**
+     * google/gemma-3-1b-pt: q/k norms, five local layers (window 512, RoPE base 10000) to each global one (base 1e6),
+     * one kv head of 256. Bos/eos/pad as {@link #GEMMA_2_2B}.
+     */
+    GEMMA_3_1B("gemma-3-1b", "mistral-7b-v0.1") {
+        @Override
+        Map<String, Object> values(Map<String, Object> c) {
+            gemma(c, "Gemma3ForCausalLM", "gemma3_text", 1152, 6912, 26, 4, 1, 262144, 32768, 512);
+            c.put("attn_logit_softcapping", null);
+            c.put("final_logit_softcapping", null);
+            c.put("rope_local_base_freq", 10000.0);
+            c.put("rope_scaling", null);
+            c.put("rope_theta", 1000000.0);
+            c.put("sliding_window_pattern", 6);
+            return c;
+        }
+    },
     /** TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T (same shape as TinyLlama-1.1B-Chat-v1.0). */
     TINYLLAMA_1_1B("tinyllama-1.1b", "mistral-7b-v0.1") {
         @Override
@@ -174,6 +205,33 @@ public enum ModelPreset {
         c.put("rms_norm_eps", rmsNormEps);
         c.put("rope_theta", ropeTheta);
         c.put("tie_word_embeddings", tied);
+        c.put("use_cache", true);
+        c.put("vocab_size", vocab);
+    }
+
+    /** The keys Gemma 2 and Gemma 3 configs share. */
+    private static void gemma(Map<String, Object> c, String architecture, String modelType, int hidden,
+                              int intermediate, int layers, int heads, int kvHeads, int vocab, int maxPositions,
+                              int slidingWindow) {
+        c.put("architectures", new String[]{architecture});
+        c.put("attention_bias", false);
+        c.put("attention_dropout", 0.0);
+        c.put("bos_token_id", 1);
+        c.put("eos_token_id", 2);
+        c.put("head_dim", 256);
+        c.put("hidden_activation", "gelu_pytorch_tanh");
+        c.put("hidden_size", hidden);
+        c.put("initializer_range", 0.02);
+        c.put("intermediate_size", intermediate);
+        c.put("max_position_embeddings", maxPositions);
+        c.put("model_type", modelType);
+        c.put("num_attention_heads", heads);
+        c.put("num_hidden_layers", layers);
+        c.put("num_key_value_heads", kvHeads);
+        c.put("pad_token_id", 0);
+        c.put("query_pre_attn_scalar", 256);
+        c.put("rms_norm_eps", 1e-6);
+        c.put("sliding_window", slidingWindow);
         c.put("use_cache", true);
         c.put("vocab_size", vocab);
     }

@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3), written once against {@link Backend} ops. Stateless apart from its
+ * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma 2 and 3), written once against {@link Backend} ops. Stateless apart from its
  * weights: each sequence brings its own {@link KvCache} (a block table over a shared {@link KvBlockPool}), so one
  * model serves many sequences, and one forward pass can mix their decode tokens and prompt chunks.
  */
@@ -27,23 +27,43 @@ public final class LlamaModel {
     private final ModelConfig config;
     private final Weights weights;
     private final Backend backend;
-    private final AttentionShape attentionShape;
-    private final float[] ropeFrequencies; // [headDim / 2]
+    private final AttentionShape[] attentionShapes; // per layer: Gemma alternates local and global attention
+    private final float[][] ropeFrequencies;        // per layer [headDim / 2]: Gemma 3's local layers have their own
     private Workspace workspace;           // grown as batches grow; one pass at a time uses it (forward is synchronized)
 
     public LlamaModel(ModelConfig config, Weights weights, Backend backend) {
         this.config = config;
         this.weights = weights;
         this.backend = backend;
-        this.attentionShape = new AttentionShape(config.numHeads(), config.numKvHeads(), config.headDim(),
-                config.slidingWindow() == null ? 0 : config.slidingWindow());
-        this.ropeFrequencies = RotaryFrequencies.of(config.headDim(), config.ropeTheta(), config.ropeScaling());
+        requireOps(config, backend);
+        GemmaOptions gemma = config.gemma();
+        float[] global = RotaryFrequencies.of(config.headDim(), config.ropeTheta(), config.ropeScaling());
+        float[] local = gemma == null ? global : RotaryFrequencies.of(config.headDim(), gemma.localRopeTheta(), null);
+        this.attentionShapes = new AttentionShape[config.numLayers()];
+        this.ropeFrequencies = new float[config.numLayers()][];
+        for (int layer = 0; layer < config.numLayers(); layer++) {
+            int window = config.slidingWindowOf(layer);
+            attentionShapes[layer] = gemma == null
+                    ? new AttentionShape(config.numHeads(), config.numKvHeads(), config.headDim(), window)
+                    : new AttentionShape(config.numHeads(), config.numKvHeads(), config.headDim(), window,
+                    (float) gemma.queryScale(), (float) gemma.attentionSoftCap());
+            ropeFrequencies[layer] = gemma != null && gemma.sliding(layer) ? local : global;
+        }
     }
 
     /** Reads the config and views the weights of an open file (no weight bytes are read on the CPU backend). */
     public static LlamaModel load(ZseFile file, Backend backend) {
         ModelConfig config = ModelConfig.fromJson(file.configJson());
+        requireOps(config, backend); // before any weight goes to the backend
         return new LlamaModel(config, Weights.load(file, config, backend), backend);
+    }
+
+    private static void requireOps(ModelConfig config, Backend backend) {
+        if (config.gemma() != null && !backend.runsGemmaOps()) {
+            throw new IllegalArgumentException(config.architecture() + " needs GeGLU, embedding scaling and its own "
+                    + "attention scale and soft cap, which the " + backend.getClass().getSimpleName()
+                    + " does not implement yet; run it on the CPU backend");
+        }
     }
 
     public ModelConfig config() {
@@ -132,6 +152,9 @@ public final class LlamaModel {
         backend.matmul(ws.normed, wantedRows, weights.outputProjection(), ws.logits);
         float[] logits = new float[wantedRows * config.vocabSize()];
         backend.read(ws.logits, logits, logits.length);
+        if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
+            softCap(logits, (float) config.gemma().finalSoftCap());
+        }
         return logits;
     }
 
@@ -145,6 +168,13 @@ public final class LlamaModel {
         float[] hidden = new float[tokens.length * config.hiddenSize()];
         backend.read(ws.normed, hidden, hidden.length);
         return hidden;
+    }
+
+    /** logits[k] = cap·tanh(logits[k] / cap), in F32 as transformers does it (Gemma's final soft-capping). */
+    private static void softCap(float[] logits, float cap) {
+        for (int k = 0; k < logits.length; k++) {
+            logits[k] = (float) Math.tanh(logits[k] / cap) * cap;
+        }
     }
 
     /** Embeds the tokens and runs every decoder block; the residual stream is left in the workspace's x. */
@@ -170,6 +200,9 @@ public final class LlamaModel {
         int ff = config.intermediateSize();
 
         backend.embed(weights.embeddings(), tokens, ws.x);
+        if (config.gemma() != null) {
+            backend.scale(ws.x, n * d, (float) config.gemma().embeddingScale());
+        }
         for (int layer = 0; layer < config.numLayers(); layer++) {
             Weights.Layer w = weights.layers().get(layer);
 
@@ -178,23 +211,33 @@ public final class LlamaModel {
             linear(ws.normed, n, w.query(), w.queryBias(), ws.q);
             linear(ws.normed, n, w.key(), w.keyBias(), ws.k);
             linear(ws.normed, n, w.value(), w.valueBias(), ws.v);
-            if (w.queryNorm() != null) { // Qwen3: each head's q and k RMS-normalised, in place, before RoPE
+            if (w.queryNorm() != null) { // Qwen3, Gemma 3: each head's q and k RMS-normalised, in place, before RoPE
                 backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
             }
-            backend.rope(ws.q, batch, config.numHeads(), config.headDim(), ropeFrequencies);
-            backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
+            backend.rope(ws.q, batch, config.numHeads(), config.headDim(), ropeFrequencies[layer]);
+            backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies[layer]);
             backend.storeKv(ws.k, ws.v, batch, layer);
-            backend.attention(ws.q, batch, layer, attentionShape, ws.attended);
+            backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
             linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
+            if (w.postAttentionNorm() != null) { // Gemma norms the block's output before the residual add
+                backend.rmsNorm(ws.projected, n, w.postAttentionNorm(), eps, ws.projected);
+            }
             backend.add(ws.x, ws.projected, n * d);
 
-            // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream.
+            // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream (Gemma: gelu, not silu).
             backend.rmsNorm(ws.x, n, w.ffnNorm(), eps, ws.normed);
             backend.matmul(ws.normed, n, w.gate(), ws.gate);
             backend.matmul(ws.normed, n, w.up(), ws.up);
-            backend.swiglu(ws.gate, ws.up, n * ff);
+            if (config.gemma() != null) {
+                backend.geglu(ws.gate, ws.up, n * ff);
+            } else {
+                backend.swiglu(ws.gate, ws.up, n * ff);
+            }
             backend.matmul(ws.gate, n, w.down(), ws.projected);
+            if (w.postFfnNorm() != null) {
+                backend.rmsNorm(ws.projected, n, w.postFfnNorm(), eps, ws.projected);
+            }
             backend.add(ws.x, ws.projected, n * d);
         }
         for (BatchLayout.Segment segment : batch.segments()) {
@@ -226,8 +269,8 @@ public final class LlamaModel {
             this.rows = rows;
             this.logitRows = logitRows;
             long d = config.hiddenSize();
-            long qDim = attentionShape.queryDim();
-            long kvDim = attentionShape.kvDim();
+            long qDim = attentionShapes[0].queryDim();
+            long kvDim = attentionShapes[0].kvDim();
             long ff = config.intermediateSize();
             x = backend.allocate(rows * d);
             normed = backend.allocate(rows * d);

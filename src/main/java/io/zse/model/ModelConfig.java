@@ -13,10 +13,11 @@ import java.util.List;
 
 /**
  * The normalised configuration of a Llama-family decoder, as stored in the {@code config} section of a .zse file
- * (docs/zse-format.md). Llama, Mistral, Qwen2, Qwen3 and Phi-3 differ only in the flags below.
+ * (docs/zse-format.md). Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 2/3 differ only in the flags below.
  *
  * @param architecture      "llama", "mistral", "qwen2", "qwen3" (normalises each head's q and k) or "phi3" (its fused
- *                          projections are split at convert time; same decoder)
+ *                          projections are split at convert time; same decoder), "gemma2" or "gemma3" (see
+ *                          {@link GemmaOptions})
  * @param hiddenSize        model width d
  * @param numLayers         decoder blocks
  * @param numHeads          query heads
@@ -27,22 +28,42 @@ import java.util.List;
  * @param contextLength     maximum positions (max_position_embeddings)
  * @param ropeScaling       null for plain RoPE
  * @param attentionBias     q/k/v projections carry biases (Qwen2)
- * @param slidingWindow     attention window in tokens, null for full attention (Mistral)
+ * @param slidingWindow     attention window in tokens, null for full attention (Mistral; Gemma: its local layers only)
  * @param eosTokenIds       every id that ends generation (config.json and generation_config.json merged)
+ * @param gemma             Gemma 2/3's options, null for every other architecture
  */
 public record ModelConfig(String architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads,
                           int headDim, int intermediateSize, int vocabSize, int contextLength, double ropeTheta,
                           RopeScaling ropeScaling, double normEps, boolean tieWordEmbeddings, boolean attentionBias,
                           boolean mlpBias, Integer slidingWindow, Integer bosTokenId, List<Integer> eosTokenIds,
-                          Integer padTokenId) {
+                          Integer padTokenId, GemmaOptions gemma) {
 
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
+        if (gemma != null && gemma.slidingLayers().size() != numLayers) {
+            throw new IllegalArgumentException("gemma.sliding_layers lists " + gemma.slidingLayers().size()
+                    + " layers, the model has " + numLayers);
+        }
     }
 
-    /** Qwen3: q and k are RMS-normalised per head (q_norm, k_norm [headDim]) before RoPE. */
+    /** Any architecture but Gemma. */
+    public ModelConfig(String architecture, int hiddenSize, int numLayers, int numHeads, int numKvHeads, int headDim,
+                       int intermediateSize, int vocabSize, int contextLength, double ropeTheta, RopeScaling ropeScaling,
+                       double normEps, boolean tieWordEmbeddings, boolean attentionBias, boolean mlpBias,
+                       Integer slidingWindow, Integer bosTokenId, List<Integer> eosTokenIds, Integer padTokenId) {
+        this(architecture, hiddenSize, numLayers, numHeads, numKvHeads, headDim, intermediateSize, vocabSize,
+                contextLength, ropeTheta, ropeScaling, normEps, tieWordEmbeddings, attentionBias, mlpBias, slidingWindow,
+                bosTokenId, eosTokenIds, padTokenId, null);
+    }
+
+    /** Qwen3 and Gemma 3: q and k are RMS-normalised per head (q_norm, k_norm [headDim]) before RoPE. */
     public boolean queryKeyNorm() {
-        return architecture.equals("qwen3");
+        return architecture.equals("qwen3") || architecture.equals("gemma3");
+    }
+
+    /** The attention window of {@code layer} in tokens, 0 for full attention. */
+    public int slidingWindowOf(int layer) {
+        return slidingWindow == null || (gemma != null && !gemma.sliding(layer)) ? 0 : slidingWindow;
     }
 
     /** Parameters of the whole model (for reports). */
@@ -96,6 +117,16 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         ArrayNode eos = o.putArray("eos_token_ids");
         eosTokenIds.forEach(eos::add);
         putNullable(o, "pad_token_id", padTokenId);
+        if (gemma != null) {
+            ObjectNode g = o.putObject("gemma");
+            g.put("embedding_scale", gemma.embeddingScale());
+            g.put("query_scale", gemma.queryScale());
+            g.put("attention_soft_cap", gemma.attentionSoftCap());
+            g.put("final_soft_cap", gemma.finalSoftCap());
+            ArrayNode sliding = g.putArray("sliding_layers");
+            gemma.slidingLayers().forEach(sliding::add);
+            g.put("local_rope_theta", gemma.localRopeTheta());
+        }
         try {
             return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(o);
         } catch (IOException e) {
@@ -127,12 +158,20 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         }
         List<Integer> eos = new ArrayList<>();
         o.path("eos_token_ids").forEach(n -> eos.add(n.asInt()));
+        GemmaOptions gemma = null;
+        JsonNode g = o.path("gemma");
+        if (g.isObject()) {
+            List<Boolean> sliding = new ArrayList<>();
+            g.path("sliding_layers").forEach(n -> sliding.add(n.asBoolean()));
+            gemma = new GemmaOptions(number(g, "embedding_scale"), number(g, "query_scale"),
+                    number(g, "attention_soft_cap"), number(g, "final_soft_cap"), sliding, number(g, "local_rope_theta"));
+        }
         return new ModelConfig(text(o, "architecture"), integer(o, "hidden_size"), integer(o, "num_layers"),
                 integer(o, "num_heads"), integer(o, "num_kv_heads"), integer(o, "head_dim"),
                 integer(o, "intermediate_size"), integer(o, "vocab_size"), integer(o, "context_length"),
                 number(o, "rope_theta"), scaling, number(o, "norm_eps"), o.path("tie_word_embeddings").asBoolean(),
                 o.path("attention_bias").asBoolean(), o.path("mlp_bias").asBoolean(), nullableInt(o, "sliding_window"),
-                nullableInt(o, "bos_token_id"), eos, nullableInt(o, "pad_token_id"));
+                nullableInt(o, "bos_token_id"), eos, nullableInt(o, "pad_token_id"), gemma);
     }
 
     private static String text(JsonNode o, String field) {

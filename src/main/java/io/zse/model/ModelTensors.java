@@ -40,6 +40,10 @@ public final class ModelTensors {
             // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
             linear(t, layer(i, "self_attn.o_proj"), d, q, c.attentionBias() && c.architecture().equals("llama"));
             t.put(layer(i, "post_attention_layernorm.weight"), new long[]{d});
+            if (c.gemma() != null) { // Gemma norms the attention output, and both ends of the feed-forward
+                t.put(layer(i, "pre_feedforward_layernorm.weight"), new long[]{d});
+                t.put(layer(i, "post_feedforward_layernorm.weight"), new long[]{d});
+            }
             linear(t, layer(i, "mlp.gate_proj"), ff, d, c.mlpBias());
             linear(t, layer(i, "mlp.up_proj"), ff, d, c.mlpBias());
             linear(t, layer(i, "mlp.down_proj"), d, ff, c.mlpBias());
@@ -73,17 +77,24 @@ public final class ModelTensors {
 
     /**
      * Where a tensor of {@link #expected} comes from in the checkpoint: rows firstRow.. of tensor {@code name}, each
-     * value multiplied by {@code scale}.
+     * value multiplied by {@code scale}, then {@code offset} added.
      */
-    public record Source(String name, long firstRow, float scale) {
+    public record Source(String name, long firstRow, float scale, float offset) {
+        public Source(String name, long firstRow, float scale) {
+            this(name, firstRow, scale, 0f);
+        }
     }
 
     /**
      * The source of .zse tensor {@code name}. Phi-3's qkv_proj rows are q, then k, then v, and gate_up_proj's are gate
      * then up. LongRoPE multiplies cos and sin by an attention factor, which is the same as multiplying q and k by it
-     * (RoPE is linear), so it is folded into their rows here.
+     * (RoPE is linear), so it is folded into their rows here. Gemma's RMSNorm multiplies by (1 + w): the 1 is added
+     * here, in F32 as transformers adds it, so the engine's RMSNorm serves every family.
      */
     public static Source source(ModelConfig c, String name) {
+        if (c.gemma() != null && name.endsWith("norm.weight")) {
+            return new Source(name, 0, 1f, 1f);
+        }
         if (c.architecture().equals("phi3")) {
             long q = (long) c.numHeads() * c.headDim();
             long kv = (long) c.numKvHeads() * c.headDim();

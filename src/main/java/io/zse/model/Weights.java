@@ -35,15 +35,17 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
      * @param keyNorm       [headDim] or null: the same for each key head
      * @param output        [d, q]  o_proj
      * @param outputBias    [d] or null (Llama attention_bias)
-     * @param ffnNorm       [d]  post_attention_layernorm
+     * @param postAttentionNorm [d] or null: Gemma's norm of the attention output (its post_attention_layernorm)
+     * @param ffnNorm       [d]  post_attention_layernorm (Gemma: pre_feedforward_layernorm)
      * @param gate          [ff, d]
      * @param up            [ff, d]
      * @param down          [d, ff]
+     * @param postFfnNorm   [d] or null: Gemma's norm of the feed-forward output (post_feedforward_layernorm)
      */
     public record Layer(float[] attentionNorm, WeightMatrix query, WeightMatrix key, WeightMatrix value,
                         float[] queryBias, float[] keyBias, float[] valueBias, float[] queryNorm, float[] keyNorm,
-                        WeightMatrix output, float[] outputBias,
-                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {
+                        WeightMatrix output, float[] outputBias, float[] postAttentionNorm,
+                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down, float[] postFfnNorm) {
     }
 
     /** Views every tensor the config implies; a missing tensor is an {@link IllegalArgumentException} naming it. */
@@ -52,6 +54,7 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
             throw new IllegalArgumentException(file.path() + ": mlp_bias is not supported");
         }
         List<Layer> layers = new ArrayList<>(config.numLayers());
+        boolean gemma = config.gemma() != null;
         for (int i = 0; i < config.numLayers(); i++) {
             String p = ModelTensors.layer(i, "");
             layers.add(new Layer(
@@ -66,10 +69,12 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
                     config.queryKeyNorm() ? vector(file, p + "self_attn.k_norm.weight") : null,
                     backend.weight(file.tensor(p + "self_attn.o_proj.weight")),
                     optionalVector(file, p + "self_attn.o_proj.bias"),
-                    vector(file, p + "post_attention_layernorm.weight"),
+                    gemma ? vector(file, p + "post_attention_layernorm.weight") : null,
+                    vector(file, p + (gemma ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight")),
                     backend.weight(file.tensor(p + "mlp.gate_proj.weight")),
                     backend.weight(file.tensor(p + "mlp.up_proj.weight")),
-                    backend.weight(file.tensor(p + "mlp.down_proj.weight"))));
+                    backend.weight(file.tensor(p + "mlp.down_proj.weight")),
+                    gemma ? vector(file, p + "post_feedforward_layernorm.weight") : null));
         }
         WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
         WeightMatrix output = config.tieWordEmbeddings() ? embeddings : backend.weight(file.tensor(ModelTensors.LM_HEAD));

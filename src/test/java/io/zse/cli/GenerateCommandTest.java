@@ -36,6 +36,28 @@ class GenerateCommandTest {
         assertEquals("length", result.get("finish_reason").asText());
     }
 
+    /** A Gemma 3 checkpoint directory as a user has it: zse convert to F32, then zse generate gives transformers' output. */
+    @Test
+    void aGemmaCheckpointGivesTransformersGreedyOutput() throws IOException {
+        JsonNode golden;
+        try (InputStream in = getClass().getResourceAsStream("/golden/architectures/gemma3-local-global.json")) {
+            golden = new ObjectMapper().readTree(in);
+        }
+        Path hf = io.zse.model.FormulaCheckpoint.write(golden.get("config"), golden.get("weights").get("seed").asLong(),
+                io.zse.tokenizer.TestTokenizers.json(golden.get("tokenizer").asText()), dir.resolve("gemma3"));
+        Path zse = dir.resolve("gemma3.zse");
+        ConvertInspectCliTest.Run convert = ConvertInspectCliTest.run("convert", hf.toString(), "-o", zse.toString(),
+                "--quant", "f32");
+        assertEquals(0, convert.exit(), convert.err());
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                golden.get("prompt").asText(), "--max-tokens", "64", "--temperature", "0", "--json");
+        assertEquals(0, run.exit(), run.err());
+        JsonNode result = new ObjectMapper().readTree(run.out());
+        assertEquals(golden.get("prompt_ids"), result.get("prompt_ids"));
+        assertEquals(golden.get("greedy_ids"), result.get("ids"));
+        assertEquals(golden.get("greedy_text").asText(), result.get("text").asText());
+    }
+
     @Test
     void aGgufModelIsConvertedIntoTheCacheAndGivesTheSameGreedyOutput() throws IOException {
         JsonNode golden;

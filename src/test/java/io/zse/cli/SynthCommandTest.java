@@ -205,6 +205,8 @@ class SynthCommandTest {
         assertEquals(494_032_768L, paramsOf(ModelPreset.QWEN2_5_0_5B));
         assertEquals(596_049_920L, paramsOf(ModelPreset.QWEN3_0_6B)); // 0.44B of it outside the embeddings
         assertEquals(3_821_079_552L, paramsOf(ModelPreset.PHI_3_MINI_4K));
+        assertEquals(2_614_341_888L, paramsOf(ModelPreset.GEMMA_2_2B));
+        assertEquals(999_885_952L, paramsOf(ModelPreset.GEMMA_3_1B));
         assertEquals(1_100_048_384L, paramsOf(ModelPreset.TINYLLAMA_1_1B));
         assertEquals(8_030_261_248L, paramsOf(ModelPreset.LLAMA_3_8B));
     }

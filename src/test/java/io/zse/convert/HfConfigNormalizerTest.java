@@ -2,6 +2,7 @@ package io.zse.convert;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.model.GemmaOptions;
 import io.zse.model.ModelConfig;
 import io.zse.model.RopeScaling;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** Options of the Qwen3 and Phi-3 configs that the golden checkpoints do not cover: choices and refusals. */
+/** Options of the Qwen3, Phi-3 and Gemma configs that the golden checkpoints do not cover: choices and refusals. */
 class HfConfigNormalizerTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -64,6 +65,101 @@ class HfConfigNormalizerTest {
         qwen3.putArray("architectures").add("Qwen3ForCausalLM");
         qwen3.put("use_sliding_window", true);
         assertEquals("config.json: use_sliding_window true is not supported for qwen3", refusal(qwen3));
+    }
+
+    /** Gemma 3 1B's config.json as published (old-style keys: rope_local_base_freq, sliding_window_pattern). */
+    private static ObjectNode gemma3() {
+        ObjectNode c = JSON.createObjectNode();
+        c.putArray("architectures").add("Gemma3ForCausalLM");
+        c.put("model_type", "gemma3_text").put("hidden_size", 1152).put("num_attention_heads", 4)
+                .put("num_key_value_heads", 1).put("head_dim", 256).put("intermediate_size", 6912)
+                .put("num_hidden_layers", 26).put("vocab_size", 262144).put("max_position_embeddings", 32768)
+                .put("hidden_activation", "gelu_pytorch_tanh").put("query_pre_attn_scalar", 256)
+                .put("rope_theta", 1000000).put("rope_local_base_freq", 10000).put("sliding_window", 512)
+                .put("sliding_window_pattern", 6).put("torch_dtype", "bfloat16").put("bos_token_id", 2)
+                .put("eos_token_id", 1).put("pad_token_id", 0);
+        c.putNull("rope_scaling");
+        c.putNull("final_logit_softcapping");
+        c.putNull("attn_logit_softcapping");
+        return c;
+    }
+
+    @Test
+    void gemma3OptionsFollowTransformers() {
+        ModelConfig c = HfConfigNormalizer.normalize(gemma3(), null);
+        GemmaOptions g = c.gemma();
+        assertEquals("gemma3", c.architecture());
+        assertEquals(true, c.tieWordEmbeddings()); // Gemma's default
+        // sqrt(1152) = 33.94 rounded to bfloat16, the checkpoint's dtype, as transformers multiplies by it
+        assertEquals(34.0, g.embeddingScale());
+        assertEquals(1 / 16.0, g.queryScale());
+        assertEquals(0.0, g.attentionSoftCap());
+        assertEquals(0.0, g.finalSoftCap());
+        assertEquals(1_000_000.0, c.ropeTheta());
+        assertEquals(10_000.0, g.localRopeTheta());
+        for (int layer = 0; layer < 26; layer++) {
+            assertEquals((layer + 1) % 6 != 0, g.sliding(layer), "layer " + layer);
+            assertEquals((layer + 1) % 6 != 0 ? 512 : 0, c.slidingWindowOf(layer), "window of layer " + layer);
+        }
+
+        ObjectNode f32 = gemma3().put("torch_dtype", "float32");
+        assertEquals((float) Math.sqrt(1152), HfConfigNormalizer.normalize(f32, null).gemma().embeddingScale());
+
+        // transformers 5 writes the RoPE of each layer type in rope_parameters
+        ObjectNode v5 = gemma3();
+        v5.remove(List.of("rope_theta", "rope_local_base_freq", "rope_scaling"));
+        ObjectNode rope = v5.putObject("rope_parameters");
+        rope.putObject("full_attention").put("rope_type", "linear").put("factor", 8.0).put("rope_theta", 1e6);
+        rope.putObject("sliding_attention").put("rope_type", "default").put("rope_theta", 1e4);
+        ModelConfig scaled = HfConfigNormalizer.normalize(v5, null);
+        assertEquals(RopeScaling.linear(8.0), scaled.ropeScaling());
+        assertEquals(1e6, scaled.ropeTheta());
+        assertEquals(1e4, scaled.gemma().localRopeTheta());
+    }
+
+    @Test
+    void gemma2DefaultsAreTransformers() {
+        ObjectNode c = gemma3();
+        c.putArray("architectures").add("Gemma2ForCausalLM");
+        c.put("model_type", "gemma2").put("num_hidden_layers", 4);
+        c.remove(List.of("final_logit_softcapping", "attn_logit_softcapping", "sliding_window_pattern",
+                "rope_local_base_freq"));
+        GemmaOptions g = HfConfigNormalizer.normalize(c, null).gemma();
+        assertEquals(50.0, g.attentionSoftCap());
+        assertEquals(30.0, g.finalSoftCap());
+        assertEquals(List.of(true, false, true, false), g.slidingLayers());
+        assertEquals(1_000_000.0, g.localRopeTheta()); // Gemma 2: one RoPE for every layer
+
+        c.putArray("layer_types").add("full_attention").add("full_attention").add("sliding_attention")
+                .add("full_attention");
+        assertEquals(List.of(false, false, true, false), HfConfigNormalizer.normalize(c, null).gemma().slidingLayers());
+    }
+
+    @Test
+    void unsupportedGemmaOptionsAreRefusedByName() {
+        ObjectNode multimodal = gemma3();
+        multimodal.putArray("architectures").add("Gemma3ForConditionalGeneration");
+        assertEquals("config.json: architectures [\"Gemma3ForConditionalGeneration\"] is not supported: the "
+                + "multimodal Gemma 3 (vision tower, text_config) is not converted; its text-only Gemma3ForCausalLM "
+                + "form is", refusal(multimodal));
+        assertEquals("config.json: hidden_activation 'gelu' is not supported for gemma3 (only gelu_pytorch_tanh)",
+                refusal(gemma3().put("hidden_activation", "gelu")));
+        assertEquals("config.json: use_bidirectional_attention true is not supported (causal attention only)",
+                refusal(gemma3().put("use_bidirectional_attention", true)));
+        ObjectNode types = gemma3();
+        types.putArray("layer_types").add("chunked_attention");
+        assertEquals("config.json: layer_types lists 1 layers, num_hidden_layers is 26", refusal(types));
+        types.put("num_hidden_layers", 1);
+        assertEquals("config.json: layer_types holds \"chunked_attention\" (supported: sliding_attention, "
+                + "full_attention)", refusal(types));
+        ObjectNode noWindow = gemma3();
+        noWindow.putNull("sliding_window");
+        assertEquals("config.json: sliding_window is missing, and layer_types has sliding_attention layers",
+                refusal(noWindow));
+        ObjectNode gemma2Scaling = gemma3();
+        gemma2Scaling.putArray("architectures").add("Gemma2ForCausalLM");
+        gemma2Scaling.putObject("rope_scaling").put("rope_type", "linear").put("factor", 2.0);
+        assertEquals("config.json: rope_scaling is not supported for gemma2", refusal(gemma2Scaling));
     }
 
     private static String refusal(ObjectNode config) {

@@ -46,12 +46,18 @@ class ArchitectureGoldenTest {
     /** Every architecture on each CPU kernel family. */
     static Stream<Arguments> architectures() {
         return Stream.of("llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window",
-                        "qwen3-qk-norm", "phi3-longrope")
+                        "qwen3-qk-norm", "phi3-longrope", "gemma2-softcap-local",
+                        "gemma3-local-global")
                 .flatMap(name -> Stream.of(Arguments.of(name, "vector"), Arguments.of(name, "scalar")));
     }
 
+    /** Gemma's ops (GeGLU, scaling, capped attention) also on the native kernels' backend. */
+    static Stream<Arguments> gemmaOnNativeKernels() {
+        return Stream.of(Arguments.of("gemma2-softcap-local", "native"), Arguments.of("gemma3-local-global", "native"));
+    }
+
     @ParameterizedTest(name = "{0} on {1} kernels")
-    @MethodSource("architectures")
+    @MethodSource({"architectures", "gemmaOnNativeKernels"})
     void f32ReproducesTransformers(String name, String kernels) throws IOException {
         JsonNode golden = read("/golden/architectures/" + name + ".json");
         GreedyGolden run = GreedyGolden.of(golden);

@@ -50,7 +50,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class EngineGoldenTest {
     private static final String[] ARCHITECTURES = {"llama-untied", "llama3-rope-scaling", "qwen2-bias-tied",
-            "mistral-sliding-window", "qwen3-qk-norm", "phi3-longrope"};
+            "mistral-sliding-window", "qwen3-qk-norm", "phi3-longrope", "gemma2-softcap-local",
+                        "gemma3-local-global"};
 
     @TempDir
     static Path dir;

@@ -26,7 +26,7 @@ import java.util.Map;
  *   matrices [rows, cols]: (float) ((2u - 1) * sqrt(3 / cols))   (variance 1 / fan-in)
  * </pre>
  */
-final class FormulaCheckpoint {
+public final class FormulaCheckpoint {
     private static final long GAMMA = 0x9E3779B97F4A7C15L;
     private static final double NORM_SPREAD = 0.2;
     private static final double BIAS_SPREAD = 0.5;
@@ -36,7 +36,7 @@ final class FormulaCheckpoint {
     }
 
     /** Writes config.json, tokenizer.json and model.safetensors into {@code dir}; returns dir. */
-    static Path write(JsonNode config, long seed, byte[] tokenizerJson, Path dir) throws IOException {
+    public static Path write(JsonNode config, long seed, byte[] tokenizerJson, Path dir) throws IOException {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("config.json"), new ObjectMapper().writeValueAsString(config),
                 StandardCharsets.UTF_8);

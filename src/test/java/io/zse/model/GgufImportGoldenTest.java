@@ -144,6 +144,45 @@ class GgufImportGoldenTest {
         return maxDiff;
     }
 
+    /**
+     * Gemma 2 as llama.cpp's convert_hf_to_gguf.py writes it (tools/reference/gemma_gguf_fixtures.py): its norm weights
+     * already hold 1 + w, its post-norms and pre-feed-forward norm have their own names, and soft caps, window and
+     * local layers come from its keys. The F32 import must equal the safetensors import of the same formula weights
+     * tensor for tensor, in config, and in greedy ids (through local and global layers past the window of 8).
+     */
+    @Test
+    void gemma2FromLlamaCppIsTheSafetensorsImport() throws IOException {
+        JsonNode fixture = json("/gguf/tiny-gemma2-f32.json");
+        Path fromGguf = dir.resolve("tiny-gemma2-gguf.zse");
+        ModelConverter.Result result = convert("tiny-gemma2-f32", fromGguf);
+        assertEquals(List.of("F32 -> F32 (exact): 35 tensors"), result.notes());
+        byte[] tokenizer = java.nio.file.Files.readAllBytes(
+                Path.of("src/test/resources/models/tinystories-656k/tokenizer.json"));
+        Path hf = FormulaCheckpoint.write(fixture.get("config"), fixture.get("weights").get("seed").asLong(), tokenizer,
+                dir.resolve("tiny-gemma2-hf"));
+        Path fromSafetensors = TestModels.convert(hf, io.zse.convert.ConvertOptions.of(TensorType.F32),
+                dir.resolve("tiny-gemma2-hf.zse"));
+        try (ZseFile gguf = ZseFile.open(fromGguf); ZseFile safetensors = ZseFile.open(fromSafetensors)) {
+            ModelConfig mine = ModelConfig.fromJson(gguf.configJson());
+            assertEquals(ModelConfig.fromJson(safetensors.configJson()), mine);
+            assertEquals(List.of(true, false, true), mine.gemma().slidingLayers());
+            assertEquals(3.0, mine.gemma().attentionSoftCap());
+            for (TensorInfo t : safetensors.tensors()) {
+                TensorInfo fromLlamaCpp = gguf.tensor(t.name()).info();
+                assertEquals(t.type(), fromLlamaCpp.type(), t.name());
+                assertEquals(t.dataCrc(), fromLlamaCpp.dataCrc(), t.name() + " differs from the safetensors import");
+            }
+            int[] prompt = io.zse.tokenizer.TokenizerSource.fromZse(safetensors).encode("Once upon a time, a little", true);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(prompt,
+                    io.zse.tokenizer.TokenizerSource.fromZse(gguf).encode("Once upon a time, a little", true));
+            int[] expected = LlamaModelGoldenTest.greedy(LlamaModel.load(safetensors, BACKEND), prompt, 32,
+                    new java.util.ArrayList<>());
+            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(gguf, BACKEND), prompt, 32,
+                    new java.util.ArrayList<>());
+            org.junit.jupiter.api.Assertions.assertArrayEquals(expected, actual, "greedy ids");
+        }
+    }
+
     @Test
     void q4KeepsGgufQ4ZeroValuesExactly() throws IOException {
         // Q4_0's (q - 8) d becomes Q4's q d + m with m = -8 d: the decoded rows equal ggml's exactly (code 8 gives

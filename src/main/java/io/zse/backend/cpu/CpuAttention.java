@@ -23,7 +23,8 @@ final class CpuAttention {
         int queryDim = shape.queryDim();
         int numHeads = shape.numHeads();
         int headsPerKv = numHeads / shape.numKvHeads();
-        float scale = (float) (1.0 / Math.sqrt(headDim));
+        float scale = shape.scale();
+        float softCap = shape.softCap();
         int[][] slots = new int[batch.segments().size()][];
         for (int s = 0; s < slots.length; s++) {
             slots[s] = batch.slots(s);
@@ -48,6 +49,9 @@ final class CpuAttention {
                 float max = Float.NEGATIVE_INFINITY;
                 for (int t = first; t <= position; t++) {
                     scores[t] = products.dot(keys, segmentSlots[t], kvOffset, q, qOffset, headDim) * scale;
+                    if (softCap > 0) {
+                        scores[t] = softCap * (float) Math.tanh(scores[t] / softCap);
+                    }
                     max = Math.max(max, scores[t]);
                 }
                 float sum = 0;

@@ -144,6 +144,19 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
+    public void geglu(ActivationBuffer gates, ActivationBuffer ups, int length) {
+        kernels.geglu(array(gates), array(ups), length);
+    }
+
+    @Override
+    public void scale(ActivationBuffer xs, int length, float factor) {
+        float[] x = array(xs);
+        for (int k = 0; k < length; k++) {
+            x[k] *= factor;
+        }
+    }
+
+    @Override
     public void embed(WeightMatrix table, int[] tokens, ActivationBuffer output) {
         CpuWeight m = matmulOf(table);
         float[] out = array(output);

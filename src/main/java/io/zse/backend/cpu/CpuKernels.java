@@ -20,6 +20,9 @@ public sealed interface CpuKernels permits VectorKernels, ScalarKernels, NativeK
     /** gate[k] = silu(gate[k]) * up[k] for k < length: SwiGLU, whose exponential is a visible share of a prefill. */
     void swiglu(float[] gate, float[] up, int length);
 
+    /** gate[k] = gelu_tanh(gate[k]) * up[k] for k < length: Gemma's GeGLU. */
+    void geglu(float[] gate, float[] up, int length);
+
     /** The products attention takes with cached key and value rows. */
     KvRowProducts kvRowProducts();
 

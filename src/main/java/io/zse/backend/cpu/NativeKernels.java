@@ -38,6 +38,11 @@ public final class NativeKernels implements CpuKernels {
     }
 
     @Override
+    public void geglu(float[] gate, float[] up, int length) {
+        java.geglu(gate, up, length);
+    }
+
+    @Override
     public KvRowProducts kvRowProducts() {
         return java.kvRowProducts();
     }

@@ -36,6 +36,23 @@ public final class ScalarKernels implements CpuKernels {
     }
 
     @Override
+    public void geglu(float[] gate, float[] up, int length) {
+        geglu(gate, up, 0, length);
+    }
+
+    /** The elements [from, to), in F32 as PyTorch's gelu(approximate="tanh"): 0.5 g (1 + tanh(√(2/π) (g + 0.044715 g³))). */
+    void geglu(float[] gate, float[] up, int from, int to) {
+        for (int k = from; k < to; k++) {
+            float g = gate[k];
+            float inner = GELU_SQRT_2_OVER_PI * (g + GELU_CUBIC * (g * g * g));
+            gate[k] = 0.5f * g * (1f + (float) Math.tanh(inner)) * up[k];
+        }
+    }
+
+    static final float GELU_SQRT_2_OVER_PI = (float) Math.sqrt(2 / Math.PI);
+    static final float GELU_CUBIC = 0.044715f;
+
+    @Override
     public KvRowProducts kvRowProducts() {
         return ScalarKvRowProducts.INSTANCE;
     }

@@ -226,6 +226,8 @@ public final class CudaBackend implements Backend {
     @Override
     public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
         check(shape.headDim() <= 256, "head dim " + shape.headDim() + " above 256 is not supported on CUDA");
+        check(shape.softCap() == 0 && shape.scale() == AttentionShape.defaultScale(shape.headDim()),
+                "attention with its own scale or a soft cap (Gemma) is not supported on CUDA");
         check(layer >= 0, "negative layer");
         int width = shape.queryDim();
         DeviceActivations queries = own(q, (long) batch.rows() * width);
@@ -267,6 +269,22 @@ public final class CudaBackend implements Backend {
     @Override
     public void swiglu(ActivationBuffer gate, ActivationBuffer up, int length) {
         elementwise("zse_cuda_swiglu", gate, up, length);
+    }
+
+    /** Not on CUDA yet: {@link #runsGemmaOps} says so, and Gemma models refuse this backend when they load. */
+    @Override
+    public void geglu(ActivationBuffer gate, ActivationBuffer up, int length) {
+        throw new UnsupportedOperationException("GeGLU (Gemma) is not implemented on the CUDA backend");
+    }
+
+    @Override
+    public void scale(ActivationBuffer x, int length, float factor) {
+        throw new UnsupportedOperationException("scaling activations (Gemma) is not implemented on the CUDA backend");
+    }
+
+    @Override
+    public boolean runsGemmaOps() {
+        return false;
     }
 
     @Override

@@ -145,7 +145,7 @@ public final class GgufConverter {
             if (name.equals(GgufTensorNames.ROPE_FREQS)) {
                 continue;
             }
-            String hf = GgufTensorNames.toHf(name);
+            String hf = GgufTensorNames.toHf(name, metadata.string("general.architecture"));
             if (hf == null) {
                 throw new IllegalArgumentException("tensor '" + name + "' is not part of a "
                         + metadata.string("general.architecture") + " model this converter knows");

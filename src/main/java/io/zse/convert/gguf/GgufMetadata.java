@@ -65,6 +65,10 @@ final class GgufMetadata {
         return b;
     }
 
+    boolean isArray(String key) {
+        return values.get(key) instanceof GgufFile.GgufArray;
+    }
+
     /** The array's elements, each checked to be of {@code elementClass}; null if the key is absent. */
     <T> List<T> list(String key, Class<T> elementClass) {
         Object v = values.get(key);

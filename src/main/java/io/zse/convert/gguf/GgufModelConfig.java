@@ -1,5 +1,6 @@
 package io.zse.convert.gguf;
 
+import io.zse.model.GemmaOptions;
 import io.zse.model.ModelConfig;
 import io.zse.model.RopeScaling;
 
@@ -9,12 +10,14 @@ import java.util.Map;
 
 /**
  * A GGUF file's hyperparameters ({@code <arch>.*} keys, llama.cpp's names) as a {@link ModelConfig}. Architectures:
- * {@code llama} (Llama and Mistral: llama.cpp's converter writes both as llama) and {@code qwen2}. Facts GGUF keeps
+ * {@code llama} (Llama and Mistral: llama.cpp's converter writes both as llama), {@code qwen2}, {@code gemma2} and
+ * {@code gemma3} (whose norm weights llama.cpp stores as 1 + w, as a .zse holds them). Facts GGUF keeps
  * in tensors rather than keys come from the tensor table: tied embeddings (no {@code output.weight}), attention biases
  * ({@code attn_q.bias}), and Llama 3 RoPE scaling ({@code rope_freqs.weight}, passed in as factors).
  */
 final class GgufModelConfig {
-    private static final Map<String, String> ARCHITECTURES = Map.of("llama", "llama", "qwen2", "qwen2");
+    private static final Map<String, String> ARCHITECTURES = Map.of("llama", "llama", "qwen2", "qwen2",
+            "gemma2", "gemma2", "gemma3", "gemma3");
 
     private GgufModelConfig() {
     }
@@ -61,7 +64,12 @@ final class GgufModelConfig {
                     + embeddingRows + " rows of the embedding tensor");
         }
         Integer window = m.integerOrNull(arch + ".attention.sliding_window");
-        if (window != null && !architecture.equals("llama")) {
+        int layers = positive(m, arch + ".block_count");
+        GemmaOptions gemma = architecture.startsWith("gemma") ? gemma(m, arch, hidden, heads, headDim, layers) : null;
+        if (gemma != null && window == null && gemma.slidingLayers().contains(true)) {
+            throw new IllegalArgumentException("GGUF " + arch + ".attention.sliding_window is missing");
+        }
+        if (window != null && !architecture.equals("llama") && gemma == null) {
             throw new IllegalArgumentException("GGUF " + arch + ".attention.sliding_window is not supported for " + arch);
         }
         List<Integer> eos = new ArrayList<>();
@@ -72,12 +80,50 @@ final class GgufModelConfig {
                 eos.add(id);
             }
         }
-        return new ModelConfig(window != null ? "mistral" : architecture, hidden, positive(m, arch + ".block_count"),
+        return new ModelConfig(window != null && gemma == null ? "mistral" : architecture, hidden, layers,
                 heads, kvHeads, headDim, positive(m, arch + ".feed_forward_length"), vocab,
                 positive(m, arch + ".context_length"), m.number(arch + ".rope.freq_base", 10000.0), scaling,
                 m.number(arch + ".attention.layer_norm_rms_epsilon", 1e-5), !hasOutput,
                 architecture.equals("qwen2") || hasQkvBias, false, window,
-                m.integerOrNull("tokenizer.ggml.bos_token_id"), eos, m.integerOrNull("tokenizer.ggml.padding_token_id"));
+                m.integerOrNull("tokenizer.ggml.bos_token_id"), eos, m.integerOrNull("tokenizer.ggml.padding_token_id"),
+                gemma);
+    }
+
+    /**
+     * Gemma's options as llama.cpp runs a GGUF: embeddings times sqrt(n_embd) in F32; soft caps from their keys;
+     * query_pre_attn_scalar is not stored, and llama.cpp uses head_dim except for Gemma 2 27B (46 layers), whose
+     * scalar is hidden / heads; local layers from sliding_window_pattern (a period or one flag per layer), else every
+     * other layer (Gemma 2) or five in six (Gemma 3); the local RoPE base from rope.freq_base_swa, else 10000.
+     */
+    private static GemmaOptions gemma(GgufMetadata m, String arch, int hidden, int heads, int headDim, int layers) {
+        boolean gemma2 = arch.equals("gemma2");
+        double queryScalar = gemma2 && layers == 46 ? (double) hidden / heads : headDim;
+        List<Boolean> sliding = new ArrayList<>();
+        String patternKey = arch + ".attention.sliding_window_pattern";
+        if (m.isArray(patternKey)) {
+            sliding.addAll(m.list(patternKey, Boolean.class));
+            if (sliding.size() != layers) {
+                throw new IllegalArgumentException("GGUF " + patternKey + " has " + sliding.size() + " flags for "
+                        + layers + " layers");
+            }
+        } else {
+            int period = m.has(patternKey) ? positive(m, patternKey) : gemma2 ? 2 : 6;
+            for (int i = 0; i < layers; i++) {
+                sliding.add((i + 1) % period != 0);
+            }
+        }
+        double theta = m.number(arch + ".rope.freq_base", 10000.0);
+        return new GemmaOptions((float) Math.sqrt(hidden), Math.pow(queryScalar, -0.5),
+                gemma2 ? softCap(m, arch + ".attn_logit_softcapping") : 0, softCap(m, arch + ".final_logit_softcapping"),
+                sliding, gemma2 ? theta : m.number(arch + ".rope.freq_base_swa", 10000.0));
+    }
+
+    private static double softCap(GgufMetadata m, String key) {
+        double cap = m.number(key, 0);
+        if (!(cap >= 0) || Double.isInfinite(cap)) {
+            throw new IllegalArgumentException("GGUF metadata '" + key + "' is " + cap + ", expected a positive number");
+        }
+        return cap;
     }
 
     private static RopeScaling ropeScaling(GgufMetadata m, String arch, List<Double> factors, int headDim) {

@@ -24,13 +24,23 @@ final class GgufTensorNames {
             "ffn_gate", "mlp.gate_proj",
             "ffn_up", "mlp.up_proj",
             "ffn_down", "mlp.down_proj");
+    /** Gemma's norms: llama.cpp's ffn_norm is its pre-feed-forward norm, and it has three more. */
+    private static final Map<String, String> GEMMA_LAYER = Map.of(
+            "ffn_norm", "pre_feedforward_layernorm",
+            "post_attention_norm", "post_attention_layernorm",
+            "post_ffw_norm", "post_feedforward_layernorm",
+            "attn_q_norm", "self_attn.q_norm",
+            "attn_k_norm", "self_attn.k_norm");
     private static final Pattern BLOCK = Pattern.compile("blk\\.(\\d{1,6})\\.([a-z_]+)\\.(weight|bias)");
 
     private GgufTensorNames() {
     }
 
-    /** The Hugging Face name, or null if the name is not one of a Llama-family decoder's tensors. */
-    static String toHf(String name) {
+    /**
+     * The Hugging Face name, or null if the name is not one of a Llama-family decoder's tensors; {@code architecture}
+     * is the GGUF's general.architecture.
+     */
+    static String toHf(String name, String architecture) {
         String global = GLOBAL.get(name);
         if (global != null) {
             return global;
@@ -39,8 +49,9 @@ final class GgufTensorNames {
         if (!m.matches()) {
             return null;
         }
-        String part = LAYER.get(m.group(2));
-        if (part == null || (m.group(3).equals("bias") && part.endsWith("layernorm"))) {
+        String part = architecture.startsWith("gemma") && GEMMA_LAYER.containsKey(m.group(2))
+                ? GEMMA_LAYER.get(m.group(2)) : LAYER.get(m.group(2));
+        if (part == null || (m.group(3).equals("bias") && part.endsWith("norm"))) {
             return null;
         }
         return "model.layers." + Integer.parseInt(m.group(1)) + "." + part + "." + m.group(3);
