@@ -14,6 +14,13 @@ struct zse_cpu_kernels {
     void (*matmul_q4)(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
                       int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                       int32_t out_stride);
+    /* Q4_K, Q5_K, Q6_K: super-blocks of 256 (docs/zse-format.md), activations as for Q4. */
+    void (*matmul_q4_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_q5_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_q6_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
     void (*matmul_nf4)(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const float *x, int32_t n, float *out, int32_t out_stride);
     void (*matmul_f32)(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
@@ -64,6 +71,19 @@ static inline float zse_bf16_to_f32(uint16_t h) {
     float f;
     memcpy(&f, &bits, 4);
     return f;
+}
+
+/*
+ * The eight 6-bit scales and mins of a Q4_K / Q5_K super-block from its 12 packed bytes (ggml's get_scale_min_k4):
+ * sub-block j covers elements 32j .. 32j + 31.
+ */
+static inline void zse_kquant_scale_min(const uint8_t *packed, uint8_t scale[8], uint8_t min[8]) {
+    for (int j = 0; j < 4; j++) {
+        scale[j] = packed[j] & 63;
+        min[j] = packed[j + 4] & 63;
+        scale[j + 4] = (packed[j + 8] & 0xF) | ((packed[j] >> 6) << 4);
+        min[j + 4] = (packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4);
+    }
 }
 
 /*
