@@ -75,15 +75,23 @@ static inline float zse_bf16_to_f32(uint16_t h) {
 
 /*
  * The eight 6-bit scales and mins of a Q4_K / Q5_K super-block from its 12 packed bytes (ggml's get_scale_min_k4):
- * sub-block j covers elements 32j .. 32j + 31.
+ * sub-block j covers elements 32j .. 32j + 31. Bytes 0-3 hold scales 0-3 (low 6 bits) and the top 2 bits of scales
+ * 4-7; bytes 4-7 mins 0-3 and the top bits of mins 4-7; bytes 8-11 the low 4 bits of scales 4-7 (low nibble) and
+ * mins 4-7 (high nibble). Unpacked four bytes at a time in 32-bit words: out[0..7] scales, out[8..15] mins.
  */
-static inline void zse_kquant_scale_min(const uint8_t *packed, uint8_t scale[8], uint8_t min[8]) {
-    for (int j = 0; j < 4; j++) {
-        scale[j] = packed[j] & 63;
-        min[j] = packed[j + 4] & 63;
-        scale[j + 4] = (packed[j + 8] & 0xF) | ((packed[j] >> 6) << 4);
-        min[j + 4] = (packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4);
-    }
+static inline void zse_kquant_scale_min(const uint8_t *packed, uint8_t out[16]) {
+    uint32_t w[3];
+    memcpy(w, packed, 12);
+    const uint32_t low6 = 0x3F3F3F3Fu;
+    const uint32_t low4 = 0x0F0F0F0Fu;
+    const uint32_t top2 = 0x03030303u;
+    uint32_t unpacked[4] = {
+        w[0] & low6,
+        (w[2] & low4) | ((w[0] >> 6) & top2) << 4,
+        w[1] & low6,
+        ((w[2] >> 4) & low4) | ((w[1] >> 6) & top2) << 4,
+    };
+    memcpy(out, unpacked, 16);
 }
 
 /*

@@ -84,9 +84,10 @@ static inline float kquant_dot(int bits, const uint8_t *codes, const uint8_t *sc
         }
         return sum;
     }
-    uint8_t scale[8];
-    uint8_t min[8];
-    zse_kquant_scale_min(scales + 4, scale, min);
+    uint8_t scale_min[16];
+    zse_kquant_scale_min(scales + 4, scale_min);
+    const uint8_t *scale = scale_min;
+    const uint8_t *min = scale_min + 8;
     float d = zse_f16_to_f32((uint16_t) (scales[0] | scales[1] << 8));
     float dmin = zse_f16_to_f32((uint16_t) (scales[2] | scales[3] << 8));
     float sum = 0;

@@ -327,15 +327,15 @@ ALWAYS_INLINE __m256i kquant_codes(int bits, const uint8_t *codes, int k) {
 
 /* Q4_K, Q5_K: d·scale_k and dmin·min_k for the 8 sub-blocks of a super-block, from its 16 scale bytes. */
 ALWAYS_INLINE void kquant_scales(const uint8_t *scales, __m256 *d_scale, __m256 *dmin_min) {
-    uint8_t scale[8];
-    uint8_t min[8];
-    zse_kquant_scale_min(scales + 4, scale, min);
+    uint8_t scale_min[16] __attribute__((aligned(16)));
+    zse_kquant_scale_min(scales + 4, scale_min);
     uint16_t d;
     uint16_t dmin;
     memcpy(&d, scales, 2);
     memcpy(&dmin, scales + 2, 2);
-    __m256 scale_f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) scale)));
-    __m256 min_f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) min)));
+    __m128i both = _mm_load_si128((const __m128i *) scale_min);
+    __m256 scale_f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(both));
+    __m256 min_f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(both, both)));
     *d_scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(d)), scale_f);
     *dmin_min = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(dmin)), min_f);
 }
