@@ -245,7 +245,8 @@ public final class GgufConverter {
         MemorySegment data = MemorySegment.ofArray(new byte[(int) t.type().dataBytes(chunk)]);
         MemorySegment scales = MemorySegment.ofArray(new byte[(int) t.type().scaleBytes(chunk, Math.max(1, t.groupSize()))]);
         boolean measure = !p.exact();
-        float[] values = p.mode == Mode.COPY ? null : new float[chunk];
+        // Floats only where they are encoded or measured: moved blocks are exact and never decoded.
+        float[] values = p.mode == Mode.DECODE || measure ? new float[chunk] : null;
         float[] decoded = measure ? new float[chunk] : null;
         ChunkEncoder encoder = p.mode == Mode.DECODE ? new ChunkEncoder(t.type(), t.groupSize()) : null;
         AddedError error = new AddedError();
