@@ -14,6 +14,13 @@ struct zse_cpu_kernels {
     void (*matmul_q4)(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
                       int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                       int32_t out_stride);
+    /* Q4_K, Q5_K, Q6_K: super-blocks of 256 (docs/zse-format.md), activations as for Q4. */
+    void (*matmul_q4_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_q5_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_q6_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                        const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
     void (*matmul_nf4)(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const float *x, int32_t n, float *out, int32_t out_stride);
     void (*matmul_f32)(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
@@ -66,6 +73,27 @@ static inline float zse_bf16_to_f32(uint16_t h) {
     float f;
     memcpy(&f, &bits, 4);
     return f;
+}
+
+/*
+ * The eight 6-bit scales and mins of a Q4_K / Q5_K super-block from its 12 packed bytes (ggml's get_scale_min_k4):
+ * sub-block j covers elements 32j .. 32j + 31. Bytes 0-3 hold scales 0-3 (low 6 bits) and the top 2 bits of scales
+ * 4-7; bytes 4-7 mins 0-3 and the top bits of mins 4-7; bytes 8-11 the low 4 bits of scales 4-7 (low nibble) and
+ * mins 4-7 (high nibble). Unpacked four bytes at a time in 32-bit words: out[0..7] scales, out[8..15] mins.
+ */
+static inline void zse_kquant_scale_min(const uint8_t *packed, uint8_t out[16]) {
+    uint32_t w[3];
+    memcpy(w, packed, 12);
+    const uint32_t low6 = 0x3F3F3F3Fu;
+    const uint32_t low4 = 0x0F0F0F0Fu;
+    const uint32_t top2 = 0x03030303u;
+    uint32_t unpacked[4] = {
+        w[0] & low6,
+        (w[2] & low4) | ((w[0] >> 6) & top2) << 4,
+        w[1] & low6,
+        ((w[2] >> 4) & low4) | ((w[1] >> 6) & top2) << 4,
+    };
+    memcpy(out, unpacked, 16);
 }
 
 /*

@@ -56,6 +56,84 @@ static void matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, i
     }
 }
 
+/*
+ * K-quants: one super-block of 256 is 8 activation blocks of 32. Q4_K and Q5_K: Σ_j d·scale_j·d_x,j·Σ(q·x_q) -
+ * dmin·min_j·s_j per sub-block j (s_j = d_x,j Σ x_q, the block sum); Q6_K: d·scale·d_x·Σ((q - 32)·x_q) per 16.
+ */
+static inline float kquant_dot(int bits, const uint8_t *codes, const uint8_t *scales, const int8_t *x, const float *xd,
+                               const float *xs) {
+    if (bits == 6) {
+        float d = zse_f16_to_f32((uint16_t) (scales[0] | scales[1] << 8));
+        const int8_t *sc = (const int8_t *) scales + 2;
+        float sum = 0;
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = codes + 64 * h;
+            const uint8_t *qh = codes + 128 + 32 * h;
+            for (int part = 0; part < 4; part++) {
+                /* elements 128h + 32·part + l: low or high nibbles of ql[l] or ql[32 + l], bits 2·part of qh[l] */
+                for (int half16 = 0; half16 < 2; half16++) {
+                    int32_t dot = 0;
+                    for (int l = 16 * half16; l < 16 * half16 + 16; l++) {
+                        int low4 = (ql[l + 32 * (part & 1)] >> (4 * (part >> 1))) & 0xF;
+                        int q = (low4 | ((qh[l] >> (2 * part)) & 3) << 4) - 32;
+                        dot += q * x[128 * h + 32 * part + l];
+                    }
+                    sum += d * sc[8 * h + 2 * part + half16] * xd[4 * h + part] * (float) dot;
+                }
+            }
+        }
+        return sum;
+    }
+    uint8_t scale_min[16];
+    zse_kquant_scale_min(scales + 4, scale_min);
+    const uint8_t *scale = scale_min;
+    const uint8_t *min = scale_min + 8;
+    float d = zse_f16_to_f32((uint16_t) (scales[0] | scales[1] << 8));
+    float dmin = zse_f16_to_f32((uint16_t) (scales[2] | scales[3] << 8));
+    float sum = 0;
+    for (int j = 0; j < 8; j++) {
+        int32_t dot = 0;
+        for (int l = 0; l < 32; l++) {
+            int q = (codes[32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF;
+            if (bits == 5) {
+                q |= ((codes[128 + l] >> j) & 1) << 4;
+            }
+            dot += q * x[32 * j + l];
+        }
+        sum += d * scale[j] * xd[j] * (float) dot - dmin * min[j] * xs[j];
+    }
+    return sum;
+}
+
+static inline void matmul_kquant(int bits, const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin,
+                                 int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n,
+                                 float *out, int32_t out_stride) {
+    int64_t supers = cols / 256;
+    int64_t code_bytes = bits == 4 ? 128 : bits == 5 ? 160 : 192;
+    int64_t scale_bytes = bits == 6 ? 18 : 16;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t sb = 0; sb < supers; sb++) {
+                int64_t s = r * supers + sb;
+                int64_t block = (i * cols) / 32 + 8 * sb;
+                sum += kquant_dot(bits, w + s * code_bytes, scales + s * scale_bytes, xq + i * cols + 256 * sb,
+                                  xd + block, xs + block);
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
+#define KQUANT_MATMUL(name, bits)                                                                                 \
+    static void name(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,   \
+                     const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) { \
+        matmul_kquant(bits, w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);                 \
+    }
+KQUANT_MATMUL(matmul_q4_k, 4)
+KQUANT_MATMUL(matmul_q5_k, 5)
+KQUANT_MATMUL(matmul_q6_k, 6)
+
 static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const float *x, int32_t n, float *out, int32_t out_stride) {
     int64_t groups = cols / 64;
@@ -100,5 +178,6 @@ FLOAT_MATMUL(matmul_f16, uint16_t, zse_f16_to_f32)
 FLOAT_MATMUL(matmul_bf16, uint16_t, zse_bf16_to_f32)
 
 const struct zse_cpu_kernels zse_cpu_generic = {
-    "generic", quantize_rows, matmul_q8, matmul_q4, matmul_nf4, matmul_f32, matmul_f16, matmul_bf16,
+    "generic", quantize_rows, matmul_q8, matmul_q4, matmul_q4_k, matmul_q5_k, matmul_q6_k, matmul_nf4, matmul_f32,
+    matmul_f16, matmul_bf16,
 };

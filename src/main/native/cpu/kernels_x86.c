@@ -239,6 +239,134 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
 /* matmul_q4: the walk over q4_tile for each group size (tiles.h). */
 Q4_KERNEL
 
+/*
+ * ---- K-quants: super-blocks of 256, one per SUPER activation blocks ----
+ * Q4_K, Q5_K: w = d·scale_k·q - dmin·min_k per sub-block k of 32; Σ_k d·scale_k·d_x,k Σ(q·x_q) - dmin·min_k·s_k.
+ * Q6_K: w = d·scale·(q - 32) per 16; the int8 scales multiply the 16-bit pair sums (as llama.cpp does), then
+ * d·d_x,k per block.
+ */
+
+/* The 32 codes of sub-block k of a super-block's code bytes, in element order (Q6_K: q - 32, signed). */
+ALWAYS_INLINE __m256i kquant_codes(int bits, const uint8_t *codes, int k) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    if (bits == 6) {
+        /* elements 32k..: half k / 4, part k % 4 = low or high nibbles of ql[32 (part & 1) ..], bits 2 part of qh */
+        int h = k / 4;
+        int part = k % 4;
+        __m256i ql = _mm256_loadu_si256((const __m256i *) (codes + 64 * h + 32 * (part & 1)));
+        __m256i qh = _mm256_loadu_si256((const __m256i *) (codes + 128 + 32 * h));
+        __m256i low = _mm256_and_si256(_mm256_srli_epi16(ql, 4 * (part >> 1)), low4);
+        __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * part), _mm256_set1_epi8(3)), 4);
+        return _mm256_sub_epi8(_mm256_or_si256(low, high), _mm256_set1_epi8(32));
+    }
+    __m256i nibbles = _mm256_loadu_si256((const __m256i *) (codes + 32 * (k / 2)));
+    __m256i q = _mm256_and_si256(_mm256_srli_epi16(nibbles, 4 * (k % 2)), low4);
+    if (bits == 5) {
+        __m256i qh = _mm256_loadu_si256((const __m256i *) (codes + 128));
+        __m256i fifth = _mm256_and_si256(_mm256_srli_epi16(qh, k), _mm256_set1_epi8(1));
+        q = _mm256_or_si256(q, _mm256_slli_epi16(fifth, 4));
+    }
+    return q;
+}
+
+/* Q4_K, Q5_K: d·scale_k and dmin·min_k for the 8 sub-blocks of a super-block, from its 16 scale bytes. */
+ALWAYS_INLINE void kquant_scales(const uint8_t *scales, __m256 *d_scale, __m256 *dmin_min) {
+    uint8_t scale_min[16] __attribute__((aligned(16)));
+    zse_kquant_scale_min(scales + 4, scale_min);
+    uint16_t d;
+    uint16_t dmin;
+    memcpy(&d, scales, 2);
+    memcpy(&dmin, scales + 2, 2);
+    __m128i both = _mm_load_si128((const __m128i *) scale_min);
+    __m256 scale_f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(both));
+    __m256 min_f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(both, both)));
+    *d_scale = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(d)), scale_f);
+    *dmin_min = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(dmin)), min_f);
+}
+
+ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm,
+                               const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
+                               int64_t stride) {
+    const uint64_t blocks = (uint64_t) cols / 32;
+    const uint64_t supers = (uint64_t) cols / 256;
+    const uint64_t code_bytes = bits == 4 ? 128 : bits == 5 ? 160 : 192;
+    const uint64_t scale_bytes = bits == 6 ? 18 : 16;
+    const uint8_t *weights[TILE_M];
+    const uint8_t *row_scales[TILE_M];
+    for (int a = 0; a < rm; a++) {
+        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;
+        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;
+    }
+    DECLARE_TILE_ACCUMULATORS(acc);
+    for (uint64_t sb = 0; sb < supers; sb++) {
+        float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
+        const uint8_t *codes[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            codes[a] = weights[a] + sb * code_bytes;
+            const uint8_t *sc = row_scales[a] + sb * scale_bytes;
+            prefetch_next_tile(codes[a], supers * code_bytes, (int) code_bytes);
+            prefetch_next_tile(sc, supers * scale_bytes, (int) scale_bytes);
+            __m256 d_scale;
+            __m256 dmin_min = _mm256_setzero_ps();
+            if (bits == 6) {
+                uint16_t d;
+                memcpy(&d, sc, 2);
+                d_scale = _mm256_set1_ps(_cvtsh_ss(d));
+            } else {
+                kquant_scales(sc, &d_scale, &dmin_min);
+            }
+            for (int j = 0; j < rn; j++) {
+                const uint64_t at = (i + j) * blocks + sb * SUPER;
+                _mm256_store_ps(factors[a][j], _mm256_mul_ps(d_scale, _mm256_loadu_ps(xd + at)));
+                if (bits != 6) {
+                    acc[a][j] = _mm256_fnmadd_ps(dmin_min, _mm256_loadu_ps(xs + at), acc[a][j]);
+                }
+            }
+        }
+        for (int k = 0; k < SUPER; k++) {
+            __m256i q[TILE_M];
+            __m256i magnitudes[TILE_M];
+            __m256i scale16[TILE_M];
+            for (int a = 0; a < rm; a++) {
+                q[a] = kquant_codes(bits, codes[a], k);
+                if (bits == 6) {
+                    const int8_t *sc = (const int8_t *) (row_scales[a] + sb * scale_bytes + 2);
+                    magnitudes[a] = _mm256_sign_epi8(q[a], q[a]);
+                    scale16[a] = _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]), _mm_set1_epi16(sc[2 * k]));
+                }
+            }
+            for (int j = 0; j < rn; j++) {
+                __m256i x = _mm256_loadu_si256((const __m256i *) (xq + ((i + j) * blocks + sb * SUPER + k) * 32));
+                for (int a = 0; a < rm; a++) {
+                    __m256i dot;
+                    if (bits == 6) {
+                        /* |w| · (x with w's sign) in 16-bit pairs (at most 2·32·127), times the scale of each 16 */
+                        __m256i pairs = _mm256_maddubs_epi16(magnitudes[a], _mm256_sign_epi8(x, q[a]));
+                        dot = _mm256_madd_epi16(pairs, scale16[a]);
+                    } else {
+                        dot = dot_u8s8(q[a], x);
+                    }
+                    acc[a][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(&factors[a][j][k]), _mm256_cvtepi32_ps(dot),
+                                                acc[a][j]);
+                }
+            }
+        }
+    }
+    STORE_TILE_SUMS(acc);
+}
+
+#define KQUANT_MATMUL(name, bits)                                                                                 \
+    static void name(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,   \
+                     const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) { \
+        FOR_EACH_TILE(KQUANT_TILE_##bits)                                                                         \
+    }
+#define KQUANT_TILE_4(M, N) kquant_tile(4, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_5(M, N) kquant_tile(5, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_6(M, N) kquant_tile(6, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+KQUANT_MATMUL(matmul_q4_k, 4)
+KQUANT_MATMUL(matmul_q5_k, 5)
+KQUANT_MATMUL(matmul_q6_k, 6)
+
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 
 /* The code book's value for each of 8 codes: two 8-entry permutes, picked by bit 3 of the code. */
@@ -306,5 +434,6 @@ FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
 FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
 
 const struct zse_cpu_kernels KERNELS = {
-    KERNELS_NAME, quantize_rows, matmul_q8, matmul_q4, matmul_nf4, matmul_f32, matmul_f16, matmul_bf16,
+    KERNELS_NAME, quantize_rows, matmul_q8, matmul_q4, matmul_q4_k, matmul_q5_k, matmul_q6_k, matmul_nf4,
+    matmul_f32, matmul_f16, matmul_bf16,
 };

@@ -45,6 +45,16 @@ void zse_cpu_matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, in
 void zse_cpu_matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
                        int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                        int32_t out_stride);
+/*
+ * The K-quant types, super-blocks of 256 (cols a multiple of 256): `w` the code bytes (Q4_K 128, Q5_K 160, Q6_K 192
+ * per super-block), `scales` the scale bytes (Q4_K, Q5_K: d, dmin, 12 packed 6-bit pairs; Q6_K: d, 16 int8).
+ */
+void zse_cpu_matmul_q4_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+void zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+void zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
 void zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                         const float *x, int32_t n, float *out, int32_t out_stride);
 void zse_cpu_matmul_f32(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,

@@ -15,6 +15,12 @@ public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddi
                              boolean force) {
 
     public ConvertOptions {
+        for (TensorType t : new TensorType[]{quant, embeddings, lmHead}) {
+            if (t != null && t.isKQuant()) {
+                throw new IllegalArgumentException(t.name().toLowerCase() + " holds ggml's K-quant bits and is written "
+                        + "only when importing a GGUF; for a checkpoint use q8, q4 or nf4");
+            }
+        }
         if (quant == TensorType.Q4 && !quant.allowsGroupSize(groupSize)) {
             throw new IllegalArgumentException("--group-size " + groupSize + " is not allowed for q4 (use 32, 64 or 128)");
         }

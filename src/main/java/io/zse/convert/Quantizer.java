@@ -45,6 +45,8 @@ public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer
             case Q8 -> new Q8Quantizer();
             case Q4 -> new Q4Quantizer(groupSize);
             case NF4 -> new Nf4Quantizer();
+            case Q4_K, Q5_K, Q6_K -> throw new IllegalArgumentException(type + " holds ggml's K-quant bits: it is "
+                    + "written by importing a GGUF, not by quantizing");
             case F32, F16, BF16 -> throw new AssertionError(type);
         };
     }

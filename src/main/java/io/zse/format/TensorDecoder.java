@@ -43,6 +43,11 @@ public final class TensorDecoder {
                     out[outOffset + i] = HalfFloats.fromBf16(data.get(LittleEndian.SHORT, (firstElement + i) * 2));
                 }
             }
+            case Q4_K, Q5_K, Q6_K -> {
+                for (int i = 0; i < count; i += groupSize) {
+                    KQuantBlocks.decode(type, data, scales, (firstElement + i) / groupSize, out, outOffset + i);
+                }
+            }
             case Q8, Q4, NF4 -> {
                 byte[] codes = new byte[groupSize];
                 for (int i = 0; i < count; i += groupSize) {

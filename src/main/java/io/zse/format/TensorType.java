@@ -16,7 +16,16 @@ public enum TensorType {
     /** Asymmetric 4-bit in groups of 32, 64 or 128; F16 (d, m) per group: w = q * d + m, q in 0..15. */
     Q4(4, 32),
     /** 4-bit NormalFloat code book in groups of 64; one F16 absmax per group: w = NF4[q] * absmax. */
-    NF4(5, 64);
+    NF4(5, 64),
+    /**
+     * ggml's Q4_K bits in super-blocks of 256: 4-bit codes (data), F16 d and dmin with eight 6-bit (scale, min) pairs
+     * (scales); w = d·scale·q - dmin·min per sub-block of 32.
+     */
+    Q4_K(10, 256),
+    /** ggml's Q5_K: as Q4_K with a fifth code bit per element (data: 128 bytes of nibbles, then 32 of high bits). */
+    Q5_K(11, 256),
+    /** ggml's Q6_K bits in super-blocks of 256: 6-bit codes (data), F16 d and 16 int8 scales; w = d·scale·(q - 32). */
+    Q6_K(12, 256);
 
     private final int code;
     private final int defaultGroupSize;
@@ -46,6 +55,7 @@ public enum TensorType {
             case Q8 -> groupSize == 32;
             case Q4 -> groupSize == 32 || groupSize == 64 || groupSize == 128;
             case NF4 -> groupSize == 64;
+            case Q4_K, Q5_K, Q6_K -> groupSize == 256;
         };
     }
 
@@ -55,17 +65,32 @@ public enum TensorType {
             case F32 -> count * 4;
             case F16, BF16 -> count * 2;
             case Q8 -> count;
-            case Q4, NF4 -> (count + 1) / 2;
+            case Q4, NF4, Q4_K -> (count + 1) / 2;
+            case Q5_K -> count / 256 * 160;
+            case Q6_K -> count / 256 * 192;
         };
     }
 
-    /** Bytes of scale data: F16 values, one per group (two for Q4: d then m). */
+    /** Whether this type holds one of ggml's K-quant super-block layouts (groups of 256 with sub-block scales). */
+    public boolean isKQuant() {
+        return this == Q4_K || this == Q5_K || this == Q6_K;
+    }
+
+    /**
+     * Bytes of scale data: F16 values, one per group (two for Q4: d then m); per K-quant super-block, 16 bytes
+     * (Q4_K, Q5_K: d, dmin, 12 bytes of packed 6-bit pairs) or 18 (Q6_K: d, 16 int8 scales).
+     */
     public long scaleBytes(long count, int groupSize) {
         if (!isQuantized()) {
             return 0;
         }
         long groups = count / groupSize;
-        return groups * 2 * (this == Q4 ? 2 : 1);
+        return switch (this) {
+            case Q4 -> groups * 4;
+            case Q4_K, Q5_K -> groups * 16;
+            case Q6_K -> groups * 18;
+            default -> groups * 2;
+        };
     }
 
     public static TensorType fromCode(int code) {
@@ -83,6 +108,6 @@ public enum TensorType {
                 return t;
             }
         }
-        throw new IllegalArgumentException("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8, q4 or nf4)");
+        throw new IllegalArgumentException("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8, q4, nf4, q4_k, q5_k or q6_k)");
     }
 }

@@ -40,7 +40,7 @@ class ModelConverterTest {
     Path dir;
 
     @ParameterizedTest
-    @EnumSource(TensorType.class)
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"}, mode = EnumSource.Mode.EXCLUDE)
     void everyTypeDecodesWithinItsErrorBound(TensorType type) throws IOException {
         Path zse = TestModels.convertTinyStories(type, dir);
         try (ZseFile file = ZseFile.open(zse); HfCheckpoint source = HfCheckpoint.open(TestModels.tinyStories())) {
@@ -63,6 +63,15 @@ class ModelConverterTest {
                 assertEquals(want, t.type(), t.name());
             }
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"})
+    void theKQuantTypesAreRefusedForCheckpoints(TensorType type) {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ConvertOptions.of(type));
+        assertEquals(type.name().toLowerCase() + " holds ggml's K-quant bits and is written only when importing a "
+                + "GGUF; for a checkpoint use q8, q4 or nf4", e.getMessage());
     }
 
     @Test

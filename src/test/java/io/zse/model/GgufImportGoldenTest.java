@@ -88,15 +88,14 @@ class GgufImportGoldenTest {
     }
 
     /**
-     * Bit-exact types (Q8_0 as Q8, Q4_0 as Q4) hold the values transformers dequantizes, so logits agree to float32
-     * rounding; K-quants go through one rounding step (Q4_K scales to F16) or a re-quantization (Q6_K to Q8), whose
-     * reported error bounds how far the logits may move.
+     * Bit-exact types (Q8_0 as Q8, Q4_0 as Q4, the K-quants as the .zse types of the same names) hold the values
+     * transformers dequantizes, so logits agree to float32 rounding.
      */
     @ParameterizedTest
     @CsvSource({"tinystories-656k-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
             "tinystories-656k-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
-            "tiny-kquant-q4_k_m, 2e-2, Q4_K -> Q4: 5 tensors",
-            "tiny-kquant-q6_k, 5e-2, Q6_K -> Q8: 8 tensors"})
+            "tiny-kquant-q4_k_m, 1e-4, Q4_K -> Q4_K (exact): 5 tensors",
+            "tiny-kquant-q6_k, 1e-4, Q6_K -> Q6_K (exact): 8 tensors"})
     void quantizedFilesMatchTransformersDequantizingTheSameGguf(String name, double tolerance, String note)
             throws IOException {
         Path out = dir.resolve(name + ".zse");

@@ -89,6 +89,11 @@ public final class NativeCpuLibrary {
                 ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
         f.put("zse_cpu_matmul_q4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
                 ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        FunctionDescriptor kQuantKernel = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
+                ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
+        f.put("zse_cpu_matmul_q4_k", kQuantKernel);
+        f.put("zse_cpu_matmul_q5_k", kQuantKernel);
+        f.put("zse_cpu_matmul_q6_k", kQuantKernel);
         f.put("zse_cpu_matmul_nf4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
                 JAVA_INT, ADDRESS, JAVA_INT));
         FunctionDescriptor floatKernel = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
@@ -181,6 +186,24 @@ public final class NativeCpuLibrary {
             handles.get("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd,
                     MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.scales()),
                     MemorySegment.ofArray(x.sums()), n, MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Q4_K, Q5_K or Q6_K weights (super-blocks of 256) with activations quantized per block of 32. */
+    void matmulKQuant(TensorType type, MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd,
+                      QuantizedRows x, int n, float[] out, int outStride) {
+        String function = switch (type) {
+            case Q4_K -> "zse_cpu_matmul_q4_k";
+            case Q5_K -> "zse_cpu_matmul_q5_k";
+            case Q6_K -> "zse_cpu_matmul_q6_k";
+            default -> throw new IllegalArgumentException(type + " is not a K-quant type");
+        };
+        try {
+            handles.get(function).invokeExact(w, scales, cols, rowBegin, rowEnd, MemorySegment.ofArray(x.codes()),
+                    MemorySegment.ofArray(x.scales()), MemorySegment.ofArray(x.sums()), n,
+                    MemorySegment.ofArray(out), outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

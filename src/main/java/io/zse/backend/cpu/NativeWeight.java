@@ -1,11 +1,10 @@
 package io.zse.backend.cpu;
 
-import io.zse.format.TensorType;
 import io.zse.format.ZseTensor;
 
 /**
  * A weight whose products run in the native kernels ({@link NativeCpuLibrary}), read in place from the mapped file.
- * Q8 and Q4 multiply activations quantized to int8 per block of 32 (integer dot products are the fast path on every
+ * Q8, Q4 and the K-quants multiply activations quantized to int8 per block of 32 (integer dot products are the fast path on every
  * SIMD set); NF4, F16, BF16 and F32 multiply float activations. Single-row reads (embedding lookups, one dot) go to
  * the Java kernels of the same tensor: they are not where the time is.
  */
@@ -25,6 +24,7 @@ public final class NativeWeight extends CpuWeight {
             case Q8 -> requireGroupSize(32);
             case NF4 -> requireGroupSize(64);
             case Q4 -> requireGroupSize(groupSize == 64 || groupSize == 128 ? groupSize : 32);
+            case Q4_K, Q5_K, Q6_K -> requireGroupSize(256);
             default -> { }
         }
         if (type.isQuantized()) {
@@ -64,16 +64,16 @@ public final class NativeWeight extends CpuWeight {
         int items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
         long work = (long) ROWS_PER_ITEM * cols * n;
         switch (type) {
-            case Q8, Q4 -> {
+            case Q8, Q4, Q4_K, Q5_K, Q6_K -> {
                 QuantizedRows q = QuantizedRows.forThread(n * cols);
                 library.quantizeRows(x, n, cols, q.codes(), q.scales(), q.sums());
                 threads.parallelFor(items, work, (start, end) -> {
                     int first = start * ROWS_PER_ITEM;
                     int last = Math.min(rows, end * ROWS_PER_ITEM);
-                    if (type == TensorType.Q8) {
-                        library.matmulQ8(data, scales, cols, first, last, q, n, out, rows);
-                    } else {
-                        library.matmulQ4(data, scales, groupSize, cols, first, last, q, n, out, rows);
+                    switch (type) {
+                        case Q8 -> library.matmulQ8(data, scales, cols, first, last, q, n, out, rows);
+                        case Q4 -> library.matmulQ4(data, scales, groupSize, cols, first, last, q, n, out, rows);
+                        default -> library.matmulKQuant(type, data, scales, cols, first, last, q, n, out, rows);
                     }
                 });
             }

@@ -84,6 +84,11 @@ public final class CudaBackend implements Backend {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
                     + tensor.info().shapeString());
         }
+        if (tensor.type().isKQuant()) {
+            throw new IllegalArgumentException(tensor.name() + " is " + tensor.type() + " (GGUF K-quant bits), which the "
+                    + "CUDA backend has no kernel for: run this file on the CPU backend, or re-convert the model from its "
+                    + "Hugging Face checkpoint with --quant q4 or q8 for CUDA");
+        }
         int rows = (int) shape[0];
         int cols = (int) shape[1];
         if (tensor.type().isQuantized() && cols % tensor.groupSize() != 0) {

@@ -1,5 +1,6 @@
 package io.zse.convert.gguf;
 
+import io.zse.format.KQuantBlocks;
 import io.zse.format.LittleEndian;
 
 import java.lang.foreign.MemorySegment;
@@ -107,10 +108,10 @@ public final class GgmlBlockDecoder {
                 int[] scaleMin = new int[2];
                 for (int chunk = 0; chunk < 4; chunk++) {
                     long qs = at + 16 + 32L * chunk;
-                    KQuantScales.scaleMin(src, at + 4, 2 * chunk, scaleMin);
+                    KQuantBlocks.scaleMin(src, at + 4, 2 * chunk, scaleMin);
                     float d1 = d * scaleMin[0];
                     float m1 = min * scaleMin[1];
-                    KQuantScales.scaleMin(src, at + 4, 2 * chunk + 1, scaleMin);
+                    KQuantBlocks.scaleMin(src, at + 4, 2 * chunk + 1, scaleMin);
                     float d2 = d * scaleMin[0];
                     float m2 = min * scaleMin[1];
                     int base = o + 64 * chunk;
@@ -131,10 +132,10 @@ public final class GgmlBlockDecoder {
                 for (int chunk = 0; chunk < 4; chunk++) {
                     long ql = at + 48 + 32L * chunk;
                     long qh = at + 16;
-                    KQuantScales.scaleMin(src, at + 4, 2 * chunk, scaleMin);
+                    KQuantBlocks.scaleMin(src, at + 4, 2 * chunk, scaleMin);
                     float d1 = d * scaleMin[0];
                     float m1 = min * scaleMin[1];
-                    KQuantScales.scaleMin(src, at + 4, 2 * chunk + 1, scaleMin);
+                    KQuantBlocks.scaleMin(src, at + 4, 2 * chunk + 1, scaleMin);
                     float d2 = d * scaleMin[0];
                     float m2 = min * scaleMin[1];
                     int base = o + 64 * chunk;

@@ -31,8 +31,8 @@ import java.util.function.LongUnaryOperator;
 
 /**
  * Converts a GGUF file (llama.cpp) into a {@code .zse} file. Tensors keep their bits wherever a .zse type holds them
- * (F32, F16, BF16 as they are; Q8_0 as Q8; Q4_0 and Q4_1 as Q4 with groups of 32); Q4_K becomes Q4 with groups of 32
- * (its codes kept, the sub-block scales rounded to F16); the other types are decoded and re-quantized to Q8. Every
+ * (F32, F16, BF16 as they are; Q8_0 as Q8; Q4_0 and Q4_1 as Q4 with groups of 32; Q4_K, Q5_K and Q6_K as the .zse
+ * types of the same names); Q5_0 and Q5_1 are decoded and re-quantized to Q8. Every
  * step that is not exact is measured against the GGUF's own values and reported. Llama's q/k rows, which llama.cpp
  * interleaves for its RoPE, are put back in Hugging Face order.
  */
@@ -51,8 +51,7 @@ public final class GgufConverter {
     private record Planned(String ggufName, GgufFile.GgufTensor source, TensorInfo target, Mode mode,
                            LongUnaryOperator sourceRow) {
         boolean exact() {
-            return mode == Mode.COPY || (mode == Mode.MOVE && source.type() != GgmlType.Q4_K)
-                    || (mode == Mode.DECODE && !target.type().isQuantized());
+            return mode == Mode.COPY || mode == Mode.MOVE || (mode == Mode.DECODE && !target.type().isQuantized());
         }
     }
 
@@ -214,10 +213,17 @@ public final class GgufConverter {
         if (same != null) {
             return new Planned(ggufName, source, TensorInfo.planned(hf, same, shape, 0), Mode.COPY, rows);
         }
-        TensorType moved = type == GgmlType.Q8_0 ? TensorType.Q8 : type == GgmlType.Q4_0 || type == GgmlType.Q4_1
-                || type == GgmlType.Q4_K ? TensorType.Q4 : null;
+        TensorType moved = switch (type) {
+            case Q8_0 -> TensorType.Q8;
+            case Q4_0, Q4_1 -> TensorType.Q4;
+            case Q4_K -> TensorType.Q4_K;
+            case Q5_K -> TensorType.Q5_K;
+            case Q6_K -> TensorType.Q6_K;
+            default -> null;
+        };
         if (moved != null && GgufRowTranscoder.movable(type, file.bytes(source))) {
-            return new Planned(ggufName, source, TensorInfo.planned(hf, moved, shape, 32), Mode.MOVE, rows);
+            return new Planned(ggufName, source, TensorInfo.planned(hf, moved, shape, moved.isKQuant() ? 256 : 32),
+                    Mode.MOVE, rows);
         }
         return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.Q8, shape, 32), Mode.DECODE, rows);
     }
@@ -239,7 +245,8 @@ public final class GgufConverter {
         MemorySegment data = MemorySegment.ofArray(new byte[(int) t.type().dataBytes(chunk)]);
         MemorySegment scales = MemorySegment.ofArray(new byte[(int) t.type().scaleBytes(chunk, Math.max(1, t.groupSize()))]);
         boolean measure = !p.exact();
-        float[] values = p.mode == Mode.COPY ? null : new float[chunk];
+        // Floats only where they are encoded or measured: moved blocks are exact and never decoded.
+        float[] values = p.mode == Mode.DECODE || measure ? new float[chunk] : null;
         float[] decoded = measure ? new float[chunk] : null;
         ChunkEncoder encoder = p.mode == Mode.DECODE ? new ChunkEncoder(t.type(), t.groupSize()) : null;
         AddedError error = new AddedError();

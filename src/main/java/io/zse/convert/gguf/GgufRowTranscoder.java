@@ -9,9 +9,9 @@ import java.lang.foreign.ValueLayout;
  * Moves one row of ggml blocks into {@code .zse} data and scale bytes without decoding to float, for the GGUF types
  * whose values a {@code .zse} type holds: Q8_0 is Q8 (d and int8 codes per 32), Q4_0 and Q4_1 are Q4 with groups of
  * 32 (ggml already puts element j in the low nibble and j + 16 in the high nibble of byte j, as Q4 does; Q4_0's
- * {@code (q - 8) d} is Q4's {@code q d + m} with m = -8 d, exact in F16), and Q4_K is Q4 with groups of 32 whose d and
- * m are the sub-block's {@code d * scale} and {@code -dmin * min} rounded to F16 (the one step that is not exact; the
- * converter measures it).
+ * {@code (q - 8) d} is Q4's {@code q d + m} with m = -8 d, exact in F16), and Q4_K, Q5_K and Q6_K are the .zse types
+ * of the same names: each super-block's code bytes go to the data region and its scale bytes to the scale region,
+ * every bit kept.
  */
 final class GgufRowTranscoder {
     private GgufRowTranscoder() {
@@ -42,7 +42,7 @@ final class GgufRowTranscoder {
                 }
                 return true;
             }
-            case Q4_1, Q4_K -> {
+            case Q4_1, Q4_K, Q5_K, Q6_K -> {
                 return true;
             }
             default -> {
@@ -52,8 +52,8 @@ final class GgufRowTranscoder {
     }
 
     /**
-     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q4_0, Q4_1 or Q4_K tensor into the data
-     * and scale bytes of row-group layout at the given offsets (groups of 32).
+     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q4_0, Q4_1 or K-quant tensor into the
+     * data and scale bytes of row-group layout at the given offsets.
      */
     static void move(GgmlType type, MemorySegment tensor, long sourceRow, int rowLength, MemorySegment data,
                      long dataOffset, MemorySegment scales, long scalesOffset) {
@@ -78,25 +78,28 @@ final class GgufRowTranscoder {
                     MemorySegment.copy(tensor, block + (type == GgmlType.Q4_0 ? 2 : 4), data, dataOffset + 16L * b, 16);
                 }
             }
-            case Q4_K -> {
-                int[] scaleMin = new int[2];
+            case Q4_K, Q5_K, Q6_K -> {
+                // Per super-block: the codes to data and the scale bytes to scales, each in ggml's own bit order.
+                long codeBytes = type == GgmlType.Q4_K ? 128 : type == GgmlType.Q5_K ? 160 : 192;
+                long scaleBytes = type == GgmlType.Q6_K ? 18 : 16;
                 for (int b = 0; b < rowLength / 256; b++) {
-                    long block = at + 144L * b;
-                    float d = GgmlBlockDecoder.half(tensor, block);
-                    float min = GgmlBlockDecoder.half(tensor, block + 2);
-                    for (int sub = 0; sub < 8; sub++) {
-                        KQuantScales.scaleMin(tensor, block + 4, sub, scaleMin);
-                        long group = 8L * b + sub;
-                        scales.set(LittleEndian.SHORT, scalesOffset + 4 * group, Float.floatToFloat16(d * scaleMin[0]));
-                        scales.set(LittleEndian.SHORT, scalesOffset + 4 * group + 2,
-                                Float.floatToFloat16(-(min * scaleMin[1])));
-                        // Sub-block 2c uses the low nibbles of qs[32c .. 32c + 32), sub-block 2c + 1 the high ones.
-                        long qs = block + 16 + 32L * (sub / 2);
-                        int shift = sub % 2 == 0 ? 0 : 4;
-                        for (int j = 0; j < 16; j++) {
-                            int lo = (GgmlBlockDecoder.u8(tensor, qs + j) >> shift) & 0xF;
-                            int hi = (GgmlBlockDecoder.u8(tensor, qs + j + 16) >> shift) & 0xF;
-                            data.set(ValueLayout.JAVA_BYTE, dataOffset + 16 * group + j, (byte) (lo | hi << 4));
+                    long block = at + (long) type.blockBytes() * b;
+                    long codes = dataOffset + codeBytes * b;
+                    long scale = scalesOffset + scaleBytes * b;
+                    switch (type) {
+                        case Q4_K -> {
+                            MemorySegment.copy(tensor, block, scales, scale, 16);
+                            MemorySegment.copy(tensor, block + 16, data, codes, 128);
+                        }
+                        case Q5_K -> {
+                            MemorySegment.copy(tensor, block, scales, scale, 16);
+                            MemorySegment.copy(tensor, block + 48, data, codes, 128);
+                            MemorySegment.copy(tensor, block + 16, data, codes + 128, 32);
+                        }
+                        default -> {
+                            MemorySegment.copy(tensor, block, data, codes, 192);
+                            MemorySegment.copy(tensor, block + 208, scales, scale, 2);
+                            MemorySegment.copy(tensor, block + 192, scales, scale + 2, 16);
                         }
                     }
                 }

@@ -30,6 +30,8 @@ class MatmulTest {
             "Q8, 32, 37, 96, 1", "Q8, 32, 37, 96, 5",
             "Q4, 32, 37, 96, 1", "Q4, 32, 37, 96, 5", "Q4, 64, 19, 192, 3", "Q4, 128, 21, 256, 1", "Q4, 128, 21, 256, 4",
             "NF4, 64, 37, 192, 1", "NF4, 64, 37, 192, 5",
+            "Q4_K, 256, 37, 512, 1", "Q4_K, 256, 37, 512, 5", "Q5_K, 256, 19, 768, 1", "Q5_K, 256, 21, 256, 3",
+            "Q6_K, 256, 37, 512, 1", "Q6_K, 256, 21, 256, 5",
     };
 
     private static final CpuThreads THREADS = new CpuThreads(2);
@@ -60,8 +62,22 @@ class MatmulTest {
             }
         }
         MemorySegment scales = Arena.ofAuto().allocate(Math.max(1, type.scaleBytes(count, groupSize)));
-        for (long s = 0; s < type.scaleBytes(count, groupSize) / 2; s++) {
-            scales.set(LittleEndian.SHORT, 2 * s, HalfFloats.toF16((float) random.nextDouble(-0.05, 0.05)));
+        if (type.isKQuant()) {
+            // Random sub-block scales (and mins); each super-block's F16 d (and dmin) from a sane range.
+            long perBlock = type.scaleBytes(256, 256);
+            for (long b = 0; b < scales.byteSize(); b++) {
+                scales.set(ValueLayout.JAVA_BYTE, b, (byte) random.nextInt(256));
+            }
+            for (long at = 0; at < scales.byteSize(); at += perBlock) {
+                scales.set(LittleEndian.SHORT, at, HalfFloats.toF16((float) random.nextDouble(-0.004, 0.004)));
+                if (type != TensorType.Q6_K) {
+                    scales.set(LittleEndian.SHORT, at + 2, HalfFloats.toF16((float) random.nextDouble(0, 0.004)));
+                }
+            }
+        } else {
+            for (long s = 0; s < type.scaleBytes(count, groupSize) / 2; s++) {
+                scales.set(LittleEndian.SHORT, 2 * s, HalfFloats.toF16((float) random.nextDouble(-0.05, 0.05)));
+            }
         }
         TensorInfo info = TensorInfo.planned("w", type, new long[]{rows, cols}, groupSize);
         return new ZseTensor(info, data, scales);

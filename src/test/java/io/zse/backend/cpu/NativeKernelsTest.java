@@ -30,8 +30,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Every kernel set of libzse_cpu this CPU runs (AVX-512, AVX2 and the portable C on an AVX-512 machine), for every
- * storage type and shapes with tile edges, against products computed here in double. Q8 and Q4 multiply int8
- * activations: they must match the product with the activations as quantized exactly, and stay within the
+ * storage type and shapes with tile edges, against products computed here in double. Q8, Q4 and the K-quants
+ * multiply int8 activations: they must match the product with the activations as quantized exactly, and stay within the
  * quantization's own error bound of the float product.
  */
 class NativeKernelsTest {
@@ -41,6 +41,9 @@ class NativeKernelsTest {
             "Q8, 32, 37, 96, 1", "Q8, 32, 37, 96, 5", "Q8, 32, 8, 64, 4",
             "Q4, 32, 37, 96, 1", "Q4, 32, 37, 96, 5", "Q4, 64, 19, 192, 3", "Q4, 128, 21, 256, 1", "Q4, 128, 21, 256, 4",
             "NF4, 64, 37, 192, 1", "NF4, 64, 37, 192, 5", "NF4, 64, 4, 64, 8",
+            "Q4_K, 256, 37, 512, 1", "Q4_K, 256, 37, 512, 5", "Q4_K, 256, 8, 256, 8",
+            "Q5_K, 256, 37, 512, 1", "Q5_K, 256, 19, 768, 5", "Q6_K, 256, 37, 512, 1", "Q6_K, 256, 21, 256, 5",
+            "Q6_K, 256, 8, 256, 8",
     };
 
     private static final CpuThreads THREADS = new CpuThreads(2);
@@ -95,8 +98,8 @@ class NativeKernelsTest {
         float[] out = new float[n * rows];
         new NativeKernels(library, ScalarKernels.INSTANCE).weight(tensor).multiply(x, n, out, THREADS);
 
-        boolean int8 = type == TensorType.Q8 || type == TensorType.Q4;
-        float[] used = int8 ? quantizedAsFloats(x) : x;
+        boolean int8 = type == TensorType.Q8 || type == TensorType.Q4 || type.isKQuant();
+        float[] used = int8 ? TestKernels.int8Activations(x) : x;
         float[] row = new float[cols];
         for (int r = 0; r < rows; r++) {
             TensorDecoder.decode(type, groupSize, tensor.data(), tensor.scales(), (long) r * cols, cols, row, 0);
@@ -117,23 +120,6 @@ class NativeKernelsTest {
                         where + " is further from the float product than int8 activations allow");
             }
         }
-    }
-
-    /** The activations as the kernels see them: per block of 32, round(x * 127 / max|x|) * max|x| / 127. */
-    private static float[] quantizedAsFloats(float[] x) {
-        float[] q = new float[x.length];
-        for (int b = 0; b < x.length; b += 32) {
-            float amax = 0;
-            for (int k = b; k < b + 32; k++) {
-                amax = Math.max(amax, Math.abs(x[k]));
-            }
-            float scale = amax / 127f;
-            float inverse = amax == 0 ? 0 : 127f / amax;
-            for (int k = b; k < b + 32; k++) {
-                q[k] = (float) Math.rint(x[k] * inverse) * scale;
-            }
-        }
-        return q;
     }
 
     @Test

@@ -24,4 +24,24 @@ public final class TestKernels {
     public static CpuBackend backend(String name, int threads) {
         return new CpuBackend(threads, named(name));
     }
+
+    /**
+     * The activations as the native integer kernels see them: per block of 32,
+     * round(x * 127 / max|x|) * max|x| / 127.
+     */
+    public static float[] int8Activations(float[] x) {
+        float[] q = new float[x.length];
+        for (int b = 0; b < x.length; b += 32) {
+            float amax = 0;
+            for (int k = b; k < b + 32; k++) {
+                amax = Math.max(amax, Math.abs(x[k]));
+            }
+            float scale = amax / 127f;
+            float inverse = amax == 0 ? 0 : 127f / amax;
+            for (int k = b; k < b + 32; k++) {
+                q[k] = (float) Math.rint(x[k] * inverse) * scale;
+            }
+        }
+        return q;
+    }
 }

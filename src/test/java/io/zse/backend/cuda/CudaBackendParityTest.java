@@ -12,6 +12,7 @@ import io.zse.backend.cpu.TestKernels;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
+import io.zse.format.ZseTensor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,12 +22,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -87,8 +90,21 @@ class CudaBackendParityTest {
         }
     }
 
+    /** The K-quant types (GGUF imports) have no CUDA kernels: refused by tensor and type, before any upload. */
     @ParameterizedTest
-    @EnumSource(TensorType.class)
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"})
+    void kQuantWeightsAreRefusedByName(TensorType type) {
+        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{4, 256}, 256);
+        ZseTensor tensor = new ZseTensor(info, MemorySegment.ofArray(new byte[(int) info.dataLength()]),
+                MemorySegment.ofArray(new byte[(int) info.scalesLength()]));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cuda.weight(tensor));
+        assertTrue(e.getMessage().startsWith("model.layers.0.mlp.up_proj.weight is " + type
+                + " (GGUF K-quant bits), which the CUDA backend has no kernel for"), e.getMessage());
+        assertTrue(e.getMessage().contains("re-convert"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"}, mode = EnumSource.Mode.EXCLUDE)
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
             for (TensorInfo info : file.tensors()) {
