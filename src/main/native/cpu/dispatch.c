@@ -118,3 +118,9 @@ void zse_cpu_matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int
                          int32_t n, float *out, int32_t out_stride) {
     kernels()->matmul_bf16(w, cols, row_begin, row_end, x, n, out, out_stride);
 }
+
+void zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                            const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                            int32_t out_stride) {
+    kernels()->matmul_ternary(w, scale, cols, row_begin, row_end, xq, xdiv, xsum, n, out, out_stride);
+}

@@ -53,6 +53,9 @@ public interface Backend extends AutoCloseable {
     /** gate[k] = silu(gate[k]) * up[k] for k < length (SwiGLU). */
     void swiglu(ActivationBuffer gate, ActivationBuffer up, int length);
 
+    /** gate[k] = relu(gate[k])² * up[k] for k < length (BitNet's relu² gating). */
+    void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length);
+
     /** out[i, :] = row tokens[i] of table [vocab, dim], decoded to F32. */
     void embed(WeightMatrix table, int[] tokens, ActivationBuffer out);
 

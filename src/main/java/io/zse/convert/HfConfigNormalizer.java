@@ -21,7 +21,8 @@ public final class HfConfigNormalizer {
             "MistralForCausalLM", "mistral",
             "Qwen2ForCausalLM", "qwen2",
             "Qwen3ForCausalLM", "qwen3",
-            "Phi3ForCausalLM", "phi3");
+            "Phi3ForCausalLM", "phi3",
+            "BitNetForCausalLM", "bitnet");
 
     /**
      * @param config           parsed config.json
@@ -36,9 +37,13 @@ public final class HfConfigNormalizer {
             throw refuse("num_key_value_heads", kvHeads + " does not divide num_attention_heads " + heads);
         }
         int headDim = config.hasNonNull("head_dim") ? positiveInt(config, "head_dim") : hidden / heads;
-        String act = config.path("hidden_act").asText("silu");
-        if (!act.equals("silu")) {
-            throw refuse("hidden_act", "'" + act + "' is not supported (only silu)");
+        String act = config.path("hidden_act").asText(architecture.equals("bitnet") ? "relu2" : "silu");
+        String wantedAct = architecture.equals("bitnet") ? "relu2" : "silu";
+        if (!act.equals(wantedAct)) {
+            throw refuse("hidden_act", "'" + act + "' is not supported for " + architecture + " (only " + wantedAct + ")");
+        }
+        if (architecture.equals("bitnet")) {
+            BitNetProjections.of(config); // refuses a quantization_config the engine does not run
         }
         JsonNode rope = config.path("rope_parameters");
         double theta;
@@ -91,13 +96,13 @@ public final class HfConfigNormalizer {
             String arch = ARCHITECTURES.get(name);
             if (arch == null || list.size() != 1) {
                 throw refuse("architectures", list + " is not supported (supported: LlamaForCausalLM, "
-                        + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM)");
+                        + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, BitNetForCausalLM)");
             }
             return arch;
         }
         String type = config.path("model_type").asText("");
         if (!ARCHITECTURES.containsValue(type)) {
-            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3, phi3)");
+            throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3, phi3, bitnet)");
         }
         return type;
     }

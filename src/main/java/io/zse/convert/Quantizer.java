@@ -39,6 +39,8 @@ public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer
             case Q4 -> new Q4Quantizer(groupSize);
             case NF4 -> new Nf4Quantizer();
             case F32, F16, BF16 -> throw new AssertionError(type);
+            // One scale for the whole tensor: TernaryEncoder takes the tensor, not groups of it.
+            case TERNARY -> throw new IllegalArgumentException("TERNARY weights come only from ternary checkpoints");
         };
     }
 }

@@ -43,6 +43,12 @@ public final class TensorDecoder {
                     out[outOffset + i] = HalfFloats.fromBf16(data.get(LittleEndian.SHORT, (firstElement + i) * 2));
                 }
             }
+            case TERNARY -> {
+                float s = TernaryBlocks.scale(scales);
+                for (int i = 0; i < count; i++) {
+                    out[outOffset + i] = (TernaryBlocks.code(data, firstElement + i) - 1) * s;
+                }
+            }
             case Q8, Q4, NF4 -> {
                 byte[] codes = new byte[groupSize];
                 for (int i = 0; i < count; i += groupSize) {

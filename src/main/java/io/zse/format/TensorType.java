@@ -16,7 +16,12 @@ public enum TensorType {
     /** Asymmetric 4-bit in groups of 32, 64 or 128; F16 (d, m) per group: w = q * d + m, q in 0..15. */
     Q4(4, 32),
     /** 4-bit NormalFloat code book in groups of 64; one F16 absmax per group: w = NF4[q] * absmax. */
-    NF4(5, 64);
+    NF4(5, 64),
+    /**
+     * Ternary (BitNet b1.58) in blocks of 128: 2-bit codes c (t = c - 1 in {-1, 0, 1}), one F32 scale s for the whole
+     * tensor: w = t * s. Multiplied with activations quantized to int8 per row (absmax), as BitNet defines.
+     */
+    TERNARY(10, 128);
 
     private final int code;
     private final int defaultGroupSize;
@@ -46,6 +51,7 @@ public enum TensorType {
             case Q8 -> groupSize == 32;
             case Q4 -> groupSize == 32 || groupSize == 64 || groupSize == 128;
             case NF4 -> groupSize == 64;
+            case TERNARY -> groupSize == 128;
         };
     }
 
@@ -56,13 +62,17 @@ public enum TensorType {
             case F16, BF16 -> count * 2;
             case Q8 -> count;
             case Q4, NF4 -> (count + 1) / 2;
+            case TERNARY -> (count + 3) / 4;
         };
     }
 
-    /** Bytes of scale data: F16 values, one per group (two for Q4: d then m). */
+    /** Bytes of scale data: F16 values, one per group (two for Q4: d then m); one F32 per tensor for TERNARY. */
     public long scaleBytes(long count, int groupSize) {
         if (!isQuantized()) {
             return 0;
+        }
+        if (this == TERNARY) {
+            return 4;
         }
         long groups = count / groupSize;
         return groups * 2 * (this == Q4 ? 2 : 1);
@@ -83,6 +93,6 @@ public enum TensorType {
                 return t;
             }
         }
-        throw new IllegalArgumentException("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8, q4 or nf4)");
+        throw new IllegalArgumentException("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8, q4, nf4 or ternary)");
     }
 }

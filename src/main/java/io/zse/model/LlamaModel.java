@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3), written once against {@link Backend} ops. Stateless apart from its
+ * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3, BitNet b1.58), written once against {@link Backend} ops. Stateless apart from its
  * weights: each sequence brings its own {@link KvCache} (a block table over a shared {@link KvBlockPool}), so one
  * model serves many sequences, and one forward pass can mix their decode tokens and prompt chunks.
  */
@@ -186,6 +186,9 @@ public final class LlamaModel {
             backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
             backend.storeKv(ws.k, ws.v, batch, layer);
             backend.attention(ws.q, batch, layer, attentionShape, ws.attended);
+            if (w.attentionSubNorm() != null) { // BitNet
+                backend.rmsNorm(ws.attended, n, w.attentionSubNorm(), eps, ws.attended);
+            }
             linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
             backend.add(ws.x, ws.projected, n * d);
 
@@ -193,7 +196,12 @@ public final class LlamaModel {
             backend.rmsNorm(ws.x, n, w.ffnNorm(), eps, ws.normed);
             backend.matmul(ws.normed, n, w.gate(), ws.gate);
             backend.matmul(ws.normed, n, w.up(), ws.up);
-            backend.swiglu(ws.gate, ws.up, n * ff);
+            if (config.bitnet()) { // relu(gate)² * up, RMS-normalised before down_proj
+                backend.reluSquaredGlu(ws.gate, ws.up, n * ff);
+                backend.rmsNorm(ws.gate, n, w.ffnSubNorm(), eps, ws.gate);
+            } else {
+                backend.swiglu(ws.gate, ws.up, n * ff);
+            }
             backend.matmul(ws.gate, n, w.down(), ws.projected);
             backend.add(ws.x, ws.projected, n * d);
         }

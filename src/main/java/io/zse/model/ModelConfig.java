@@ -15,7 +15,7 @@ import java.util.List;
  * The normalised configuration of a Llama-family decoder, as stored in the {@code config} section of a .zse file
  * (docs/zse-format.md). Llama, Mistral, Qwen2, Qwen3 and Phi-3 differ only in the flags below.
  *
- * @param architecture      "llama", "mistral", "qwen2", "qwen3" (normalises each head's q and k) or "phi3" (its fused
+ * @param architecture      "llama", "mistral", "qwen2", "qwen3" (normalises each head's q and k), "bitnet" or "phi3" (its fused
  *                          projections are split at convert time; same decoder)
  * @param hiddenSize        model width d
  * @param numLayers         decoder blocks
@@ -38,6 +38,14 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    /**
+     * BitNet b1.58: TERNARY projections with int8 activations, an RMSNorm of the attention output before o_proj
+     * (attn_sub_norm [d]) and of the gated activations before down_proj (ffn_sub_norm [ff]), relu² gating.
+     */
+    public boolean bitnet() {
+        return architecture.equals("bitnet");
     }
 
     /** Qwen3: q and k are RMS-normalised per head (q_norm, k_norm [headDim]) before RoPE. */

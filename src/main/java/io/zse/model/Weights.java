@@ -39,11 +39,14 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
      * @param gate          [ff, d]
      * @param up            [ff, d]
      * @param down          [d, ff]
+     * @param attentionSubNorm [d] or null: RMSNorm of the attention output before o_proj (BitNet)
+     * @param ffnSubNorm    [ff] or null: RMSNorm of the gated activations before down_proj (BitNet)
      */
     public record Layer(float[] attentionNorm, WeightMatrix query, WeightMatrix key, WeightMatrix value,
                         float[] queryBias, float[] keyBias, float[] valueBias, float[] queryNorm, float[] keyNorm,
                         WeightMatrix output, float[] outputBias,
-                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {
+                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down,
+                        float[] attentionSubNorm, float[] ffnSubNorm) {
     }
 
     /** Views every tensor the config implies; a missing tensor is an {@link IllegalArgumentException} naming it. */
@@ -69,7 +72,9 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
                     vector(file, p + "post_attention_layernorm.weight"),
                     backend.weight(file.tensor(p + "mlp.gate_proj.weight")),
                     backend.weight(file.tensor(p + "mlp.up_proj.weight")),
-                    backend.weight(file.tensor(p + "mlp.down_proj.weight"))));
+                    backend.weight(file.tensor(p + "mlp.down_proj.weight")),
+                    config.bitnet() ? vector(file, p + "self_attn.attn_sub_norm.weight") : null,
+                    config.bitnet() ? vector(file, p + "mlp.ffn_sub_norm.weight") : null));
         }
         WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
         WeightMatrix output = config.tieWordEmbeddings() ? embeddings : backend.weight(file.tensor(ModelTensors.LM_HEAD));

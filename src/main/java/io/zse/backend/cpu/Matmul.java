@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorSpecies;
  * the quantized kernels (8 or 16 lanes within a group of 32) are built for those widths.
  */
 public abstract sealed class Matmul extends CpuWeight
-        permits F32Matmul, TwoByteMatmul, Q8Matmul, NibbleMatmul {
+        permits F32Matmul, TwoByteMatmul, Q8Matmul, NibbleMatmul, TernaryMatmul {
     static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     /** Same lane count as FLOATS, so one load of stored elements widens to one float vector. */
     static final VectorSpecies<Integer> INTS = FLOATS.withLanes(int.class);
@@ -32,6 +32,7 @@ public abstract sealed class Matmul extends CpuWeight
             case Q8 -> new Q8Matmul(tensor);
             case Q4 -> new Q4Matmul(tensor);
             case NF4 -> new Nf4Matmul(tensor);
+            case TERNARY -> new TernaryMatmul(tensor);
         };
     }
 

@@ -7,6 +7,7 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.WeightMatrix;
+import io.zse.format.TensorType;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
@@ -83,6 +84,10 @@ public final class CudaBackend implements Backend {
         if (shape.length != 2 || shape[0] > Integer.MAX_VALUE || shape[1] > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
                     + tensor.info().shapeString());
+        }
+        if (tensor.type() == TensorType.TERNARY) {
+            throw new IllegalArgumentException(tensor.name() + ": TERNARY (BitNet) weights have no CUDA kernel yet; "
+                    + "run this model on the CPU backend");
         }
         int rows = (int) shape[0];
         int cols = (int) shape[1];
@@ -267,6 +272,12 @@ public final class CudaBackend implements Backend {
     @Override
     public void swiglu(ActivationBuffer gate, ActivationBuffer up, int length) {
         elementwise("zse_cuda_swiglu", gate, up, length);
+    }
+
+    /** Unreachable for a loaded model: BitNet's TERNARY weights are refused by {@link #weight} first. */
+    @Override
+    public void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length) {
+        throw new UnsupportedOperationException("relu² gating (BitNet) does not run on the CUDA backend");
     }
 
     @Override
