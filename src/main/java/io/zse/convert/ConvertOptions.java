@@ -15,6 +15,12 @@ public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddi
                              boolean force) {
 
     public ConvertOptions {
+        for (TensorType t : new TensorType[]{quant, embeddings, lmHead}) {
+            if (t == TensorType.TERNARY) {
+                throw new IllegalArgumentException("ternary is BitNet b1.58's own weight type: a BitNet checkpoint's "
+                        + "projections become TERNARY whatever --quant says, and nothing else can be stored as it");
+            }
+        }
         if (quant == TensorType.Q4 && !quant.allowsGroupSize(groupSize)) {
             throw new IllegalArgumentException("--group-size " + groupSize + " is not allowed for q4 (use 32, 64 or 128)");
         }
