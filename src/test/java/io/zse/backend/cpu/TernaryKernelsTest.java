@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * with the same float operations), and the reference must match BitNet's definition computed here in double: the
  * activations fake-quantized per row (round(x · 127 / absmax) · absmax / 127) times the dequantized weights t · s.
  */
-class TernaryKernelsTest {
+public class TernaryKernelsTest {
     private static final CpuThreads THREADS = new CpuThreads(2);
 
     @AfterAll
@@ -45,7 +45,7 @@ class TernaryKernelsTest {
     }
 
     /** Codes uniform over {0, 1, 2}, a scale near BitNet's. */
-    static ZseTensor randomTernary(int rows, int cols, long seed) {
+    public static ZseTensor randomTernary(int rows, int cols, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         byte[] codes = new byte[rows * cols];
         for (int i = 0; i < codes.length; i++) {
