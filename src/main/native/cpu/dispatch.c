@@ -74,6 +74,9 @@ static inline const struct zse_cpu_kernels *kernels(void) {
     return active;
 }
 
+/* The active set's kernel f; a set may leave a product out (NULL), and the portable C one runs for it. */
+#define KERNEL(f) (kernels()->f != NULL ? kernels()->f : zse_cpu_generic.f)
+
 int zse_cpu_abi_version(void) {
     return ZSE_CPU_ABI_VERSION;
 }
@@ -97,51 +100,57 @@ int zse_cpu_use(const char *isa) {
 }
 
 void zse_cpu_quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
-    kernels()->quantize_rows(x, n, cols, q, d, s);
+    KERNEL(quantize_rows)(x, n, cols, q, d, s);
 }
 
 void zse_cpu_matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_q8(w, scales, cols, row_begin, row_end, xq, xd, n, out, out_stride);
+    KERNEL(matmul_q8)(w, scales, cols, row_begin, row_end, xq, xd, n, out, out_stride);
 }
 
 void zse_cpu_matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
                        int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                        int32_t out_stride) {
-    kernels()->matmul_q4(w, scales, group, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+    KERNEL(matmul_q4)(w, scales, group, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
 void zse_cpu_matmul_q4_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_q4_k(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+    KERNEL(matmul_q4_k)(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
 void zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_q5_k(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+    KERNEL(matmul_q5_k)(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
 void zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_q6_k(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+    KERNEL(matmul_q6_k)(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
 void zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                         const float *x, int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_nf4(w, scales, cols, row_begin, row_end, x, n, out, out_stride);
+    KERNEL(matmul_nf4)(w, scales, cols, row_begin, row_end, x, n, out, out_stride);
 }
 
 void zse_cpu_matmul_f32(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
                         float *out, int32_t out_stride) {
-    kernels()->matmul_f32(w, cols, row_begin, row_end, x, n, out, out_stride);
+    KERNEL(matmul_f32)(w, cols, row_begin, row_end, x, n, out, out_stride);
 }
 
 void zse_cpu_matmul_f16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
                         int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_f16(w, cols, row_begin, row_end, x, n, out, out_stride);
+    KERNEL(matmul_f16)(w, cols, row_begin, row_end, x, n, out, out_stride);
 }
 
 void zse_cpu_matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
                          int32_t n, float *out, int32_t out_stride) {
-    kernels()->matmul_bf16(w, cols, row_begin, row_end, x, n, out, out_stride);
+    KERNEL(matmul_bf16)(w, cols, row_begin, row_end, x, n, out, out_stride);
+}
+
+void zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                            const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                            int32_t out_stride) {
+    KERNEL(matmul_ternary)(w, scale, cols, row_begin, row_end, xq, xdiv, xsum, n, out, out_stride);
 }

@@ -29,6 +29,9 @@ struct zse_cpu_kernels {
                        int32_t n, float *out, int32_t out_stride);
     void (*matmul_bf16)(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
                         int32_t n, float *out, int32_t out_stride);
+    void (*matmul_ternary)(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                           const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                           int32_t out_stride);
 };
 
 extern const struct zse_cpu_kernels zse_cpu_generic;

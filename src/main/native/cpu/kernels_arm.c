@@ -224,6 +224,7 @@ FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
 FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
 FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
 
+/* The K-quant and ternary products are left out: dispatch.c runs the portable C ones for them. */
 const struct zse_cpu_kernels zse_cpu_neon_dotprod = {
     .name = "neon-dotprod",
     .quantize_rows = quantize_rows,

@@ -177,7 +177,36 @@ FLOAT_MATMUL(matmul_f32, float, read_f32)
 FLOAT_MATMUL(matmul_f16, uint16_t, zse_f16_to_f32)
 FLOAT_MATMUL(matmul_bf16, uint16_t, zse_bf16_to_f32)
 
+/* Σ t·q with t = c - 1 read straight from the block layout; xsum is not needed here. */
+static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                           const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                           int32_t out_stride) {
+    (void) xsum;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        const uint8_t *row = w + r * cols / 4;
+        for (int64_t i = 0; i < n; i++) {
+            const int8_t *x = xq + i * cols;
+            int32_t dot = 0;
+            for (int64_t k = 0; k < cols; k++) {
+                int code = (row[k / 128 * 32 + (k & 31)] >> (2 * ((k & 127) >> 5))) & 3;
+                dot += (code - 1) * x[k];
+            }
+            out[i * out_stride + r] = (float) dot * scale / xdiv[i];
+        }
+    }
+}
+
 const struct zse_cpu_kernels zse_cpu_generic = {
-    "generic", quantize_rows, matmul_q8, matmul_q4, matmul_q4_k, matmul_q5_k, matmul_q6_k, matmul_nf4, matmul_f32,
-    matmul_f16, matmul_bf16,
+    .name = "generic",
+    .quantize_rows = quantize_rows,
+    .matmul_q8 = matmul_q8,
+    .matmul_q4 = matmul_q4,
+    .matmul_q4_k = matmul_q4_k,
+    .matmul_q5_k = matmul_q5_k,
+    .matmul_q6_k = matmul_q6_k,
+    .matmul_nf4 = matmul_nf4,
+    .matmul_f32 = matmul_f32,
+    .matmul_f16 = matmul_f16,
+    .matmul_bf16 = matmul_bf16,
+    .matmul_ternary = matmul_ternary,
 };

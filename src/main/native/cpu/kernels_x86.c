@@ -4,6 +4,8 @@
  * (vpdpbusd) and 32 vector registers hold a larger tile of outputs. Both work in 256-bit vectors: one 32-element
  * block of int8 codes per register.
  *
+ * TERNARY (BitNet) weights take the same byte dot product with their 2-bit codes as the unsigned side.
+ *
  * Every product walks its outputs in tiles of TILE_M weight rows by TILE_N activation rows held in registers, so each
  * load of weights is used TILE_N times and each load of activations TILE_M times; decoding (n = 1) reads each weight
  * byte once with four rows in flight.
@@ -433,7 +435,74 @@ FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
 FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
 FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
 
+/* ---- TERNARY: Σ t·q = Σ c·q - Σ q, with c = t + 1 in 0..2 as the unsigned side of the byte dot product ---- */
+
+static inline int32_t hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+/*
+ * One block (128 elements) is one 32-byte load of codes; shifting its 16-bit lanes right by 2·part and masking each
+ * byte to 2 bits gives elements 32·part .. 32·part + 31 in order (bits pulled in from the neighbouring byte land above
+ * bit 1 and are masked off).
+ */
+ALWAYS_INLINE void ternary_tile(const uint8_t *w, float scale, int64_t cols, int64_t r, int rm, const int8_t *xq,
+                                const float *xdiv, const int32_t *xsum, int64_t i, int rn, float *out,
+                                int64_t stride) {
+    const uint64_t row_bytes = (uint64_t) cols / 4;
+    const __m256i mask = _mm256_set1_epi8(3);
+    __m256i acc[TILE_M][TILE_N];
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = _mm256_setzero_si256();
+        }
+    }
+    for (uint64_t b = 0; b < row_bytes; b += 32) {
+        __m256i x[TILE_N][4];
+        for (int j = 0; j < rn; j++) {
+            for (int part = 0; part < 4; part++) {
+                x[j][part] = _mm256_loadu_si256((const __m256i *) (xq + (i + j) * cols + 4 * b + 32 * part));
+            }
+        }
+        for (int a = 0; a < rm; a++) {
+            __m256i packed = _mm256_loadu_si256((const __m256i *) (w + (uint64_t) (r + a) * row_bytes + b));
+            for (int part = 0; part < 4; part++) {
+                __m256i codes = _mm256_and_si256(_mm256_srli_epi16(packed, 2 * part), mask);
+                for (int j = 0; j < rn; j++) {
+                    acc[a][j] = _mm256_add_epi32(acc[a][j], dot_u8s8(codes, x[j][part]));
+                }
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            int32_t dot = hsum_epi32(acc[a][j]) - xsum[i + j];
+            out[(i + j) * stride + r + a] = (float) dot * scale / xdiv[i + j];
+        }
+    }
+}
+
+#define matmul_ternary_TILE(M, N) ternary_tile(w, scale, cols, r, M, xq, xdiv, xsum, i, N, out, out_stride)
+static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                           const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                           int32_t out_stride) {
+    FOR_EACH_TILE(matmul_ternary_TILE)
+}
+
 const struct zse_cpu_kernels KERNELS = {
-    KERNELS_NAME, quantize_rows, matmul_q8, matmul_q4, matmul_q4_k, matmul_q5_k, matmul_q6_k, matmul_nf4,
-    matmul_f32, matmul_f16, matmul_bf16,
+    .name = KERNELS_NAME,
+    .quantize_rows = quantize_rows,
+    .matmul_q8 = matmul_q8,
+    .matmul_q4 = matmul_q4,
+    .matmul_q4_k = matmul_q4_k,
+    .matmul_q5_k = matmul_q5_k,
+    .matmul_q6_k = matmul_q6_k,
+    .matmul_nf4 = matmul_nf4,
+    .matmul_f32 = matmul_f32,
+    .matmul_f16 = matmul_f16,
+    .matmul_bf16 = matmul_bf16,
+    .matmul_ternary = matmul_ternary,
 };

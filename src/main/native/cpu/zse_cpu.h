@@ -77,6 +77,15 @@ int32_t zse_cpu_convert_nf4(const float *src, int64_t count, uint8_t *data, uint
 int32_t zse_cpu_convert_q4(const float *src, int64_t count, int32_t group, uint8_t *data, uint16_t *scales,
                            const float *level_offsets, int32_t offset_count);
 
+/*
+ * TERNARY weights (BitNet b1.58): 2-bit codes c = t + 1 in blocks of 128 (32 bytes; byte j holds elements j, j+32,
+ * j+64, j+96 at bits 0-1, 2-3, 4-5, 6-7), one scale s per tensor. Activations are int8 codes per row with the row's
+ * divisor xdiv (127 / absmax) and code sum xsum: out = (float) Σ t·q * s / xdiv. cols a multiple of 128.
+ */
+void zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                            const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                            int32_t out_stride);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

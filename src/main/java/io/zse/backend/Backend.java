@@ -66,6 +66,8 @@ public interface Backend extends AutoCloseable {
     default boolean runsGemmaOps() {
         return true;
     }
+    /** gate[k] = relu(gate[k])² * up[k] for k < length (BitNet's relu² gating). */
+    void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length);
 
     /** out[i, :] = row tokens[i] of table [vocab, dim], decoded to F32. */
     void embed(WeightMatrix table, int[] tokens, ActivationBuffer out);

@@ -139,6 +139,11 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length) {
+        timed("relu2", () -> backend.reluSquaredGlu(gate, up, length));
+    }
+
+    @Override
     public void embed(WeightMatrix table, int[] tokens, ActivationBuffer out) {
         timed("embed", () -> backend.embed(table, tokens, out));
     }

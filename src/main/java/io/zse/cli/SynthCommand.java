@@ -23,7 +23,7 @@ import java.util.stream.Stream;
 @Command(name = "synth",
         description = "Write a Hugging Face checkpoint with random weights of a real model's shape "
                 + "(presets: llama-3.2-1b, qwen2.5-0.5b, qwen3-0.6b, phi-3-mini-4k, gemma-2-2b, gemma-3-1b, "
-                + "tinyllama-1.1b, llama-3-8b).")
+                + "tinyllama-1.1b, llama-3-8b, bitnet-b1.58-2b-4t).")
 public final class SynthCommand implements Callable<Integer> {
 
     @Option(names = "--preset", required = true, paramLabel = "NAME", description = "Model shape to copy.")

@@ -20,6 +20,10 @@ public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddi
                 throw new IllegalArgumentException(t.name().toLowerCase() + " holds ggml's K-quant bits and is written "
                         + "only when importing a GGUF; for a checkpoint use q8, q4 or nf4");
             }
+            if (t == TensorType.TERNARY) {
+                throw new IllegalArgumentException("ternary is BitNet b1.58's own weight type: a BitNet checkpoint's "
+                        + "projections become TERNARY whatever --quant says, and nothing else can be stored as it");
+            }
         }
         if (quant == TensorType.Q4 && !quant.allowsGroupSize(groupSize)) {
             throw new IllegalArgumentException("--group-size " + groupSize + " is not allowed for q4 (use 32, 64 or 128)");

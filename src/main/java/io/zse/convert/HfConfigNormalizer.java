@@ -25,7 +25,8 @@ public final class HfConfigNormalizer {
             "Qwen3ForCausalLM", "qwen3",
             "Phi3ForCausalLM", "phi3",
             "Gemma2ForCausalLM", "gemma2",
-            "Gemma3ForCausalLM", "gemma3");
+            "Gemma3ForCausalLM", "gemma3",
+            "BitNetForCausalLM", "bitnet");
 
     /**
      * @param config           parsed config.json
@@ -49,10 +50,15 @@ public final class HfConfigNormalizer {
                 throw refuse(key, "'" + act + "' is not supported for " + architecture + " (only gelu_pytorch_tanh)");
             }
         } else {
-            String act = config.path("hidden_act").asText("silu");
-            if (!act.equals("silu")) {
-                throw refuse("hidden_act", "'" + act + "' is not supported (only silu)");
+            String wantedAct = architecture.equals("bitnet") ? "relu2" : "silu";
+            String act = config.path("hidden_act").asText(wantedAct);
+            if (!act.equals(wantedAct)) {
+                throw refuse("hidden_act", "'" + act + "' is not supported for " + architecture + " (only " + wantedAct
+                        + ")");
             }
+        }
+        if (architecture.equals("bitnet")) {
+            BitNetProjections.of(config); // refuses a quantization_config the engine does not run
         }
         JsonNode rope = config.path("rope_parameters");
         double theta;
@@ -208,7 +214,7 @@ public final class HfConfigNormalizer {
             if (arch == null || list.size() != 1) {
                 throw refuse("architectures", list + " is not supported (supported: LlamaForCausalLM, "
                         + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
-                        + "Gemma3ForCausalLM)");
+                        + "Gemma3ForCausalLM, BitNetForCausalLM)");
             }
             return arch;
         }
@@ -218,7 +224,7 @@ public final class HfConfigNormalizer {
         }
         if (!ARCHITECTURES.containsValue(type) || type.equals("gemma3")) {
             throw refuse("model_type", "'" + type + "' is not supported (supported: llama, mistral, qwen2, qwen3, phi3, "
-                    + "gemma2, gemma3_text)");
+                    + "gemma2, gemma3_text, bitnet)");
         }
         return type;
     }

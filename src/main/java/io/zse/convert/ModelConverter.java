@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.format.SectionKind;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
+import io.zse.format.TernaryBlocks;
 import io.zse.format.ZseWriter;
 import io.zse.model.ModelConfig;
 import io.zse.model.ModelTensors;
@@ -71,11 +72,13 @@ public final class ModelConverter {
         }
         byte[] configBytes = required(hfDir, "config.json");
         byte[] generationBytes = optional(hfDir, "generation_config.json");
-        ModelConfig config = HfConfigNormalizer.normalize(parse(hfDir, "config.json", configBytes),
+        JsonNode hfConfig = parse(hfDir, "config.json", configBytes);
+        ModelConfig config = HfConfigNormalizer.normalize(hfConfig,
                 generationBytes == null ? null : parse(hfDir, "generation_config.json", generationBytes));
+        BitNetProjections bitnet = config.bitnet() ? BitNetProjections.of(hfConfig) : null;
         List<String> notes = new ArrayList<>();
         try (HfCheckpoint checkpoint = HfCheckpoint.open(hfDir)) {
-            List<Planned> plan = plan(config, checkpoint, options, notes);
+            List<Planned> plan = plan(config, bitnet, checkpoint, options, notes);
             notes.forEach(progress::note);
             Map<SectionKind, byte[]> sections = sections(hfDir, config, configBytes, generationBytes, options);
             long inputBytes = plan.stream().mapToLong(Planned::sourceBytes).sum();
@@ -84,6 +87,14 @@ public final class ModelConverter {
                 long[] done = {0};
                 for (int i = 0; i < plan.size(); i++) {
                     Planned p = plan.get(i);
+                    if (p.target.type() == TensorType.TERNARY) {
+                        // BitNet codes go whole and in order: what the pipeline still holds is written first
+                        pipeline.drain();
+                        TernaryEncoder.write(checkpoint, p.sourceName, bitnet, p.target, writer.nextTensor());
+                        done[0] += p.sourceBytes();
+                        progress.advanced(p.target.name(), done[0], inputBytes);
+                        continue;
+                    }
                     String source = p.sourceName;
                     // a fused source serves several tensors: its pages go once the last of them is written
                     boolean lastUse = plan.subList(i + 1, plan.size()).stream()
@@ -116,12 +127,16 @@ public final class ModelConverter {
                            TensorInfo target) {
         /** Bytes of the source this tensor reads (a part of a fused source). */
         long sourceBytes() {
+            if (target.type() == TensorType.TERNARY) {
+                return source.byteSize();
+            }
             return source.byteSize() / source.elementCount() * target.elementCount();
         }
     }
 
-    private static List<Planned> plan(ModelConfig config, HfCheckpoint checkpoint, ConvertOptions options,
-                                      List<String> notes) {
+    /** @param bitnet how a BitNet checkpoint stores its projections; null for the other architectures */
+    private static List<Planned> plan(ModelConfig config, BitNetProjections bitnet, HfCheckpoint checkpoint,
+                                      ConvertOptions options, List<String> notes) {
         Map<String, long[]> expected = ModelTensors.expected(config);
         Map<String, long[]> stored = ModelTensors.checkpoint(config);
         List<Planned> plan = new ArrayList<>();
@@ -136,10 +151,29 @@ public final class ModelConverter {
             SafetensorsTensor source = checkpoint.tensor(sourceName).orElseThrow(() -> new IllegalArgumentException(
                     "checkpoint is missing tensor " + from.name() + " that config.json implies"));
             long[] shape = stored.getOrDefault(from.name(), e.getValue());
+            boolean ternary = bitnet != null && BitNetProjections.isProjection(name);
+            if (ternary) {
+                shape = TernaryEncoder.checkpointShape(bitnet, shape);
+                if (bitnet.packed() != (source.dtype() == SafetensorsDtype.U8)) {
+                    throw new IllegalArgumentException(sourceName + " is " + source.dtype() + " but quantization_config "
+                            + "implies " + (bitnet.packed() ? "packed U8 codes" : "float weights"));
+                }
+            } else if (source.dtype() == SafetensorsDtype.U8) {
+                throw new IllegalArgumentException(sourceName + " is U8: only a BitNet projection may be packed");
+            }
             if (!Arrays.equals(source.shape(), shape)) {
                 throw new IllegalArgumentException("shape mismatch: " + sourceName + " is "
                         + Arrays.toString(source.shape()) + " in the checkpoint but config.json implies "
                         + Arrays.toString(shape));
+            }
+            if (ternary) {
+                if (e.getValue()[1] % TernaryBlocks.BLOCK != 0) {
+                    throw new IllegalArgumentException(name + ": rows of " + e.getValue()[1] + " elements; TERNARY "
+                            + "stores whole blocks of " + TernaryBlocks.BLOCK);
+                }
+                plan.add(new Planned(sourceName, source, 0, 1f, 0f,
+                        TensorInfo.planned(name, TensorType.TERNARY, e.getValue(), TernaryBlocks.BLOCK)));
+                continue;
             }
             TensorType type = typeFor(name, e.getValue(), config, options);
             int group = options.groupSizeFor(type);
@@ -153,7 +187,8 @@ public final class ModelConverter {
                     TensorInfo.planned(name, type, e.getValue(), group)));
         }
         for (SafetensorsTensor t : checkpoint.tensors()) {
-            boolean used = plan.stream().anyMatch(p -> p.sourceName.equals(t.name()));
+            boolean used = plan.stream().anyMatch(p -> p.sourceName.equals(t.name())
+                    || p.target.type() == TensorType.TERNARY && BitNetProjections.scaleTensor(p.sourceName).equals(t.name()));
             boolean tiedHead = t.name().equals(ModelTensors.LM_HEAD) && config.tieWordEmbeddings();
             if (!used && !tiedHead && !t.name().endsWith("rotary_emb.inv_freq")) {
                 throw new IllegalArgumentException("checkpoint tensor " + t.name()

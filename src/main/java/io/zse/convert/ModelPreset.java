@@ -141,6 +141,37 @@ public enum ModelPreset {
             return c;
         }
     },
+    /**
+     * microsoft/bitnet-b1.58-2B-4T: packed ternary projections (transformers' bitlinear, offline) with relu² and the
+     * sub-norms, tied embeddings, Llama 3 tokenizer.
+     */
+    BITNET_B1_58_2B_4T("bitnet-b1.58-2b-4t", "llama3_1") {
+        @Override
+        Map<String, Object> values(Map<String, Object> c) {
+            c.put("architectures", new String[]{"BitNetForCausalLM"});
+            c.put("attention_bias", false);
+            c.put("attention_dropout", 0.0);
+            c.put("bos_token_id", 128000);
+            c.put("eos_token_id", 128001);
+            c.put("hidden_act", "relu2");
+            c.put("hidden_size", 2560);
+            c.put("initializer_range", 0.02);
+            c.put("intermediate_size", 6912);
+            c.put("max_position_embeddings", 4096);
+            c.put("model_type", "bitnet");
+            c.put("num_attention_heads", 20);
+            c.put("num_hidden_layers", 30);
+            c.put("num_key_value_heads", 5);
+            c.put("rms_norm_eps", 1e-5);
+            c.put("rope_theta", 500000.0);
+            c.put("tie_word_embeddings", true);
+            c.put("use_cache", true);
+            c.put("vocab_size", 128256);
+            c.put("quantization_config", ordered("linear_class", "bitlinear", "quant_method", "bitnet",
+                    "quantization_mode", "offline"));
+            return c;
+        }
+    },
     /** meta-llama/Meta-Llama-3-8B. */
     LLAMA_3_8B("llama-3-8b", "llama3_1") {
         @Override

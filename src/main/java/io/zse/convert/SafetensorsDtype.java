@@ -6,7 +6,9 @@ import java.nio.file.Path;
 public enum SafetensorsDtype {
     F32(4),
     F16(2),
-    BF16(2);
+    BF16(2),
+    /** Bytes: BitNet's packed ternary codes (read only where they are expected). */
+    U8(1);
 
     private final int byteSize;
 
@@ -26,13 +28,13 @@ public enum SafetensorsDtype {
             }
         }
         throw new SafetensorsException(file, "tensor '" + tensor + "' has unsupported dtype " + dtype
-                + " (supported: F32, F16, BF16)");
+                + " (supported: F32, F16, BF16, and U8 for BitNet's packed weights)");
     }
 
     /** Parses a user-given name such as "bf16". */
     public static SafetensorsDtype parse(String name) {
         for (SafetensorsDtype t : values()) {
-            if (t.name().equalsIgnoreCase(name)) {
+            if (t != U8 && t.name().equalsIgnoreCase(name)) {
                 return t;
             }
         }
@@ -45,6 +47,7 @@ public enum SafetensorsDtype {
             case F32 -> "float32";
             case F16 -> "float16";
             case BF16 -> "bfloat16";
+            case U8 -> "uint8";
         };
     }
 

@@ -275,6 +275,12 @@ public final class SafetensorsFile implements AutoCloseable {
             MemorySegment.copy(file, F32_LE, byteOffset, out, outOffset, count);
             return;
         }
+        if (dtype == SafetensorsDtype.U8) {
+            for (int i = 0; i < count; i++) {
+                out[outOffset + i] = file.get(java.lang.foreign.ValueLayout.JAVA_BYTE, byteOffset + i) & 0xff;
+            }
+            return;
+        }
         short[] halves = new short[Math.min(count, CONVERT_CHUNK)];
         for (int done = 0; done < count; ) {
             int n = Math.min(halves.length, count - done);

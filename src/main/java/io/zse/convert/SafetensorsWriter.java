@@ -122,6 +122,8 @@ public final class SafetensorsWriter implements AutoCloseable {
                         buffer.putShort(HalfFloats.toBf16(values[from + i]));
                     }
                 }
+                case U8 -> throw new IllegalArgumentException("tensor '" + currentTensor().name()
+                        + "' is U8: write its bytes with writeBytes");
             }
             done += n;
         }

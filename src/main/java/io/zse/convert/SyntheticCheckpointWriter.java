@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -70,8 +72,16 @@ public final class SyntheticCheckpointWriter {
     public Result write(Path outDir) throws IOException {
         long start = System.nanoTime();
         ModelConfig model = HfConfigNormalizer.normalize(JSON.valueToTree(config), null);
-        List<SafetensorsTensor> tensors = ModelTensors.checkpoint(model).entrySet().stream()
-                .map(e -> new SafetensorsTensor(e.getKey(), dtype, e.getValue())).toList();
+        BitNetProjections bitnet = model.bitnet() ? BitNetProjections.of(JSON.valueToTree(config)) : null;
+        List<SafetensorsTensor> tensors = new ArrayList<>();
+        ModelTensors.checkpoint(model).forEach((name, shape) -> {
+            if (bitnet != null && bitnet.packed() && BitNetProjections.isProjection(name)) {
+                tensors.add(new SafetensorsTensor(name, SafetensorsDtype.U8, TernaryEncoder.checkpointShape(bitnet, shape)));
+                tensors.add(new SafetensorsTensor(BitNetProjections.scaleTensor(name), dtype, new long[]{1}));
+            } else {
+                tensors.add(new SafetensorsTensor(name, dtype, shape));
+            }
+        });
         if (shards > tensors.size()) {
             throw new IllegalArgumentException("--shards " + shards + " exceeds the " + tensors.size() + " tensors");
         }
@@ -120,6 +130,9 @@ public final class SyntheticCheckpointWriter {
         Thread generator = Thread.ofPlatform().name("synth-generator").daemon().start(() -> {
             try {
                 for (SafetensorsTensor t : tensors) {
+                    if (isPacked(t)) {
+                        continue;
+                    }
                     SyntheticWeights weights = SyntheticWeights.forTensor(t, seed);
                     for (long left = t.elementCount(); left > 0; left -= CHUNK_ELEMENTS) {
                         float[] chunk = free.take();
@@ -132,7 +145,19 @@ public final class SyntheticCheckpointWriter {
             }
         });
         try (SafetensorsWriter writer = SafetensorsWriter.create(file, tensors, Map.of("format", "pt"))) {
+            long packedColumns = 0;
             for (SafetensorsTensor t : tensors) {
+                if (t.dtype() == SafetensorsDtype.U8) {
+                    writePackedCodes(writer, t);
+                    packedColumns = t.shape()[1];
+                    meter.advance(t, progress);
+                    continue;
+                }
+                if (isPacked(t)) { // weight_scale: t / scale then has variance 1 / in, as the float weights do
+                    writer.writeFloats(new float[]{(float) Math.sqrt(2.0 * packedColumns / 3.0)}, 0, 1);
+                    meter.advance(t, progress);
+                    continue;
+                }
                 for (long left = t.elementCount(); left > 0; left -= CHUNK_ELEMENTS) {
                     float[] chunk = filled.take();
                     writer.writeFloats(chunk, 0, (int) Math.min(left, CHUNK_ELEMENTS));
@@ -145,6 +170,25 @@ public final class SyntheticCheckpointWriter {
             throw new InterruptedIOException("interrupted while writing " + file);
         } finally {
             generator.interrupt();
+        }
+    }
+
+    /** BitNet's packed codes and their scales: written by the writer thread itself, not from float chunks. */
+    private static boolean isPacked(SafetensorsTensor t) {
+        return t.dtype() == SafetensorsDtype.U8 || t.name().endsWith(".weight_scale");
+    }
+
+    /** Random packed ternary codes: four 2-bit fields per byte, each t + 1 uniform over {0, 1, 2}. */
+    private void writePackedCodes(SafetensorsWriter writer, SafetensorsTensor t) throws IOException {
+        SplittableRandom random = new SplittableRandom(seed ^ t.name().hashCode());
+        byte[] chunk = new byte[CHUNK_ELEMENTS];
+        for (long left = t.elementCount(); left > 0; left -= chunk.length) {
+            int n = (int) Math.min(left, chunk.length);
+            for (int i = 0; i < n; i++) {
+                chunk[i] = (byte) (random.nextInt(3) | random.nextInt(3) << 2 | random.nextInt(3) << 4
+                        | random.nextInt(3) << 6);
+            }
+            writer.writeBytes(ByteBuffer.wrap(chunk, 0, n));
         }
     }
 

@@ -42,6 +42,7 @@ public final class QuantErrorBound {
             case NF4 -> Nf4.MAX_HALF_GAP * absmax * (1 + SCALE_ROUNDING) + SUBNORMAL_FLOOR;
             case F32, F16, BF16 -> throw new IllegalArgumentException(type + " is not quantized in groups");
             case Q4_K, Q5_K, Q6_K -> throw new IllegalArgumentException(type + " is not written by a quantizer");
+            case TERNARY -> throw new IllegalArgumentException("TERNARY has one scale per tensor: no per-group bound");
         };
     }
 
@@ -56,8 +57,8 @@ public final class QuantErrorBound {
             case F32 -> 0;
             case F16 -> Math.max(magnitude * 0x1p-11, 0x1p-25);
             case BF16 -> Math.max(magnitude * 0x1p-8, 0x1p-134);
-            case Q8, Q4, NF4, Q4_K, Q5_K, Q6_K ->
-                    throw new IllegalArgumentException(type + " is quantized in groups: use forGroup");
+            case Q8, Q4, NF4, Q4_K, Q5_K, Q6_K, TERNARY ->
+                    throw new IllegalArgumentException(type + " is quantized: use forGroup");
         };
     }
 

@@ -48,6 +48,12 @@ public final class TensorDecoder {
                     KQuantBlocks.decode(type, data, scales, (firstElement + i) / groupSize, out, outOffset + i);
                 }
             }
+            case TERNARY -> {
+                float s = TernaryBlocks.scale(scales);
+                for (int i = 0; i < count; i++) {
+                    out[outOffset + i] = (TernaryBlocks.code(data, firstElement + i) - 1) * s;
+                }
+            }
             case Q8, Q4, NF4 -> {
                 byte[] codes = new byte[groupSize];
                 for (int i = 0; i < count; i += groupSize) {

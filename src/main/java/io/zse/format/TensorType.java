@@ -25,7 +25,12 @@ public enum TensorType {
     /** ggml's Q5_K: as Q4_K with a fifth code bit per element (data: 128 bytes of nibbles, then 32 of high bits). */
     Q5_K(11, 256),
     /** ggml's Q6_K bits in super-blocks of 256: 6-bit codes (data), F16 d and 16 int8 scales; w = d·scale·(q - 32). */
-    Q6_K(12, 256);
+    Q6_K(12, 256),
+    /**
+     * Ternary (BitNet b1.58) in blocks of 128: 2-bit codes c (t = c - 1 in {-1, 0, 1}), one F32 scale s for the whole
+     * tensor: w = t * s. Multiplied with activations quantized to int8 per row (absmax), as BitNet defines.
+     */
+    TERNARY(13, 128);
 
     private final int code;
     private final int defaultGroupSize;
@@ -56,6 +61,7 @@ public enum TensorType {
             case Q4 -> groupSize == 32 || groupSize == 64 || groupSize == 128;
             case NF4 -> groupSize == 64;
             case Q4_K, Q5_K, Q6_K -> groupSize == 256;
+            case TERNARY -> groupSize == 128;
         };
     }
 
@@ -68,6 +74,7 @@ public enum TensorType {
             case Q4, NF4, Q4_K -> (count + 1) / 2;
             case Q5_K -> count / 256 * 160;
             case Q6_K -> count / 256 * 192;
+            case TERNARY -> (count + 3) / 4;
         };
     }
 
@@ -78,11 +85,15 @@ public enum TensorType {
 
     /**
      * Bytes of scale data: F16 values, one per group (two for Q4: d then m); per K-quant super-block, 16 bytes
-     * (Q4_K, Q5_K: d, dmin, 12 bytes of packed 6-bit pairs) or 18 (Q6_K: d, 16 int8 scales).
+     * (Q4_K, Q5_K: d, dmin, 12 bytes of packed 6-bit pairs) or 18 (Q6_K: d, 16 int8 scales); one F32 per tensor for
+     * TERNARY.
      */
     public long scaleBytes(long count, int groupSize) {
         if (!isQuantized()) {
             return 0;
+        }
+        if (this == TERNARY) {
+            return 4;
         }
         long groups = count / groupSize;
         return switch (this) {
@@ -108,6 +119,7 @@ public enum TensorType {
                 return t;
             }
         }
-        throw new IllegalArgumentException("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8, q4, nf4, q4_k, q5_k or q6_k)");
+        throw new IllegalArgumentException("unknown tensor type '" + name
+                + "' (expected f32, f16, bf16, q8, q4, nf4, q4_k, q5_k, q6_k or ternary)");
     }
 }

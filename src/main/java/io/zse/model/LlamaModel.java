@@ -19,7 +19,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma 2 and 3), written once against {@link Backend} ops. Stateless apart from its
+ * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma 2 and 3, BitNet b1.58), written once against
+ * {@link Backend} ops. Stateless apart from its
  * weights: each sequence brings its own {@link KvCache} (a block table over a shared {@link KvBlockPool}), so one
  * model serves many sequences, and one forward pass can mix their decode tokens and prompt chunks.
  */
@@ -219,6 +220,9 @@ public final class LlamaModel {
             backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies[layer]);
             backend.storeKv(ws.k, ws.v, batch, layer);
             backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
+            if (w.attentionSubNorm() != null) { // BitNet
+                backend.rmsNorm(ws.attended, n, w.attentionSubNorm(), eps, ws.attended);
+            }
             linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
             if (w.postAttentionNorm() != null) { // Gemma norms the block's output before the residual add
                 backend.rmsNorm(ws.projected, n, w.postAttentionNorm(), eps, ws.projected);
@@ -231,6 +235,9 @@ public final class LlamaModel {
             backend.matmul(ws.normed, n, w.up(), ws.up);
             if (config.gemma() != null) {
                 backend.geglu(ws.gate, ws.up, n * ff);
+            } else if (config.bitnet()) { // relu(gate)² * up, RMS-normalised before down_proj
+                backend.reluSquaredGlu(ws.gate, ws.up, n * ff);
+                backend.rmsNorm(ws.gate, n, w.ffnSubNorm(), eps, ws.gate);
             } else {
                 backend.swiglu(ws.gate, ws.up, n * ff);
             }

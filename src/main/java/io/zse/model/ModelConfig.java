@@ -15,9 +15,9 @@ import java.util.List;
  * The normalised configuration of a Llama-family decoder, as stored in the {@code config} section of a .zse file
  * (docs/zse-format.md). Llama, Mistral, Qwen2, Qwen3, Phi-3 and Gemma 2/3 differ only in the flags below.
  *
- * @param architecture      "llama", "mistral", "qwen2", "qwen3" (normalises each head's q and k) or "phi3" (its fused
+ * @param architecture      "llama", "mistral", "qwen2", "qwen3" (normalises each head's q and k), "phi3" (its fused
  *                          projections are split at convert time; same decoder), "gemma2" or "gemma3" (see
- *                          {@link GemmaOptions})
+ *                          {@link GemmaOptions}), or "bitnet"
  * @param hiddenSize        model width d
  * @param numLayers         decoder blocks
  * @param numHeads          query heads
@@ -54,6 +54,14 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         this(architecture, hiddenSize, numLayers, numHeads, numKvHeads, headDim, intermediateSize, vocabSize,
                 contextLength, ropeTheta, ropeScaling, normEps, tieWordEmbeddings, attentionBias, mlpBias, slidingWindow,
                 bosTokenId, eosTokenIds, padTokenId, null);
+    }
+
+    /**
+     * BitNet b1.58: TERNARY projections with int8 activations, an RMSNorm of the attention output before o_proj
+     * (attn_sub_norm [d]) and of the gated activations before down_proj (ffn_sub_norm [ff]), relu² gating.
+     */
+    public boolean bitnet() {
+        return architecture.equals("bitnet");
     }
 
     /** Qwen3 and Gemma 3: q and k are RMS-normalised per head (q_norm, k_norm [headDim]) before RoPE. */

@@ -38,6 +38,9 @@ public final class ModelTensors {
                 t.put(layer(i, "self_attn.k_norm.weight"), new long[]{c.headDim()});
             }
             // Llama's attention_bias also puts a bias on o_proj; Qwen2's q/k/v biases do not.
+            if (c.bitnet()) {
+                t.put(layer(i, "self_attn.attn_sub_norm.weight"), new long[]{d});
+            }
             linear(t, layer(i, "self_attn.o_proj"), d, q, c.attentionBias() && c.architecture().equals("llama"));
             t.put(layer(i, "post_attention_layernorm.weight"), new long[]{d});
             if (c.gemma() != null) { // Gemma norms the attention output, and both ends of the feed-forward
@@ -46,6 +49,9 @@ public final class ModelTensors {
             }
             linear(t, layer(i, "mlp.gate_proj"), ff, d, c.mlpBias());
             linear(t, layer(i, "mlp.up_proj"), ff, d, c.mlpBias());
+            if (c.bitnet()) {
+                t.put(layer(i, "mlp.ffn_sub_norm.weight"), new long[]{ff});
+            }
             linear(t, layer(i, "mlp.down_proj"), d, ff, c.mlpBias());
         }
         t.put(FINAL_NORM, new long[]{d});

@@ -41,11 +41,14 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
      * @param up            [ff, d]
      * @param down          [d, ff]
      * @param postFfnNorm   [d] or null: Gemma's norm of the feed-forward output (post_feedforward_layernorm)
+     * @param attentionSubNorm [d] or null: RMSNorm of the attention output before o_proj (BitNet)
+     * @param ffnSubNorm    [ff] or null: RMSNorm of the gated activations before down_proj (BitNet)
      */
     public record Layer(float[] attentionNorm, WeightMatrix query, WeightMatrix key, WeightMatrix value,
                         float[] queryBias, float[] keyBias, float[] valueBias, float[] queryNorm, float[] keyNorm,
                         WeightMatrix output, float[] outputBias, float[] postAttentionNorm,
-                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down, float[] postFfnNorm) {
+                        float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down, float[] postFfnNorm,
+                        float[] attentionSubNorm, float[] ffnSubNorm) {
     }
 
     /** Views every tensor the config implies; a missing tensor is an {@link IllegalArgumentException} naming it. */
@@ -74,7 +77,9 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
                     backend.weight(file.tensor(p + "mlp.gate_proj.weight")),
                     backend.weight(file.tensor(p + "mlp.up_proj.weight")),
                     backend.weight(file.tensor(p + "mlp.down_proj.weight")),
-                    gemma ? vector(file, p + "post_feedforward_layernorm.weight") : null));
+                    gemma ? vector(file, p + "post_feedforward_layernorm.weight") : null,
+                    config.bitnet() ? vector(file, p + "self_attn.attn_sub_norm.weight") : null,
+                    config.bitnet() ? vector(file, p + "mlp.ffn_sub_norm.weight") : null));
         }
         WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
         WeightMatrix output = config.tieWordEmbeddings() ? embeddings : backend.weight(file.tensor(ModelTensors.LM_HEAD));

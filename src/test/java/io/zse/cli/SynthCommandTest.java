@@ -209,6 +209,7 @@ class SynthCommandTest {
         assertEquals(999_885_952L, paramsOf(ModelPreset.GEMMA_3_1B));
         assertEquals(1_100_048_384L, paramsOf(ModelPreset.TINYLLAMA_1_1B));
         assertEquals(8_030_261_248L, paramsOf(ModelPreset.LLAMA_3_8B));
+        assertEquals(2_412_820_480L, paramsOf(ModelPreset.BITNET_B1_58_2B_4T)); // sub-norms included, embeddings tied
     }
 
     @Test

@@ -40,7 +40,7 @@ class ModelConverterTest {
     Path dir;
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"}, mode = EnumSource.Mode.EXCLUDE)
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE)
     void everyTypeDecodesWithinItsErrorBound(TensorType type) throws IOException {
         Path zse = TestModels.convertTinyStories(type, dir);
         try (ZseFile file = ZseFile.open(zse); HfCheckpoint source = HfCheckpoint.open(TestModels.tinyStories())) {
@@ -141,8 +141,7 @@ class ModelConverterTest {
         Path copy = editConfig("arch", c -> c.putArray("architectures").add("GPT2LMHeadModel"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> convert(copy));
         assertEquals("config.json: architectures [\"GPT2LMHeadModel\"] is not supported (supported: LlamaForCausalLM, "
-                + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
-                + "Gemma3ForCausalLM)", e.getMessage());
+                + "Gemma3ForCausalLM, BitNetForCausalLM)", e.getMessage());
         Path yarn = editConfig("yarn", c -> c.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4.0));
         e = assertThrows(IllegalArgumentException.class, () -> convert(yarn));
         assertTrue(e.getMessage().startsWith("config.json: rope_scaling.rope_type 'yarn'"), e.getMessage());

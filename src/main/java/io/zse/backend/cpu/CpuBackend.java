@@ -143,6 +143,17 @@ public final class CpuBackend implements Backend {
         kernels.swiglu(array(gates), array(ups), length);
     }
 
+    /** Plain Java on every kernel family: one multiply-add per element, far from where the time goes. */
+    @Override
+    public void reluSquaredGlu(ActivationBuffer gates, ActivationBuffer ups, int length) {
+        float[] gate = array(gates);
+        float[] up = array(ups);
+        for (int k = 0; k < length; k++) {
+            float g = Math.max(gate[k], 0f);
+            gate[k] = g * g * up[k];
+        }
+    }
+
     @Override
     public void geglu(ActivationBuffer gates, ActivationBuffer ups, int length) {
         kernels.geglu(array(gates), array(ups), length);

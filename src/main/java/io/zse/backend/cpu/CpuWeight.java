@@ -2,6 +2,7 @@ package io.zse.backend.cpu;
 
 import io.zse.backend.WeightMatrix;
 import io.zse.format.TensorType;
+import io.zse.format.TernaryBlocks;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
@@ -72,6 +73,38 @@ public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, S
      */
     abstract void multiplyTile(float[] tile, int tileRows, float[] x, int n, float[] out, int outStride, int firstRow);
 
+    /**
+     * Σ_k t[row, k] · q[qOffset + k] of a TERNARY weight's row with int8 activation codes, exact (in a float: every
+     * partial sum is an integer below 2^24). This is the reference; the Vector API kernel overrides it.
+     */
+    protected float ternaryCodeDot(int row, byte[] q, int qOffset) {
+        long first = (long) row * cols;
+        int sum = 0;
+        for (int k = 0; k < cols; k++) {
+            sum += (TernaryBlocks.code(data, first + k) - 1) * q[qOffset + k];
+        }
+        return sum;
+    }
+
+    /** A TERNARY weight's dot with one activation row, quantized first as BitNet does ({@link TernaryActivations}). */
+    protected final float ternaryDot(int row, float[] x, int xOffset) {
+        TernaryActivations q = TernaryActivations.quantize(x, xOffset, 1, cols);
+        return q.output(0, ternaryCodeDot(row, q.codes(), 0), TernaryBlocks.scale(scales));
+    }
+
+    /** out[n, rows] for a TERNARY weight: the activation rows quantized once, then integer products row by row. */
+    private void multiplyTernary(float[] x, int n, float[] out, CpuThreads threads) {
+        TernaryActivations q = TernaryActivations.quantize(x, 0, n, cols);
+        float scale = TernaryBlocks.scale(scales);
+        threads.parallelFor(rows, (long) cols * n, (start, end) -> {
+            for (int r = start; r < end; r++) {
+                for (int i = 0; i < n; i++) {
+                    out[i * rows + r] = q.output(i, ternaryCodeDot(r, q.codes(), i * cols), scale);
+                }
+            }
+        });
+    }
+
     /** Decoding, out[rows] = w · x: one fused pass over the weights, nothing decoded to memory. */
     protected void multiplyVector(float[] x, float[] out, CpuThreads threads) {
         threads.parallelFor(rows, cols, (start, end) -> {
@@ -83,6 +116,10 @@ public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, S
 
     /** out[n, rows] = x[n, cols] · wᵀ, split over weight rows. */
     public void multiply(float[] x, int n, float[] out, CpuThreads threads) {
+        if (type == TensorType.TERNARY) {
+            multiplyTernary(x, n, out, threads);
+            return;
+        }
         if (n == 1) {
             multiplyVector(x, out, threads);
             return;

@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorSpecies;
  * the quantized kernels (8 or 16 lanes within a group of 32) are built for those widths.
  */
 public abstract sealed class Matmul extends CpuWeight
-        permits F32Matmul, TwoByteMatmul, Q8Matmul, NibbleMatmul, KQuantMatmul {
+        permits F32Matmul, TwoByteMatmul, Q8Matmul, NibbleMatmul, KQuantMatmul, TernaryMatmul {
     static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     /** Same lane count as FLOATS, so one load of stored elements widens to one float vector. */
     static final VectorSpecies<Integer> INTS = FLOATS.withLanes(int.class);
@@ -35,6 +35,7 @@ public abstract sealed class Matmul extends CpuWeight
             case Q4_K -> new Q4KMatmul(tensor);
             case Q5_K -> new Q5KMatmul(tensor);
             case Q6_K -> new Q6KMatmul(tensor);
+            case TERNARY -> new TernaryMatmul(tensor);
         };
     }
 

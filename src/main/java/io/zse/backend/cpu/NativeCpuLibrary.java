@@ -96,6 +96,8 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_matmul_q6_k", kQuantKernel);
         f.put("zse_cpu_matmul_nf4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
                 JAVA_INT, ADDRESS, JAVA_INT));
+        f.put("zse_cpu_matmul_ternary", FunctionDescriptor.ofVoid(ADDRESS, JAVA_FLOAT, JAVA_INT, JAVA_INT, JAVA_INT,
+                ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
         FunctionDescriptor floatKernel = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
                 JAVA_INT, ADDRESS, JAVA_INT);
         f.put("zse_cpu_matmul_f32", floatKernel);
@@ -248,6 +250,18 @@ public final class NativeCpuLibrary {
             };
         } catch (Throwable e) {
             throw rethrow(e);
+        }
+    }
+
+    /** TERNARY weights (scale s) with activations quantized per row as BitNet does. */
+    void matmulTernary(MemorySegment w, float scale, int cols, int rowBegin, int rowEnd, TernaryActivations x, int n,
+                       float[] out, int outStride) {
+        try {
+            handles.get("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd,
+                    MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.divisors()),
+                    MemorySegment.ofArray(x.sums()), n, MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
         }
     }
 

@@ -1,11 +1,14 @@
 package io.zse.backend.cpu;
 
+import io.zse.format.TensorType;
+import io.zse.format.TernaryBlocks;
 import io.zse.format.ZseTensor;
 
 /**
  * A weight whose products run in the native kernels ({@link NativeCpuLibrary}), read in place from the mapped file.
- * Q8, Q4 and the K-quants multiply activations quantized to int8 per block of 32 (integer dot products are the fast path on every
- * SIMD set); NF4, F16, BF16 and F32 multiply float activations. Single-row reads (embedding lookups, one dot) go to
+ * Q8, Q4 and the K-quants multiply activations quantized to int8 per block of 32 (integer dot products are the fast
+ * path on every SIMD set), TERNARY multiplies them quantized per row as BitNet does ({@link TernaryActivations}); NF4,
+ * F16, BF16 and F32 multiply float activations. Single-row reads (embedding lookups, one dot) go to
  * the Java kernels of the same tensor: they are not where the time is.
  */
 public final class NativeWeight extends CpuWeight {
@@ -23,6 +26,7 @@ public final class NativeWeight extends CpuWeight {
         switch (type) {
             case Q8 -> requireGroupSize(32);
             case NF4 -> requireGroupSize(64);
+            case TERNARY -> requireGroupSize(TernaryBlocks.BLOCK);
             case Q4 -> requireGroupSize(groupSize == 64 || groupSize == 128 ? groupSize : 32);
             case Q4_K, Q5_K, Q6_K -> requireGroupSize(256);
             default -> { }
@@ -76,6 +80,12 @@ public final class NativeWeight extends CpuWeight {
                         default -> library.matmulKQuant(type, data, scales, cols, first, last, q, n, out, rows);
                     }
                 });
+            }
+            case TERNARY -> {
+                TernaryActivations q = TernaryActivations.quantize(x, 0, n, cols);
+                float scale = TernaryBlocks.scale(scales);
+                threads.parallelFor(items, work, (start, end) -> library.matmulTernary(data, scale, cols,
+                        start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), q, n, out, rows));
             }
             case NF4 -> threads.parallelFor(items, work, (start, end) -> library.matmulNf4(data, scales, cols,
                     start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), x, n, out, rows));

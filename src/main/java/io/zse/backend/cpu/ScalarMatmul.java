@@ -1,6 +1,7 @@
 package io.zse.backend.cpu;
 
 import io.zse.format.TensorDecoder;
+import io.zse.format.TensorType;
 import io.zse.format.ZseTensor;
 
 /**
@@ -15,7 +16,7 @@ final class ScalarMatmul extends CpuWeight {
 
     @Override
     public float dot(int row, float[] x, int xOffset) {
-        return dot(row, x, xOffset, new float[cols]);
+        return type == TensorType.TERNARY ? ternaryDot(row, x, xOffset) : dot(row, x, xOffset, new float[cols]);
     }
 
     /** One scratch row per worker, reused for every row it handles. */

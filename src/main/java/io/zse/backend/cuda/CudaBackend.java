@@ -7,6 +7,7 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.WeightMatrix;
+import io.zse.format.TensorType;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
@@ -88,6 +89,10 @@ public final class CudaBackend implements Backend {
             throw new IllegalArgumentException(tensor.name() + " is " + tensor.type() + " (GGUF K-quant bits), which the "
                     + "CUDA backend has no kernel for: run this file on the CPU backend, or re-convert the model from its "
                     + "Hugging Face checkpoint with --quant q4 or q8 for CUDA");
+        }
+        if (tensor.type() == TensorType.TERNARY) {
+            throw new IllegalArgumentException(tensor.name() + ": TERNARY (BitNet) weights have no CUDA kernel yet; "
+                    + "run this model on the CPU backend");
         }
         int rows = (int) shape[0];
         int cols = (int) shape[1];
@@ -290,6 +295,12 @@ public final class CudaBackend implements Backend {
     @Override
     public boolean runsGemmaOps() {
         return false;
+    }
+
+    /** Unreachable for a loaded model: BitNet's TERNARY weights are refused by {@link #weight} first. */
+    @Override
+    public void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length) {
+        throw new UnsupportedOperationException("relu² gating (BitNet) does not run on the CUDA backend");
     }
 
     @Override

@@ -104,7 +104,7 @@ class CudaBackendParityTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"}, mode = EnumSource.Mode.EXCLUDE)
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE) // refused by name
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
             for (TensorInfo info : file.tensors()) {
@@ -125,6 +125,15 @@ class CudaBackendParityTest {
                 assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + info.name());
             }
         }
+    }
+
+    /** BitNet's TERNARY weights have no CUDA kernel: refused by name when the weight is prepared, not mid-forward. */
+    @Test
+    void ternaryWeightsAreRefusedByName() {
+        var tensor = io.zse.backend.cpu.TernaryKernelsTest.randomTernary(8, 128, 1);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> cuda.weight(tensor));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("TERNARY"), e.getMessage());
     }
 
     @Test
