@@ -3,9 +3,11 @@ package io.zse.convert;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.format.InterleavedRows;
 import io.zse.format.SectionKind;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseWriter;
 import io.zse.model.ModelConfig;
 import io.zse.model.ModelTensors;
@@ -138,8 +140,11 @@ public final class ModelConverter {
                 type = TensorType.F16;
                 group = 0;
             }
-            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(),
-                    TensorInfo.planned(name, type, e.getValue(), group)));
+            TensorInfo target = TensorInfo.planned(name, type, e.getValue(), group);
+            if (options.interleave() && InterleavedRows.allows(type, group, e.getValue())) {
+                target = target.withLayout(ZseLayout.LAYOUT_INTERLEAVED_16);
+            }
+            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(), target));
         }
         for (SafetensorsTensor t : checkpoint.tensors()) {
             boolean used = plan.stream().anyMatch(p -> p.sourceName.equals(t.name()));
@@ -169,7 +174,11 @@ public final class ModelConverter {
         TensorInfo t = p.target;
         int rowLength = (int) t.rowLength();
         long rows = t.elementCount() / rowLength;
+        boolean interleave = t.layout() == ZseLayout.LAYOUT_INTERLEAVED_16;
         int chunkRows = (int) Math.max(1, Math.min(rows, CHUNK_ELEMENTS / rowLength));
+        if (interleave && chunkRows < rows) { // chunks start on a tile of 16 rows
+            chunkRows = Math.max(InterleavedRows.ROWS, chunkRows / InterleavedRows.ROWS * InterleavedRows.ROWS);
+        }
         float[] values = new float[chunkRows * rowLength];
         MemorySegment data = MemorySegment.ofArray(new byte[(int) t.type().dataBytes((long) chunkRows * rowLength)]);
         MemorySegment scales = MemorySegment.ofArray(
@@ -187,6 +196,9 @@ public final class ModelConverter {
                 }
             }
             encoder.encode(values, n, rowLength, data, scales);
+            if (interleave) {
+                InterleavedRows.interleave(t.type(), t.groupSize(), n, rowLength, data, scales);
+            }
             sink.writeData(data.asSlice(0, t.type().dataBytes(count)));
             if (t.scalesLength() > 0) {
                 sink.writeScales(scales.asSlice(0, t.type().scaleBytes(count, t.groupSize())));

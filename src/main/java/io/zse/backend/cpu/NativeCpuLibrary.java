@@ -26,7 +26,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  */
 public final class NativeCpuLibrary {
     /** The ABI version this binding was written against (ZSE_CPU_ABI_VERSION). */
-    public static final int ABI_VERSION = 1;
+    public static final int ABI_VERSION = 2;
 
     public static final NativeLibraryLocation LOCATION =
             new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
@@ -87,6 +87,10 @@ public final class NativeCpuLibrary {
                 ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
         f.put("zse_cpu_matmul_q4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
                 ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        FunctionDescriptor interleaved = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
+                JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
+        f.put("zse_cpu_matmul_q8_x16", interleaved);
+        f.put("zse_cpu_matmul_q4_x16", interleaved);
         f.put("zse_cpu_matmul_nf4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
                 JAVA_INT, ADDRESS, JAVA_INT));
         FunctionDescriptor floatKernel = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
@@ -173,6 +177,23 @@ public final class NativeCpuLibrary {
             handles.get("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd,
                     MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.scales()),
                     MemorySegment.ofArray(x.sums()), n, MemorySegment.ofArray(out), outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Q8 or Q4/32 weights in layout interleaved-16; rowBegin and rowEnd multiples of 16 or equal to rows. */
+    void matmulInterleaved(TensorType type, MemorySegment w, MemorySegment scales, int rows, int cols, int rowBegin,
+                           int rowEnd, QuantizedRows x, int n, float[] out, int outStride) {
+        MethodHandle kernel = switch (type) {
+            case Q8 -> handles.get("zse_cpu_matmul_q8_x16");
+            case Q4 -> handles.get("zse_cpu_matmul_q4_x16");
+            default -> throw new IllegalArgumentException(type + " weights are not stored interleaved");
+        };
+        try {
+            kernel.invokeExact(w, scales, rows, cols, rowBegin, rowEnd, MemorySegment.ofArray(x.codes()),
+                    MemorySegment.ofArray(x.scales()), MemorySegment.ofArray(x.sums()), n,
+                    MemorySegment.ofArray(out), outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
