@@ -1,8 +1,8 @@
 /*
  * kernels_x86.c: the x86-64 kernel sets, compiled twice from this one source: with AVX2+FMA+F16C (zse_cpu_avx2), and
  * with AVX-512 BW/VL/VNNI (zse_cpu_avx512), where the int8 dot product of 4-byte groups is one instruction
- * (vpdpbusd) and 32 vector registers hold a larger tile of outputs. Both work in 256-bit vectors: one 32-element
- * block of int8 codes per register.
+ * (vpdpbusd) and 32 vector registers hold a larger tile of outputs. The row-groups products work in 256-bit vectors
+ * in both (one 32-element block of int8 codes per register); the interleaved-16 ones in 512-bit vectors under AVX-512.
  *
  * Every product walks its outputs in tiles of TILE_M weight rows by TILE_N activation rows held in registers, so each
  * load of weights is used TILE_N times and each load of activations TILE_M times; decoding (n = 1) reads each weight
