@@ -21,6 +21,12 @@ struct zse_cpu_kernels {
                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
     void (*matmul_q6_k)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+    void (*matmul_q8_x16)(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride);
+    void (*matmul_q4_x16)(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride);
     void (*matmul_nf4)(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const float *x, int32_t n, float *out, int32_t out_stride);
     void (*matmul_f32)(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
@@ -69,6 +75,27 @@ static inline float zse_f16_to_f32(uint16_t h) {
     float f;
     memcpy(&f, &bits, 4);
     return f;
+}
+
+/*
+ * Layout interleaved-16: each tile of 16 whole rows holds the rows' bytes in steps of 4 (step k of rows 0..15, then
+ * step k + 1 ...), its scales as per-row slot j of rows 0..15, then slot j + 1 (Q8: d per group; Q4: d then m per
+ * group). Rows after the last whole tile stay in row-groups. Tiles and rows sit at their row-groups offsets.
+ * Where byte k of row r lies, of a matrix with row_bytes per row and full_rows (a multiple of 16) in tiles:
+ */
+static inline int64_t zse_x16_byte(int64_t r, int64_t row_bytes, int64_t k, int64_t full_rows) {
+    if (r >= full_rows) {
+        return r * row_bytes + k;
+    }
+    return (r & ~15) * row_bytes + (k >> 2) * 64 + (r & 15) * 4 + (k & 3);
+}
+
+/* Where scale slot j of row r lies, of slots_per_row per row. */
+static inline int64_t zse_x16_scale(int64_t r, int64_t slots_per_row, int64_t j, int64_t full_rows) {
+    if (r >= full_rows) {
+        return r * slots_per_row + j;
+    }
+    return (r & ~15) * slots_per_row + j * 16 + (r & 15);
 }
 
 static inline float zse_bf16_to_f32(uint16_t h) {

@@ -134,6 +134,53 @@ KQUANT_MATMUL(matmul_q4_k, 4)
 KQUANT_MATMUL(matmul_q5_k, 5)
 KQUANT_MATMUL(matmul_q6_k, 6)
 
+/* Layout interleaved-16: the same sums as matmul_q8 and matmul_q4 (groups of 32), each byte found by zse_x16_byte. */
+static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride) {
+    (void) xs;
+    int64_t blocks = cols / 32;
+    int64_t full = rows & ~15;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t b = 0; b < blocks; b++) {
+                const int8_t *xb = xq + i * cols + b * 32;
+                int32_t dot = 0;
+                for (int k = 0; k < 32; k++) {
+                    dot += w[zse_x16_byte(r, cols, b * 32 + k, full)] * xb[k];
+                }
+                sum += zse_f16_to_f32(scales[zse_x16_scale(r, blocks, b, full)]) * xd[i * blocks + b] * (float) dot;
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
+static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride) {
+    int64_t blocks = cols / 32;
+    int64_t full = rows & ~15;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t b = 0; b < blocks; b++) {
+                const int8_t *xb = xq + i * cols + b * 32;
+                int32_t dot = 0;
+                for (int k = 0; k < 16; k++) {
+                    uint8_t packed = w[zse_x16_byte(r, cols / 2, b * 16 + k, full)];
+                    dot += (packed & 0x0F) * xb[k] + (packed >> 4) * xb[k + 16];
+                }
+                float d = zse_f16_to_f32(scales[zse_x16_scale(r, 2 * blocks, 2 * b, full)]);
+                float m = zse_f16_to_f32(scales[zse_x16_scale(r, 2 * blocks, 2 * b + 1, full)]);
+                sum += d * xd[i * blocks + b] * (float) dot + m * xs[i * blocks + b];
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
 static void matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const float *x, int32_t n, float *out, int32_t out_stride) {
     int64_t groups = cols / 64;
@@ -204,6 +251,8 @@ const struct zse_cpu_kernels zse_cpu_generic = {
     .matmul_q4_k = matmul_q4_k,
     .matmul_q5_k = matmul_q5_k,
     .matmul_q6_k = matmul_q6_k,
+    .matmul_q8_x16 = matmul_q8_x16,
+    .matmul_q4_x16 = matmul_q4_x16,
     .matmul_nf4 = matmul_nf4,
     .matmul_f32 = matmul_f32,
     .matmul_f16 = matmul_f16,

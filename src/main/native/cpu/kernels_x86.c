@@ -1,8 +1,8 @@
 /*
  * kernels_x86.c: the x86-64 kernel sets, compiled twice from this one source: with AVX2+FMA+F16C (zse_cpu_avx2), and
  * with AVX-512 BW/VL/VNNI (zse_cpu_avx512), where the int8 dot product of 4-byte groups is one instruction
- * (vpdpbusd) and 32 vector registers hold a larger tile of outputs. Both work in 256-bit vectors: one 32-element
- * block of int8 codes per register.
+ * (vpdpbusd) and 32 vector registers hold a larger tile of outputs. The row-groups products work in 256-bit vectors
+ * in both (one 32-element block of int8 codes per register); the interleaved-16 ones in 512-bit vectors under AVX-512.
  *
  * TERNARY (BitNet) weights take the same byte dot product with their 2-bit codes as the unsigned side.
  *
@@ -368,6 +368,231 @@ ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales
 KQUANT_MATMUL(matmul_q4_k, 4)
 KQUANT_MATMUL(matmul_q5_k, 5)
 KQUANT_MATMUL(matmul_q6_k, 6)
+/*
+ * ---- Layout interleaved-16: Q8 and Q4 (groups of 32) ----
+ *
+ * A tile of 16 rows stores 4 bytes of each row side by side, so one vector load holds the same 4-byte step of LANES
+ * rows (16 in a 512-bit register, 8 in a 256-bit one: AVX2 takes a tile as two halves). The int8 dot product of each
+ * 32-bit lane with the 4 matching activation codes, broadcast to every lane, leaves each lane the partial sum of its
+ * own row: no horizontal sums, and the scales of LANES rows are one vector, so a block's float work (convert, scale,
+ * accumulate) is done once for LANES rows instead of once per row. A tile is also one contiguous run of memory, which
+ * the hardware prefetchers follow on their own.
+ */
+#if defined(ZSE_AVX512)
+#define LANES 16
+typedef __m512i vint;
+typedef __m512 vfloat;
+#define vint_zero _mm512_setzero_si512
+#define vfloat_zero _mm512_setzero_ps
+#define vint_load(p) _mm512_loadu_si512((const void *) (p))
+#define vint_add _mm512_add_epi32
+#define vfloat_add _mm512_add_ps
+#define vfloat_set1 _mm512_set1_ps
+#define vfloat_mul _mm512_mul_ps
+#define vfloat_fma _mm512_fmadd_ps
+#define vfloat_from_int _mm512_cvtepi32_ps
+#define vfloat_store(p, v) _mm512_storeu_ps(p, v)
+ALWAYS_INLINE vint vint_bcast4(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+ALWAYS_INLINE vfloat vfloat_from_f16(const uint16_t *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p));
+}
+/* Q8 codes made unsigned by +128 (vpdpbusd's first operand is unsigned); the tile subtracts 128 Σx afterwards. */
+#define Q8_BIAS 128
+ALWAYS_INLINE vint q8_unsigned(vint w) {
+    return _mm512_xor_si512(w, _mm512_set1_epi8((char) 0x80));
+}
+ALWAYS_INLINE vint q8_dot(vint acc, vint unsigned_w, vint w, vint x) {
+    (void) w;
+    return _mm512_dpbusd_epi32(acc, unsigned_w, x);
+}
+/* Q4: the low nibbles as they are, the high ones in place (16 × code): two sums, the second shifted down at the end. */
+ALWAYS_INLINE void q4_dot(vint *low, vint *high, vint w, vint x_low, vint x_high) {
+    *low = _mm512_dpbusd_epi32(*low, _mm512_and_si512(w, _mm512_set1_epi8(0x0F)), x_low);
+    *high = _mm512_dpbusd_epi32(*high, _mm512_and_si512(w, _mm512_set1_epi8((char) 0xF0)), x_high);
+}
+ALWAYS_INLINE vint q4_sum(vint low, vint high) {
+    return _mm512_add_epi32(low, _mm512_srai_epi32(high, 4));
+}
+#else
+#define LANES 8
+typedef __m256i vint;
+typedef __m256 vfloat;
+#define vint_zero _mm256_setzero_si256
+#define vfloat_zero _mm256_setzero_ps
+#define vint_load(p) _mm256_loadu_si256((const __m256i *) (p))
+#define vint_add _mm256_add_epi32
+#define vfloat_add _mm256_add_ps
+#define vfloat_set1 _mm256_set1_ps
+#define vfloat_mul _mm256_mul_ps
+#define vfloat_fma _mm256_fmadd_ps
+#define vfloat_from_int _mm256_cvtepi32_ps
+#define vfloat_store(p, v) _mm256_storeu_ps(p, v)
+ALWAYS_INLINE vint vint_bcast4(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+ALWAYS_INLINE vfloat vfloat_from_f16(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
+}
+/* |w| · (x with w's sign): pairs of products stay within int16, so vpmaddubsw cannot saturate. */
+#define Q8_BIAS 0
+ALWAYS_INLINE vint q8_unsigned(vint w) {
+    return _mm256_sign_epi8(w, w);
+}
+ALWAYS_INLINE vint q8_dot(vint acc, vint magnitude, vint w, vint x) {
+    return _mm256_add_epi32(acc, dot_u8s8(magnitude, _mm256_sign_epi8(x, w)));
+}
+ALWAYS_INLINE void q4_dot(vint *low, vint *high, vint w, vint x_low, vint x_high) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    *low = _mm256_add_epi32(*low, dot_u8s8(_mm256_and_si256(w, low4), x_low));
+    *high = _mm256_add_epi32(*high, dot_u8s8(_mm256_and_si256(_mm256_srli_epi16(w, 4), low4), x_high));
+}
+ALWAYS_INLINE vint q4_sum(vint low, vint high) {
+    return _mm256_add_epi32(low, high);
+}
+#endif
+
+/* The first byte and scale of the LANES rows from r (a multiple of LANES inside the tiles). */
+#define X16_ROWS(w, row_bytes, scales, slots, r)                                                                  \
+    const int8_t *tile = (const int8_t *) (w) + ((r) & ~15) * (row_bytes) + ((r) & 15) * 4;                       \
+    const uint16_t *tile_scales = (scales) + ((r) & ~15) * (slots) + ((r) & 15);
+
+/* LANES rows from r by rn activation rows from i. */
+ALWAYS_INLINE void q8x16_tile(const int8_t *w, const uint16_t *scales, int64_t cols, int64_t r, const int8_t *xq,
+                              const float *xd, const float *xs, int64_t i, int rn, float *out, int64_t stride) {
+    const int64_t blocks = cols / 32;
+    X16_ROWS(w, cols, scales, blocks, r);
+    vfloat acc[TILE_N];
+    vfloat offset[TILE_N];
+    for (int j = 0; j < rn; j++) {
+        acc[j] = vfloat_zero();
+        offset[j] = vfloat_zero();
+    }
+    (void) xs;
+    (void) offset;
+    for (int64_t b = 0; b < blocks; b++) {
+        const int8_t *steps = tile + b * 8 * 64;
+        vint even[TILE_N];
+        vint odd[TILE_N];
+        for (int j = 0; j < rn; j++) {
+            even[j] = vint_zero();
+            odd[j] = vint_zero();
+        }
+        /* Two sums per activation row, so the dependent int8 dot products form two chains instead of one. */
+        for (int c = 0; c < 8; c += 2) {
+            vint w0 = vint_load(steps + c * 64);
+            vint w1 = vint_load(steps + (c + 1) * 64);
+            vint u0 = q8_unsigned(w0);
+            vint u1 = q8_unsigned(w1);
+            for (int j = 0; j < rn; j++) {
+                const int8_t *x = xq + ((i + j) * blocks + b) * 32 + 4 * c;
+                even[j] = q8_dot(even[j], u0, w0, vint_bcast4(x));
+                odd[j] = q8_dot(odd[j], u1, w1, vint_bcast4(x + 4));
+            }
+        }
+        vfloat d = vfloat_from_f16(tile_scales + b * 16);
+        for (int j = 0; j < rn; j++) {
+            vfloat dot = vfloat_from_int(vint_add(even[j], odd[j]));
+            acc[j] = vfloat_fma(vfloat_mul(d, vfloat_set1(xd[(i + j) * blocks + b])), dot, acc[j]);
+#if Q8_BIAS
+            offset[j] = vfloat_fma(d, vfloat_set1(xs[(i + j) * blocks + b]), offset[j]);
+#endif
+        }
+    }
+    for (int j = 0; j < rn; j++) {
+#if Q8_BIAS
+        acc[j] = vfloat_fma(vfloat_set1(-(float) Q8_BIAS), offset[j], acc[j]);
+#endif
+        vfloat_store(out + (i + j) * stride + r, acc[j]);
+    }
+}
+
+ALWAYS_INLINE void q4x16_tile(const uint8_t *w, const uint16_t *scales, int64_t cols, int64_t r, const int8_t *xq,
+                              const float *xd, const float *xs, int64_t i, int rn, float *out, int64_t stride) {
+    const int64_t blocks = cols / 32;
+    X16_ROWS(w, cols / 2, scales, 2 * blocks, r);
+    vfloat acc[TILE_N];
+    vfloat offset[TILE_N];
+    for (int j = 0; j < rn; j++) {
+        acc[j] = vfloat_zero();
+        offset[j] = vfloat_zero();
+    }
+    for (int64_t b = 0; b < blocks; b++) {
+        const int8_t *steps = tile + b * 4 * 64;
+        vint low[TILE_N];
+        vint high[TILE_N];
+        for (int j = 0; j < rn; j++) {
+            low[j] = vint_zero();
+            high[j] = vint_zero();
+        }
+        /* Step c holds elements 4c.. in its low nibbles and 16 + 4c.. in its high ones. */
+        for (int c = 0; c < 4; c++) {
+            vint codes = vint_load(steps + c * 64);
+            for (int j = 0; j < rn; j++) {
+                const int8_t *x = xq + ((i + j) * blocks + b) * 32 + 4 * c;
+                q4_dot(&low[j], &high[j], codes, vint_bcast4(x), vint_bcast4(x + 16));
+            }
+        }
+        vfloat d = vfloat_from_f16(tile_scales + b * 32);
+        vfloat m = vfloat_from_f16(tile_scales + b * 32 + 16);
+        for (int j = 0; j < rn; j++) {
+            vfloat dot = vfloat_from_int(q4_sum(low[j], high[j]));
+            acc[j] = vfloat_fma(vfloat_mul(d, vfloat_set1(xd[(i + j) * blocks + b])), dot, acc[j]);
+            offset[j] = vfloat_fma(m, vfloat_set1(xs[(i + j) * blocks + b]), offset[j]);
+        }
+    }
+    for (int j = 0; j < rn; j++) {
+        vfloat_store(out + (i + j) * stride + r, vfloat_add(acc[j], offset[j]));
+    }
+}
+
+/*
+ * Runs TILE(N) over the tiled rows of [row_begin, row_end) in steps of LANES, then the rows after the last whole tile
+ * (row-groups) with ROW_GROUPS.
+ */
+#define FOR_EACH_X16_TILE(TILE, ROW_GROUPS)                                                                       \
+    int64_t full = rows & ~15;                                                                                    \
+    int64_t tiled_end = row_end < full ? row_end : full;                                                          \
+    for (int64_t r = row_begin; r < tiled_end; r += LANES) {                                                      \
+        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
+            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
+            if (rn == TILE_N) {                                                                                   \
+                TILE(TILE_N);                                                                                     \
+            } else if (rn == 1) {                                                                                 \
+                TILE(1);                                                                                          \
+            } else {                                                                                              \
+                TILE(rn);                                                                                         \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+    if (row_end > full) {                                                                                         \
+        ROW_GROUPS(row_begin > full ? row_begin : full);                                                          \
+    }
+
+static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride) {
+#define Q8X_TILE(N) q8x16_tile(w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
+#define Q8X_REST(first) matmul_q8(w, scales, cols, (int32_t) (first), row_end, xq, xd, n, out, out_stride)
+    FOR_EACH_X16_TILE(Q8X_TILE, Q8X_REST)
+#undef Q8X_TILE
+#undef Q8X_REST
+}
+
+static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride) {
+#define Q4X_TILE(N) q4x16_tile(w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
+#define Q4X_REST(first) matmul_q4(w, scales, 32, cols, (int32_t) (first), row_end, xq, xd, xs, n, out, out_stride)
+    FOR_EACH_X16_TILE(Q4X_TILE, Q4X_REST)
+#undef Q4X_TILE
+#undef Q4X_REST
+}
 
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 
@@ -500,6 +725,8 @@ const struct zse_cpu_kernels KERNELS = {
     .matmul_q4_k = matmul_q4_k,
     .matmul_q5_k = matmul_q5_k,
     .matmul_q6_k = matmul_q6_k,
+    .matmul_q8_x16 = matmul_q8_x16,
+    .matmul_q4_x16 = matmul_q4_x16,
     .matmul_nf4 = matmul_nf4,
     .matmul_f32 = matmul_f32,
     .matmul_f16 = matmul_f16,

@@ -1,5 +1,7 @@
 package io.zse.cli;
 
+import io.zse.backend.cpu.CpuKernelChoice;
+import io.zse.backend.cpu.NativeKernels;
 import io.zse.convert.ConvertOptions;
 import io.zse.convert.ModelConverter;
 import io.zse.convert.ModelImport;
@@ -39,6 +41,11 @@ public final class ConvertCommand implements Callable<Integer> {
     @Option(names = "--lm-head", paramLabel = "TYPE", description = "Type of lm_head, and of tied embeddings (same default).")
     String lmHead;
 
+    @Option(names = "--layout", paramLabel = "LAYOUT", description = "Q8 and Q4/32 weights: interleaved (16 rows side "
+            + "by side, what the native CPU kernels multiply fastest), row-groups, or auto (default): interleaved where "
+            + "this machine runs the native SIMD kernels.")
+    String layout;
+
     @Option(names = "--force", description = "Replace OUT if it exists.")
     boolean force;
 
@@ -49,9 +56,9 @@ public final class ConvertCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         long start = System.nanoTime();
         if (!java.nio.file.Files.isDirectory(input)) {
-            if (quant != null || groupSize != null || embeddings != null || lmHead != null) {
-                throw new IllegalArgumentException("--quant, --group-size, --embeddings and --lm-head apply to checkpoint "
-                        + "directories; " + input + " keeps the types it was quantized with");
+            if (quant != null || groupSize != null || embeddings != null || lmHead != null || layout != null) {
+                throw new IllegalArgumentException("--quant, --group-size, --embeddings, --lm-head and --layout apply to "
+                        + "checkpoint directories; " + input + " keeps the types it was quantized with");
             }
             ProgressDisplay progress = progressOn();
             ModelConverter.Result result = ModelImport.convertFile(input, output, force, progress);
@@ -61,11 +68,21 @@ public final class ConvertCommand implements Callable<Integer> {
         TensorType type = TensorType.parse(quant == null ? "q8" : quant);
         ConvertOptions options = new ConvertOptions(type, groupSize != null ? groupSize : type.defaultGroupSize(),
                 embeddings == null ? null : TensorType.parse(embeddings), lmHead == null ? null : TensorType.parse(lmHead),
-                force);
+                force, interleave());
         ProgressDisplay progress = progressOn();
         ModelConverter.Result result = ModelConverter.convert(input, output, options, progress);
         progress.done();
         return report(result, start);
+    }
+
+    private boolean interleave() {
+        return switch (layout == null ? "auto" : layout) {
+            case "interleaved" -> true;
+            case "row-groups" -> false;
+            case "auto" -> CpuKernelChoice.selected() instanceof NativeKernels k && !k.library().isa().equals("generic");
+            default -> throw new IllegalArgumentException("--layout " + layout
+                    + " is not one of auto, interleaved, row-groups");
+        };
     }
 
     private ProgressDisplay progressOn() {

@@ -10,9 +10,16 @@ import io.zse.format.TensorType;
  * @param embeddings type of {@code model.embed_tokens.weight}, or null for the default (docs/zse-format.md)
  * @param lmHead     type of {@code lm_head.weight} (and of tied embeddings), or null for the default
  * @param force      replace an existing output file
+ * @param interleave store Q8 and Q4/32 weights in layout interleaved-16 (InterleavedRows), which the native CPU
+ *                   kernels multiply fastest; otherwise row-groups
  */
 public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddings, TensorType lmHead,
-                             boolean force) {
+                             boolean force, boolean interleave) {
+
+    /** Row-groups throughout. */
+    public ConvertOptions(TensorType quant, int groupSize, TensorType embeddings, TensorType lmHead, boolean force) {
+        this(quant, groupSize, embeddings, lmHead, force, false);
+    }
 
     public ConvertOptions {
         for (TensorType t : new TensorType[]{quant, embeddings, lmHead}) {
@@ -52,6 +59,10 @@ public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddi
 
     TensorType lmHeadType() {
         return lmHead != null ? lmHead : embeddings != null ? embeddings : sensitiveDefault();
+    }
+
+    public ConvertOptions withInterleave(boolean interleave) {
+        return new ConvertOptions(quant, groupSize, embeddings, lmHead, force, interleave);
     }
 
     /** Group size a tensor of {@code type} is written with. */

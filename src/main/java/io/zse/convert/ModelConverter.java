@@ -3,10 +3,12 @@ package io.zse.convert;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.format.InterleavedRows;
 import io.zse.format.SectionKind;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.TernaryBlocks;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseWriter;
 import io.zse.model.ModelConfig;
 import io.zse.model.ModelTensors;
@@ -183,8 +185,11 @@ public final class ModelConverter {
                 type = TensorType.F16;
                 group = 0;
             }
-            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(), from.offset(),
-                    TensorInfo.planned(name, type, e.getValue(), group)));
+            TensorInfo target = TensorInfo.planned(name, type, e.getValue(), group);
+            if (options.interleave() && InterleavedRows.allows(type, group, e.getValue())) {
+                target = target.withLayout(ZseLayout.LAYOUT_INTERLEAVED_16);
+            }
+            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(), from.offset(), target));
         }
         for (SafetensorsTensor t : checkpoint.tensors()) {
             boolean used = plan.stream().anyMatch(p -> p.sourceName.equals(t.name())
@@ -234,7 +239,11 @@ public final class ModelConverter {
         TensorType type = t.type();
         int rowLength = (int) t.rowLength();
         long rows = t.elementCount() / rowLength;
+        boolean interleave = t.layout() == ZseLayout.LAYOUT_INTERLEAVED_16;
         int chunkRows = (int) Math.max(1, Math.min(rows, CHUNK_ELEMENTS / rowLength));
+        if (interleave && chunkRows < rows) { // chunks start on a tile of 16 rows
+            chunkRows = Math.max(InterleavedRows.ROWS, chunkRows / InterleavedRows.ROWS * InterleavedRows.ROWS);
+        }
         ChunkEncoder encoder = new ChunkEncoder(type, t.groupSize());
         ZseWriter.TensorSink[] sink = new ZseWriter.TensorSink[1];
         for (long first = 0; first < rows; first += chunkRows) {
@@ -262,6 +271,10 @@ public final class ModelConverter {
                 chunk.scales = atLeast(chunk.scales, t.scalesLength() > 0 ? type.scaleBytes(count, t.groupSize()) : 0);
                 encoder.encodeHere(values, n, rowLength, MemorySegment.ofArray(chunk.data),
                         MemorySegment.ofArray(chunk.scales));
+                if (interleave) {
+                    InterleavedRows.interleave(type, t.groupSize(), n, rowLength, MemorySegment.ofArray(chunk.data),
+                            MemorySegment.ofArray(chunk.scales));
+                }
             }, chunk -> {
                 // its source pages are read: drop them, so only the chunks in flight stay resident
                 checkpoint.release(p.sourceName, (p.firstRow + row) * rowLength, chunk.count);

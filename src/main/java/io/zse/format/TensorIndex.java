@@ -105,7 +105,7 @@ public final class TensorIndex {
         } catch (IllegalArgumentException e) {
             throw in.fail(what + " has unknown type code " + typeCode + " (written by a newer zse?)");
         }
-        if (layout != ZseLayout.LAYOUT_ROW_GROUPS) {
+        if (layout != ZseLayout.LAYOUT_ROW_GROUPS && layout != ZseLayout.LAYOUT_INTERLEAVED_16) {
             throw in.fail(what + " has unknown layout code " + layout + " (written by a newer zse?)");
         }
         if (rank < 1 || rank > ZseLayout.MAX_RANK) {
@@ -129,6 +129,10 @@ public final class TensorIndex {
         }
         if (type.isQuantized() && t.rowLength() % groupSize != 0) {
             throw in.fail(what + " has rows of " + t.rowLength() + " elements, not a multiple of group size " + groupSize);
+        }
+        if (layout == ZseLayout.LAYOUT_INTERLEAVED_16 && !InterleavedRows.allows(type, groupSize, shape)) {
+            throw in.fail(what + " is " + type + "/" + groupSize + " " + t.shapeString()
+                    + " in layout interleaved-16, which holds only 2-D Q8 and Q4/32 tensors");
         }
         if (t.dataLength() != type.dataBytes(n)) {
             throw in.fail(what + " " + type + " " + t.shapeString() + " needs " + type.dataBytes(n)

@@ -59,6 +59,11 @@ public record TensorInfo(String name, TensorType type, int layout, long[] shape,
                 scalesLength, dataCrc, scalesCrc);
     }
 
+    public TensorInfo withLayout(int layout) {
+        return new TensorInfo(name, type, layout, shape, groupSize, dataOffset, dataLength, scalesOffset,
+                scalesLength, dataCrc, scalesCrc);
+    }
+
     /** An entry not yet placed in a file: lengths follow from type, shape and group size. */
     public static TensorInfo planned(String name, TensorType type, long[] shape, int groupSize) {
         TensorInfo t = new TensorInfo(name, type, ZseLayout.LAYOUT_ROW_GROUPS, shape, groupSize, 0, 0, 0, 0, 0, 0);

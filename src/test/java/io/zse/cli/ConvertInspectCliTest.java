@@ -3,6 +3,8 @@ package io.zse.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.TestModels;
+import io.zse.format.ZseFile;
+import io.zse.format.ZseLayout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,6 +52,26 @@ class ConvertInspectCliTest {
         assertEquals(2048 * 128 + 2 * (128 * 128 * 2 + 64 * 128 * 2 + 3 * 128 * 384 + 2 * 128) + 128,
                 report.at("/totals/parameters").asLong());
         assertEquals("not checked (use --verify)", report.at("/checksums/tensors").asText());
+    }
+
+    @Test
+    void layoutIsChosenByFlagAndRecordedPerTensor() throws Exception {
+        for (String layout : new String[]{"interleaved", "row-groups"}) {
+            Path zse = dir.resolve(layout + ".zse");
+            Run convert = run("convert", TestModels.tinyStories().toString(), "-o", zse.toString(), "--quant", "q4",
+                    "--layout", layout);
+            assertEquals(0, convert.exit, convert.err);
+            try (ZseFile file = ZseFile.open(zse)) {
+                int expected = layout.equals("interleaved") ? ZseLayout.LAYOUT_INTERLEAVED_16 : ZseLayout.LAYOUT_ROW_GROUPS;
+                assertEquals(expected, file.tensors().stream().filter(t -> t.rank() == 2).findFirst().orElseThrow().layout());
+                assertTrue(file.tensors().stream().filter(t -> t.rank() == 1)
+                        .allMatch(t -> t.layout() == ZseLayout.LAYOUT_ROW_GROUPS), "norms stay row-groups");
+            }
+        }
+        Run bad = run("convert", TestModels.tinyStories().toString(), "-o", dir.resolve("y.zse").toString(),
+                "--layout", "columns");
+        assertEquals(1, bad.exit);
+        assertTrue(bad.err.contains("--layout columns is not one of auto, interleaved, row-groups"), bad.err);
     }
 
     @Test

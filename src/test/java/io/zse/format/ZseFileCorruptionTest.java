@@ -142,6 +142,17 @@ class ZseFileCorruptionTest {
     }
 
     @Test
+    void interleavedLayoutOnATensorItCannotHoldOrAnUnknownLayout() throws IOException {
+        String m = rejection(rewriteIndex(ts -> {
+            int norm = ts.indexOf(ts.stream().filter(t -> t.rank() == 1).findFirst().orElseThrow());
+            return replace(ts, norm, ts.get(norm).withLayout(ZseLayout.LAYOUT_INTERLEAVED_16));
+        }));
+        assertTrue(m.contains("in layout interleaved-16, which holds only 2-D Q8 and Q4/32 tensors"), m);
+        m = rejection(rewriteIndex(ts -> replace(ts, 2, ts.get(2).withLayout(2))));
+        assertTrue(m.contains("unknown layout code 2"), m);
+    }
+
+    @Test
     void duplicateNames() throws IOException {
         // q_proj and k_proj names have the same length, so the index keeps its size.
         String m = rejection(rewriteIndex(ts -> replace(ts, 3, rename(ts.get(3), ts.get(2).name()))));

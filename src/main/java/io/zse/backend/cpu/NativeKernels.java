@@ -29,7 +29,7 @@ public final class NativeKernels implements CpuKernels {
 
     @Override
     public CpuWeight weight(ZseTensor tensor) {
-        return new NativeWeight(tensor, library, java.weight(tensor));
+        return new NativeWeight(tensor, library, java);
     }
 
     @Override

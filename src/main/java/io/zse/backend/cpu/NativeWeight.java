@@ -1,28 +1,43 @@
 package io.zse.backend.cpu;
 
+import io.zse.format.InterleavedRows;
+import io.zse.format.TensorDecoder;
 import io.zse.format.TensorType;
 import io.zse.format.TernaryBlocks;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
+
+import java.lang.foreign.MemorySegment;
 
 /**
  * A weight whose products run in the native kernels ({@link NativeCpuLibrary}), read in place from the mapped file.
  * Q8, Q4 and the K-quants multiply activations quantized to int8 per block of 32 (integer dot products are the fast
  * path on every SIMD set), TERNARY multiplies them quantized per row as BitNet does ({@link TernaryActivations}); NF4,
  * F16, BF16 and F32 multiply float activations. Single-row reads (embedding lookups, one dot) go to
- * the Java kernels of the same tensor: they are not where the time is.
+ * the Java kernels of the same tensor: they are not where the time is. A tensor in layout interleaved-16 (16 rows side
+ * by side, {@link InterleavedRows}) has products only here; its single rows are gathered and decoded in plain Java.
  */
 public final class NativeWeight extends CpuWeight {
     /** Weight rows per task handed to a thread: the kernels' tile height, so no tile is split between threads. */
     private static final int ROWS_PER_ITEM = 4;
 
     private final NativeCpuLibrary library;
+    private final ZseTensor tensor;
+    private final boolean interleaved;
+    /** The Java kernels' weight, for single rows; null when interleaved (those kernels read row-groups only). */
     private final CpuWeight java;
 
-    NativeWeight(ZseTensor tensor, NativeCpuLibrary library, CpuWeight java) {
+    NativeWeight(ZseTensor tensor, NativeCpuLibrary library, CpuKernels javaKernels) {
         super(tensor);
         this.library = library;
-        this.java = java;
+        this.tensor = tensor;
+        this.interleaved = tensor.info().layout() == ZseLayout.LAYOUT_INTERLEAVED_16;
+        this.java = interleaved ? null : javaKernels.weight(tensor);
         requireBytes(data.byteSize(), type.dataBytes((long) rows * cols), "data");
+        if (interleaved && !InterleavedRows.allows(type, groupSize, tensor.shape())) {
+            throw new IllegalArgumentException(tensor.name() + ": " + type + "/" + groupSize
+                    + " is not stored in layout interleaved-16");
+        }
         switch (type) {
             case Q8 -> requireGroupSize(32);
             case NF4 -> requireGroupSize(64);
@@ -45,17 +60,42 @@ public final class NativeWeight extends CpuWeight {
 
     @Override
     public float dot(int row, float[] x, int xOffset) {
-        return java.dot(row, x, xOffset);
+        if (!interleaved) {
+            return java.dot(row, x, xOffset);
+        }
+        float[] decoded = new float[cols];
+        decodeRow(row, decoded, 0);
+        float sum = 0;
+        for (int k = 0; k < cols; k++) {
+            sum += decoded[k] * x[xOffset + k];
+        }
+        return sum;
     }
 
     @Override
     public void decodeRow(int row, float[] out, int offset) {
-        java.decodeRow(row, out, offset);
+        if (!interleaved) {
+            java.decodeRow(row, out, offset);
+            return;
+        }
+        MemorySegment rowData = MemorySegment.ofArray(new byte[(int) type.dataBytes(cols)]);
+        MemorySegment rowScales = MemorySegment.ofArray(new byte[(int) type.scaleBytes(cols, groupSize)]);
+        InterleavedRows.readRow(tensor, row, rowData, rowScales);
+        TensorDecoder.decode(type, groupSize, rowData, rowScales, 0, cols, out, offset);
     }
 
+    /** Unused: {@link #multiply} runs every product in the native kernels. */
     @Override
     void multiplyTile(float[] tile, int tileRows, float[] x, int n, float[] out, int outStride, int firstRow) {
-        java.multiplyTile(tile, tileRows, x, n, out, outStride, firstRow);
+        for (int r = 0; r < tileRows; r++) {
+            for (int i = 0; i < n; i++) {
+                float sum = 0;
+                for (int k = 0; k < cols; k++) {
+                    sum += tile[r * cols + k] * x[i * cols + k];
+                }
+                out[i * outStride + firstRow + r] = sum;
+            }
+        }
     }
 
     @Override
@@ -64,6 +104,10 @@ public final class NativeWeight extends CpuWeight {
             throw new IllegalArgumentException("a product of " + n + " rows with a [" + rows + ", " + cols
                     + "] weight needs " + (long) n * cols + " inputs and " + (long) n * rows + " outputs, not "
                     + x.length + " and " + out.length);
+        }
+        if (interleaved) {
+            multiplyInterleaved(x, n, out, threads);
+            return;
         }
         int items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
         long work = (long) ROWS_PER_ITEM * cols * n;
@@ -92,5 +136,17 @@ public final class NativeWeight extends CpuWeight {
             default -> threads.parallelFor(items, work, (start, end) -> library.matmulFloat(type, data, cols,
                     start * ROWS_PER_ITEM, Math.min(rows, end * ROWS_PER_ITEM), x, n, out, rows));
         }
+    }
+
+    /** Threads take whole tiles of 16 rows; the rows after the last tile go with the last item. */
+    private void multiplyInterleaved(float[] x, int n, float[] out, CpuThreads threads) {
+        QuantizedRows q = QuantizedRows.forThread(n * cols);
+        library.quantizeRows(x, n, cols, q.codes(), q.scales(), q.sums());
+        int tiles = Math.max(1, rows / InterleavedRows.ROWS);
+        threads.parallelFor(tiles, (long) InterleavedRows.ROWS * cols * n, (start, end) -> {
+            int first = start * InterleavedRows.ROWS;
+            int last = end == tiles ? rows : end * InterleavedRows.ROWS;
+            library.matmulInterleaved(type, data, scales, rows, cols, first, last, q, n, out, rows);
+        });
     }
 }

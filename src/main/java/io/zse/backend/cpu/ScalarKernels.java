@@ -1,5 +1,6 @@
 package io.zse.backend.cpu;
 
+import io.zse.format.InterleavedRows;
 import io.zse.format.LittleEndian;
 import io.zse.format.ZseTensor;
 
@@ -19,7 +20,7 @@ public final class ScalarKernels implements CpuKernels {
 
     @Override
     public CpuWeight weight(ZseTensor tensor) {
-        return new ScalarMatmul(tensor);
+        return new ScalarMatmul(InterleavedRows.toRowGroups(tensor));
     }
 
     @Override

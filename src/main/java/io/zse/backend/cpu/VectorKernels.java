@@ -1,5 +1,6 @@
 package io.zse.backend.cpu;
 
+import io.zse.format.InterleavedRows;
 import io.zse.format.ZseTensor;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -24,7 +25,7 @@ public final class VectorKernels implements CpuKernels {
 
     @Override
     public CpuWeight weight(ZseTensor tensor) {
-        return Matmul.of(tensor);
+        return Matmul.of(InterleavedRows.toRowGroups(tensor));
     }
 
     /** The exponential is the JDK's vectorized one (a few ulps from Math.exp), then scalar for the tail. */

@@ -8,6 +8,7 @@ import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.TensorType;
+import io.zse.format.InterleavedRows;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
@@ -78,8 +79,9 @@ public final class CudaBackend implements Backend {
     }
 
     @Override
-    public WeightMatrix weight(ZseTensor tensor) {
+    public WeightMatrix weight(ZseTensor mapped) {
         enter();
+        ZseTensor tensor = InterleavedRows.toRowGroups(mapped); // the device kernels read row-groups
         long[] shape = tensor.shape();
         if (shape.length != 2 || shape[0] > Integer.MAX_VALUE || shape[1] > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "

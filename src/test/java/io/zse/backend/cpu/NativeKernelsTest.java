@@ -1,8 +1,10 @@
 package io.zse.backend.cpu;
 
 import io.zse.backend.BackendUnavailableException;
+import io.zse.format.InterleavedRows;
 import io.zse.format.TensorDecoder;
 import io.zse.format.TensorType;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -12,6 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,8 +34,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * Every kernel set of libzse_cpu this CPU runs (AVX-512, AVX2 and the portable C on an AVX-512 machine), for every
  * storage type and shapes with tile edges, against products computed here in double. Q8, Q4 and the K-quants
- * multiply int8 activations: they must match the product with the activations as quantized exactly, and stay within the
- * quantization's own error bound of the float product.
+ * multiply int8 activations: they must match the product with the activations as quantized exactly, and stay within
+ * the quantization's own error bound of the float product. Q8 and Q4/32 also run in layout interleaved-16, whose
+ * products are checked against the same sums computed from the row-groups bytes it was made from.
  */
 class NativeKernelsTest {
     private static final String[] CASES = {
@@ -44,6 +48,11 @@ class NativeKernelsTest {
             "Q4_K, 256, 37, 512, 1", "Q4_K, 256, 37, 512, 5", "Q4_K, 256, 8, 256, 8",
             "Q5_K, 256, 37, 512, 1", "Q5_K, 256, 19, 768, 5", "Q6_K, 256, 37, 512, 1", "Q6_K, 256, 21, 256, 5",
             "Q6_K, 256, 8, 256, 8",
+            // layout interleaved-16: whole tiles only, tiles and a tail of rows, a tail only; decode and prefill edges
+            "Q8 x16, 32, 32, 96, 1", "Q8 x16, 32, 37, 96, 1", "Q8 x16, 32, 37, 64, 5", "Q8 x16, 32, 50, 256, 4",
+            "Q8 x16, 32, 5, 32, 2", "Q8 x16, 32, 48, 64, 9",
+            "Q4 x16, 32, 32, 96, 1", "Q4 x16, 32, 37, 96, 1", "Q4 x16, 32, 37, 64, 5", "Q4 x16, 32, 50, 256, 4",
+            "Q4 x16, 32, 5, 32, 2", "Q4 x16, 32, 48, 64, 9",
     };
 
     private static final CpuThreads THREADS = new CpuThreads(2);
@@ -80,23 +89,26 @@ class NativeKernelsTest {
         List<String> sets = loaded.map(NativeCpuLibrary::supported).orElse(List.of("generic"));
         return sets.stream().flatMap(isa -> Arrays.stream(CASES).map(c -> {
             String[] f = c.split(", ");
-            return Arguments.of(isa, TensorType.valueOf(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]),
-                    Integer.parseInt(f[3]), Integer.parseInt(f[4]));
+            String[] type = f[0].split(" ");
+            return Arguments.of(isa, TensorType.valueOf(type[0]), type.length > 1 ? "interleaved-16" : "row-groups",
+                    Integer.parseInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]));
         }));
     }
 
-    @ParameterizedTest(name = "{0} {1} g={2} [{3} x {4}] n={5}")
+    @ParameterizedTest(name = "{0} {1} {2} g={3} [{4} x {5}] n={6}")
     @MethodSource("cases")
-    void matchesTheProductInDouble(String isa, TensorType type, int groupSize, int rows, int cols, int n) {
+    void matchesTheProductInDouble(String isa, TensorType type, String layout, int groupSize, int rows, int cols,
+                                   int n) {
         library.use(isa);
         ZseTensor tensor = MatmulTest.randomTensor(type, groupSize, rows, cols, 7L * rows + cols + n);
+        ZseTensor stored = layout.equals("row-groups") ? tensor : interleaved(tensor);
         SplittableRandom random = new SplittableRandom(n + 100L * cols);
         float[] x = new float[n * cols];
         for (int k = 0; k < x.length; k++) {
             x[k] = (float) random.nextDouble(-2, 2);
         }
         float[] out = new float[n * rows];
-        new NativeKernels(library, ScalarKernels.INSTANCE).weight(tensor).multiply(x, n, out, THREADS);
+        new NativeKernels(library, ScalarKernels.INSTANCE).weight(stored).multiply(x, n, out, THREADS);
 
         boolean int8 = type == TensorType.Q8 || type == TensorType.Q4 || type.isKQuant();
         float[] used = int8 ? TestKernels.int8Activations(x) : x;
@@ -120,6 +132,32 @@ class NativeKernelsTest {
                         where + " is further from the float product than int8 activations allow");
             }
         }
+    }
+
+    /** A copy of a row-groups tensor in layout interleaved-16. */
+    static ZseTensor interleaved(ZseTensor tensor) {
+        MemorySegment data = Arena.ofAuto().allocate(tensor.data().byteSize()).copyFrom(tensor.data());
+        MemorySegment scales = Arena.ofAuto().allocate(tensor.scales().byteSize()).copyFrom(tensor.scales());
+        long[] shape = tensor.shape();
+        InterleavedRows.interleave(tensor.type(), tensor.groupSize(), shape[0], shape[1], data, scales);
+        return new ZseTensor(tensor.info().withLayout(ZseLayout.LAYOUT_INTERLEAVED_16), data, scales);
+    }
+
+    /** The activations as the kernels see them: per block of 32, round(x * 127 / max|x|) * max|x| / 127. */
+    private static float[] quantizedAsFloats(float[] x) {
+        float[] q = new float[x.length];
+        for (int b = 0; b < x.length; b += 32) {
+            float amax = 0;
+            for (int k = b; k < b + 32; k++) {
+                amax = Math.max(amax, Math.abs(x[k]));
+            }
+            float scale = amax / 127f;
+            float inverse = amax == 0 ? 0 : 127f / amax;
+            for (int k = b; k < b + 32; k++) {
+                q[k] = (float) Math.rint(x[k] * inverse) * scale;
+            }
+        }
+        return q;
     }
 
     @Test

@@ -126,7 +126,7 @@ public class TernaryKernelsTest {
         try {
             for (String isa : sets) {
                 library.get().use(isa);
-                CpuWeight nativeWeight = new NativeWeight(t, library.get(), vector);
+                CpuWeight nativeWeight = new NativeWeight(t, library.get(), TestKernels.named("vector"));
                 assertArrayEquals(want, multiply(nativeWeight, x, n), "native " + isa);
                 ran.add(isa);
             }
