@@ -78,6 +78,7 @@ public final class CudaBackend implements Backend {
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
+    private long replays;
 
     /** A backend that records decode steps as CUDA graphs. */
     public CudaBackend(CudaLibrary cuda, CudaDevice device) {
@@ -396,6 +397,7 @@ public final class CudaBackend implements Backend {
     public void pass(Object program, int[] tokens, BatchLayout batch, Runnable ops) {
         check(tokens.length >= batch.rows(), tokens.length + " tokens for a batch of " + batch.rows() + " rows");
         computeEnter();
+        closeAbandonedKvPools();
         for (BatchLayout.Segment s : batch.segments()) {
             s.cache().checkWritable(0, s.startPos(), s.length()); // what storeKv checks, for replays that skip it
         }
@@ -418,12 +420,13 @@ public final class CudaBackend implements Backend {
             Recorded known = recorded.get(key);
             if (known != null) {
                 for (int token : tokens) {
-                    if (token < 0 || token >= known.vocab()) {
+                    if (known.vocab() >= 0 && (token < 0 || token >= known.vocab())) {
                         throw new IllegalArgumentException("token id " + token + " outside the vocabulary 0.."
                                 + (known.vocab() - 1));
                     }
                 }
                 known.graph().launch(stream);
+                replays++;
             } else if (seen.add(key)) {
                 ops.run(); // allocates what the ops need; recorded next time if nothing else was allocated meanwhile
                 if (memoryGeneration != DeviceBuffer.changes()) {
@@ -436,7 +439,15 @@ public final class CudaBackend implements Backend {
                     dropGraphs();
                     seen.add(key);
                 }
-                CudaGraph graph = CudaGraph.capture(cuda, stream, ops);
+                CudaGraph graph;
+                try {
+                    graph = CudaGraph.capture(cuda, stream, ops);
+                } catch (CudaException e) {
+                    // Something the ops did cannot be captured (CUDA refuses it while capturing): run them directly.
+                    dropGraphs();
+                    ops.run();
+                    return;
+                }
                 recorded.put(key, new Recorded(graph, pass.vocab));
                 graph.launch(stream);
             }
@@ -445,9 +456,9 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    /** How many passes are recorded now (for tests). */
-    int recordedPasses() {
-        return recorded.size();
+    /** How many passes ran as replays of a recorded graph so far. */
+    public long replayedPasses() {
+        return replays;
     }
 
     private void dropGraphs() {
@@ -601,8 +612,8 @@ public final class CudaBackend implements Backend {
     }
 
     private DeviceKvPool devicePool(KvBlockPool pool) {
-        for (DeviceKvPool gone; (gone = abandonedKvPools.poll()) != null; ) {
-            gone.close();
+        if (pass == null) { // a pass may be capturing, and nothing may be freed then
+            closeAbandonedKvPools();
         }
         DeviceKvPool device = kvPools.get(pool);
         if (device == null) {
@@ -613,6 +624,12 @@ public final class CudaBackend implements Backend {
             device = created;
         }
         return device;
+    }
+
+    private void closeAbandonedKvPools() {
+        for (DeviceKvPool gone; (gone = abandonedKvPools.poll()) != null; ) {
+            gone.close();
+        }
     }
 
     private StagedBuffer slot(int i) {
