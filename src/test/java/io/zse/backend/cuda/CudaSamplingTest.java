@@ -22,8 +22,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@link SplittableRandom} seeded as the CPU sampler's, which draws exactly one per non-greedy token.
  */
 class CudaSamplingTest {
-    private static final int VOCAB = 1500;
-    private static final int STEPS = 8;
+    /** Small, so the emulation's one candidate pass per kept token stays quick (the ASan build runs these too). */
+    private static final int VOCAB = 600;
+    private static final int STEPS = 5;
 
     private static CudaProbe probe;
     private static CudaBackend cuda;
@@ -62,7 +63,7 @@ class CudaSamplingTest {
         for (int i = 0; i < 8; i++) {
             logits[r.nextInt(VOCAB)] = (float) (6 + r.nextDouble() * 3);
         }
-        logits[17] = logits[901]; // a tie, broken by the lower id on both sides
+        logits[17] = logits[401]; // a tie, broken by the lower id on both sides
         return logits;
     }
 
@@ -74,7 +75,7 @@ class CudaSamplingTest {
                 parameters(1.0, 0, 0.9, 0),
                 parameters(1.3, 0, 1, 0.05),
                 parameters(0.8, 5, 0.5, 0),
-                parameters(2.0, 1024, 0.95, 0.01),
+                parameters(2.0, 200, 0.95, 0.01),
                 parameters(0.01, 0, 1, 0.2));
         int n = rows.size();
         Sampler[] samplers = new Sampler[n];
@@ -108,17 +109,18 @@ class CudaSamplingTest {
         }
     }
 
-    /** More than 1024 candidates kept (a flat row, no truncation): the device leaves the row to the host. */
+    /** More than 1024 candidates kept (a flat row of 1100, no truncation): the device leaves the row to the host. */
     @Test
     void rowsWithTooManyCandidatesAreLeftToTheHost() {
-        try (ActivationBuffer logits = cuda.allocate(2L * VOCAB)) {
-            float[] flat = new float[2 * VOCAB];
-            flat[VOCAB + 3] = 30; // the second row is peaked: decided on the device
+        int vocab = 1100;
+        try (ActivationBuffer logits = cuda.allocate(2L * vocab)) {
+            float[] flat = new float[2 * vocab];
+            flat[vocab + 3] = 30; // the second row is peaked: decided on the device
             cuda.write(flat, logits);
-            int[] ids = cuda.sample(logits, 2, VOCAB, new double[]{1, 0, 1, 0, 0.5, 1, 0, 0.5, 0, 0.25});
+            int[] ids = cuda.sample(logits, 2, vocab, new double[]{1, 0, 1, 0, 0.5, 1, 0, 0.5, 0, 0.25});
             assertEquals(-1, ids[0]);
             assertEquals(3, ids[1]);
-            assertThrows(IllegalArgumentException.class, () -> cuda.sample(logits, 2, VOCAB, new double[5]));
+            assertThrows(IllegalArgumentException.class, () -> cuda.sample(logits, 2, vocab, new double[5]));
         }
     }
 }
