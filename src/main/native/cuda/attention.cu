@@ -2,7 +2,9 @@
 //
 // Decode (n == 1): one block per query head; its 8 warps take every 8th visible key, each warp keeps a running
 // (max, sum, output) and the block merges the 8 partial results at the end. Paged: the same per row of a batch, keys
-// and values found through each sequence's block table in the block pool (zse_cuda_paged_attention).
+// and values found through each sequence's block table in the block pool (zse_cuda_paged_attention), optionally split
+// over the sequence (flash-decoding: heads x rows blocks are too few to fill a GPU at small batch and long context,
+// so each row's keys are cut into runs attended by separate blocks, then merged by a second kernel).
 // Prefill (n > 1): one block per (16-query tile, head); key/value tiles of 32 positions are staged in shared memory and
 // reused by all 16 queries, flash-attention style.
 #include <math.h>
@@ -20,6 +22,7 @@ constexpr int kQueryTile = 16;
 constexpr int kKeyTile = 32;
 constexpr int kPrefillWarps = 4;
 constexpr int kRowsPerWarp = kQueryTile / kPrefillWarps;
+constexpr int kMaxSplits = 64;
 
 struct Shape {
     int heads, kv_heads, head_dim, window;
@@ -53,11 +56,15 @@ struct Paged {
     }
 };
 
-// One query row of one head (blockIdx.x) against the keys visible from `position`: the block's 8 warps take every 8th
-// key, each keeping a running (max, sum, output), merged at the end. q and out point at the row's first head.
+// One query row of one head (blockIdx.x) against the keys at positions begin..end (inclusive; none when end < begin):
+// the block's 8 warps take every 8th key, each keeping a running (max, sum, output), merged at the end. q points at
+// the row's first head. With `partial` null the normalised result goes to out (the row's first head; zeros when no
+// key was seen); otherwise the block's unnormalised state goes to partial [max, sum, output[head_dim]] for
+// reduce_splits_kernel to merge with the other parts of the row.
 template <class Locate>
-__device__ void attend_row(const float *__restrict__ q, int position, Locate locate, const float *__restrict__ keys,
-                           const float *__restrict__ values, const Shape &s, float *__restrict__ out) {
+__device__ void attend_range(const float *__restrict__ q, int begin, int end, Locate locate,
+                             const float *__restrict__ keys, const float *__restrict__ values, const Shape &s,
+                             float *__restrict__ out, float *__restrict__ partial) {
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
     __shared__ float warp_out[kDecodeWarps][kMaxHeadDim];
@@ -73,7 +80,7 @@ __device__ void attend_row(const float *__restrict__ q, int position, Locate loc
         acc[e] = 0.f;
     }
     float running_max = -INFINITY, running_sum = 0.f;
-    for (int t = s.first_visible(position) + warp; t <= position; t += kDecodeWarps) {
+    for (int t = begin + warp; t <= end; t += kDecodeWarps) {
         const int64_t row = locate(t);
         const float *k = keys + row * s.kv_dim() + kv_offset;
         const float *v = values + row * s.kv_dim() + kv_offset;
@@ -108,38 +115,90 @@ __device__ void attend_row(const float *__restrict__ q, int position, Locate loc
     for (int w = 0; w < kDecodeWarps; w++) {
         if (warp_sum_of[w] > 0.f) total += warp_sum_of[w] * expf(warp_max_of[w] - block_max);
     }
+    if (partial != nullptr && threadIdx.x == 0) {
+        partial[0] = block_max;
+        partial[1] = total;
+    }
     for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) {
         float sum = 0.f;
         for (int w = 0; w < kDecodeWarps; w++) {
             if (warp_sum_of[w] > 0.f) sum += warp_out[w][d] * expf(warp_max_of[w] - block_max);
         }
-        out[head * s.head_dim + d] = sum / total;
+        if (partial != nullptr) {
+            partial[2 + d] = sum;
+        } else {
+            out[head * s.head_dim + d] = total > 0.f ? sum / total : 0.f;
+        }
     }
 }
 
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
     Shape s, float *__restrict__ out) {
-    attend_row(q, position, Contiguous{}, keys, values, s, out);
+    attend_range(q, s.first_visible(position), position, Contiguous{}, keys, values, s, out, nullptr);
 }
 
-// Row blockIdx.y of a batch over the block pool: its position and the offset of its sequence's block table.
+// Row blockIdx.y of a batch over the block pool: its position and the offset of its sequence's block table. A
+// negative position is a padding row (a batch run at a larger recorded size): no key, zeros out.
+// Flash-decoding: with gridDim.z == splits > 1 the row's visible keys are cut into `splits` runs of equal length,
+// block z takes run z and writes its partial state to workspace [rows, heads, splits, head_dim + 2].
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const float *__restrict__ keys,
-    const float *__restrict__ values, Shape s, float *__restrict__ out) {
+    const float *__restrict__ values, Shape s, float *__restrict__ out, float *__restrict__ workspace) {
     const int row = blockIdx.y;
     const int64_t row_start = static_cast<int64_t>(row) * s.heads * s.head_dim;
-    attend_row(q + row_start, positions[row], Paged{tables + table_offsets[row], block_size}, keys, values, s,
-               out + row_start);
+    const int position = positions[row];
+    const int first = position < 0 ? 0 : s.first_visible(position);
+    const int splits = gridDim.z;
+    int begin = first, end = position;
+    float *partial = nullptr;
+    if (splits > 1) {
+        const int run = (position - first + splits) / splits;  // ceil(count / splits); count = position - first + 1
+        begin = first + blockIdx.z * run;
+        end = min(position, begin + run - 1);
+        partial = workspace + ((static_cast<int64_t>(row) * s.heads + blockIdx.x) * splits + blockIdx.z) *
+                                  (s.head_dim + 2);
+    }
+    const int32_t *table = tables + (position < 0 ? 0 : table_offsets[row]);
+    attend_range(q + row_start, begin, end, Paged{table, block_size}, keys, values, s, out + row_start, partial);
 }
 
-// Row blockIdx.x of k and v [rows, kv_dim] into slot slots[row] of the pool's keys and values [slots, kv_dim].
+// Merges the `splits` partial states of row blockIdx.y, head blockIdx.x (flash-decoding's second kernel): each part
+// is rescaled from its own max to the common one. One thread per output dimension.
+__global__ void reduce_splits_kernel(const float *__restrict__ workspace, int splits, Shape s,
+                                     float *__restrict__ out) {
+    const int row = blockIdx.y, head = blockIdx.x;
+    const float *parts = workspace + (static_cast<int64_t>(row) * s.heads + head) * splits * (s.head_dim + 2);
+    float common = -INFINITY;
+    for (int z = 0; z < splits; z++) {
+        const float *p = parts + z * (s.head_dim + 2);
+        if (p[1] > 0.f) common = fmaxf(common, p[0]);
+    }
+    float total = 0.f;
+    for (int z = 0; z < splits; z++) {
+        const float *p = parts + z * (s.head_dim + 2);
+        if (p[1] > 0.f) total += p[1] * expf(p[0] - common);
+    }
+    for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) {
+        float sum = 0.f;
+        for (int z = 0; z < splits; z++) {
+            const float *p = parts + z * (s.head_dim + 2);
+            if (p[1] > 0.f) sum += p[2 + d] * expf(p[0] - common);
+        }
+        out[(static_cast<int64_t>(row) * s.heads + head) * s.head_dim + d] = total > 0.f ? sum / total : 0.f;
+    }
+}
+
+// Row blockIdx.x of k and v [rows, kv_dim] into slot slots[row] of the pool's keys and values [slots, kv_dim]; a
+// negative slot is a padding row, not stored.
 __global__ void store_kv_kernel(const float *__restrict__ k, const float *__restrict__ v, int kv_dim,
                                 const int32_t *__restrict__ slots, float *__restrict__ keys,
                                 float *__restrict__ values) {
+    const int slot = slots[blockIdx.x];
+    if (slot < 0) return;
     const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
-    const int64_t to = static_cast<int64_t>(slots[blockIdx.x]) * kv_dim;
+    const int64_t to = static_cast<int64_t>(slot) * kv_dim;
     for (int d = threadIdx.x; d < kv_dim; d += blockDim.x) {
         keys[to + d] = k[from + d];
         values[to + d] = v[from + d];
@@ -270,7 +329,8 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
 extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
                                         const float *keys, const float *values, int heads, int kv_heads,
-                                        int head_dim, int sliding_window, float *out, void *stream) {
+                                        int head_dim, int sliding_window, int splits, float *workspace, float *out,
+                                        void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -281,11 +341,17 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                 "zse_cuda_paged_attention: heads must be a positive multiple of kv_heads");
     ZSE_REQUIRE(head_dim > 0 && head_dim <= kMaxHeadDim, "zse_cuda_paged_attention: head_dim must be 1..256");
     ZSE_REQUIRE(sliding_window >= 0, "zse_cuda_paged_attention: sliding_window must be >= 0");
+    ZSE_REQUIRE(splits >= 1 && splits <= kMaxSplits, "zse_cuda_paged_attention: splits must be 1..64");
+    ZSE_REQUIRE(splits == 1 || workspace != nullptr, "zse_cuda_paged_attention: splits > 1 needs a workspace");
     Shape shape{heads, kv_heads, head_dim, sliding_window};
-    dim3 grid(heads, rows);
-    ZSE_LAUNCH(paged_attention_kernel, grid, kDecodeWarps * kWarp, 0, static_cast<cudaStream_t>(stream))(
-        q, positions, table_offsets, tables, block_size, keys, values, shape, out);
-    return launched("paged_attention_kernel");
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    dim3 grid(heads, rows, splits);
+    ZSE_LAUNCH(paged_attention_kernel, grid, kDecodeWarps * kWarp, 0, s)(
+        q, positions, table_offsets, tables, block_size, keys, values, shape, out, splits > 1 ? workspace : nullptr);
+    if (splits == 1) return launched("paged_attention_kernel");
+    if (int status = launched("paged_attention_kernel")) return status;
+    ZSE_LAUNCH(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out);
+    return launched("reduce_splits_kernel");
 }
 
 extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots,

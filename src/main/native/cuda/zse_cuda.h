@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 2
+#define ZSE_CUDA_ABI_VERSION 3
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -105,15 +105,21 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
                        int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
 /*
  * The KV block pool: per layer, keys and values [slots, kv_dim] F32, slot = block * block_size + offset in block.
- * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i]. paged_attention is the attention above for a batch
- * of rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
- * positions 0..positions[i] of its sequence, whose block table starts at tables[table_offsets[i]]. rows <= 65535.
+ * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored).
+ * paged_attention is the attention above for a batch of rows from several sequences: row i (q and out
+ * [rows, heads * head_dim]) is at position positions[i] and sees the positions 0..positions[i] of its sequence, whose
+ * block table starts at tables[table_offsets[i]]; a negative position is a padding row (out zero). rows <= 65535.
+ * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks and merged by
+ * a second kernel (flash-decoding, for long contexts at small batch); it needs a device workspace of
+ * rows * heads * splits * (head_dim + 2) floats (NULL when splits == 1). Positions, tables and slots are device
+ * arrays, so a captured step replays with new ones written in place.
  */
 int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, float *keys,
                       float *values, void *stream);
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const float *keys, const float *values,
-                             int heads, int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
+                             int heads, int kv_heads, int head_dim, int sliding_window, int splits, float *workspace,
+                             float *out, void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */
@@ -122,6 +128,14 @@ int zse_cuda_add(float *x, const float *y, int64_t length, void *stream);
 int zse_cuda_argmax(const float *logits, int n, int vocab, int32_t *ids, void *stream);
 /* The k largest logits of one row, descending (ties: lower index first), k <= 1024; for top-k/top-p sampling. */
 int zse_cuda_top_k(const float *logits, int vocab, int k, float *values, int32_t *ids, void *stream);
+/*
+ * One token for each of the n rows of logits [n, vocab], drawn as io.zse.generate.Sampler draws it (the contract is in
+ * logits.cu, sample_kernel): parameters [n, 5] F64 in device memory, per row temperature (0: argmax), top_k (0: off),
+ * top_p, min_p and the uniform u in [0, 1) the row's seeded generator gave. ids[i] = -1 when row i's kept candidates
+ * exceed 1024 (the host samples that row). scratch: device memory of n * vocab floats.
+ */
+int zse_cuda_sample(const float *logits, int n, int vocab, const double *parameters, float *scratch, int32_t *ids,
+                    void *stream);
 
 #pragma GCC visibility pop
 

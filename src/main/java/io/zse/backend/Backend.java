@@ -75,6 +75,26 @@ public interface Backend extends AutoCloseable {
     /** x[k] += y[k] for k < length (residual connection). */
     void add(ActivationBuffer x, ActivationBuffer y, int length);
 
+    /**
+     * The rows a forward pass of {@code batch} should run with, when it wants the logits of every row: its own, or
+     * more for a backend that records passes per bucket of batch sizes and replays them (the extra rows are padding:
+     * token 0, not stored in any cache, not attended, their logits ignored).
+     */
+    default int passRows(BatchLayout batch) {
+        return batch.rows();
+    }
+
+    /**
+     * Runs the ops {@code ops} issues for one forward pass of {@code tokens} (padded to {@link #passRows}) laid out by
+     * {@code batch}. A backend may record them the first times it sees a pass of this program and size and later
+     * replay the recording with the new tokens, positions and block tables written in place (CUDA graphs), so
+     * {@code ops} must issue the same ops on the same buffers whenever it comes with the same {@code program} (an
+     * object standing for the op sequence and its buffers) and row count. Default: runs them.
+     */
+    default void pass(Object program, int[] tokens, BatchLayout batch, Runnable ops) {
+        ops.run();
+    }
+
     /** Releases worker threads or device memory. */
     @Override
     void close();

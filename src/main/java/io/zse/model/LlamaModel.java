@@ -139,22 +139,41 @@ public final class LlamaModel {
                 throw new IllegalArgumentException("logits of row " + row + " of a batch of " + tokens.length);
             }
         }
-        Workspace ws = decoderLayers(tokens, batch, logitRows.length);
-        if (logitRows.length == 0) {
-            return new float[0];
-        }
-
-        // Only the rows whose logits are wanted go through the final norm and the (large) output projection, and only
-        // their logits come back from the backend.
-        int wantedRows = logitRows.length;
+        prepare(tokens, batch);
+        // A decode step wants every row's logits: no gather, and the backend may replay a recorded pass of a padded size.
+        boolean everyRow = isEveryRow(logitRows, tokens.length);
+        int rows = everyRow ? backend.passRows(batch) : tokens.length;
+        int wantedRows = everyRow ? rows : logitRows.length;
+        Workspace ws = workspace(rows, wantedRows);
+        int[] passTokens = rows == tokens.length ? tokens : Arrays.copyOf(tokens, rows);
         float eps = (float) config.normEps();
-        backend.gatherRows(ws.x, logitRows, config.hiddenSize(), ws.wanted);
-        backend.rmsNorm(ws.wanted, wantedRows, weights.finalNorm(), eps, ws.normed);
-        backend.matmul(ws.normed, wantedRows, weights.outputProjection(), ws.logits);
-        float[] logits = new float[wantedRows * config.vocabSize()];
-        backend.read(ws.logits, logits, logits.length);
-        if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
-            softCap(logits, (float) config.gemma().finalSoftCap());
+        Runnable ops = () -> {
+            decoderLayers(passTokens, batch, ws);
+            if (wantedRows == 0) {
+                return;
+            }
+            // Only the rows whose logits are wanted go through the final norm and the (large) output projection, and
+            // only their logits come back from the backend.
+            ActivationBuffer wanted = ws.x;
+            if (!everyRow) {
+                backend.gatherRows(ws.x, logitRows, config.hiddenSize(), ws.wanted);
+                wanted = ws.wanted;
+            }
+            backend.rmsNorm(wanted, wantedRows, weights.finalNorm(), eps, ws.normed);
+            backend.matmul(ws.normed, wantedRows, weights.outputProjection(), ws.logits);
+        };
+        if (everyRow) {
+            backend.pass(ws, passTokens, batch, ops);
+        } else {
+            ops.run();
+        }
+        setLengths(batch);
+        float[] logits = new float[logitRows.length * config.vocabSize()];
+        if (logits.length > 0) {
+            backend.read(ws.logits, logits, logits.length);
+            if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
+                softCap(logits, (float) config.gemma().finalSoftCap());
+            }
         }
         return logits;
     }
@@ -164,7 +183,10 @@ public final class LlamaModel {
      * the output projection) of every row [tokens.length, hiddenSize]: what embeddings are pooled from.
      */
     public synchronized float[] hiddenStates(int[] tokens, BatchLayout batch) {
-        Workspace ws = decoderLayers(tokens, batch, 0);
+        prepare(tokens, batch);
+        Workspace ws = workspace(tokens.length, 0);
+        decoderLayers(tokens, batch, ws);
+        setLengths(batch);
         backend.rmsNorm(ws.x, tokens.length, weights.finalNorm(), (float) config.normEps(), ws.normed);
         float[] hidden = new float[tokens.length * config.hiddenSize()];
         backend.read(ws.normed, hidden, hidden.length);
@@ -178,11 +200,23 @@ public final class LlamaModel {
         }
     }
 
-    /** Embeds the tokens and runs every decoder block; the residual stream is left in the workspace's x. */
-    private Workspace decoderLayers(int[] tokens, BatchLayout batch, int logitRows) {
-        int n = tokens.length;
-        if (n != batch.rows()) {
-            throw new IllegalArgumentException(n + " tokens for a batch of " + batch.rows() + " rows");
+    /** Whether logitRows is 0, 1, ..., rows - 1. */
+    private static boolean isEveryRow(int[] logitRows, int rows) {
+        if (logitRows.length != rows) {
+            return false;
+        }
+        for (int i = 0; i < rows; i++) {
+            if (logitRows[i] != i) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Checks the batch against its caches and reserves the blocks its positions need. */
+    private void prepare(int[] tokens, BatchLayout batch) {
+        if (tokens.length != batch.rows()) {
+            throw new IllegalArgumentException(tokens.length + " tokens for a batch of " + batch.rows() + " rows");
         }
         Set<KvCache> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (BatchLayout.Segment segment : batch.segments()) {
@@ -195,8 +229,21 @@ public final class LlamaModel {
                         + " positions");
             }
         }
+    }
+
+    private static void setLengths(BatchLayout batch) {
+        for (BatchLayout.Segment segment : batch.segments()) {
+            segment.cache().setLength(segment.end());
+        }
+    }
+
+    /**
+     * Embeds the tokens (the batch's rows, then any padding rows) and runs every decoder block; the residual stream is
+     * left in the workspace's x.
+     */
+    private void decoderLayers(int[] tokens, BatchLayout batch, Workspace ws) {
+        int n = tokens.length;
         float eps = (float) config.normEps();
-        Workspace ws = workspace(n, logitRows);
         int d = config.hiddenSize();
         int ff = config.intermediateSize();
 
@@ -247,10 +294,6 @@ public final class LlamaModel {
             }
             backend.add(ws.x, ws.projected, n * d);
         }
-        for (BatchLayout.Segment segment : batch.segments()) {
-            segment.cache().setLength(segment.end());
-        }
-        return ws;
     }
 
     /**

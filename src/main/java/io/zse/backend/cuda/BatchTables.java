@@ -10,9 +10,10 @@ import java.util.List;
 /**
  * What the paged KV kernels need to know about a {@link BatchLayout}, as one int32 array uploaded once per forward
  * pass: per row its position, the offset of its sequence's block table and the slot its keys and values go to; then
- * the block tables, one per segment, covering positions 0..end-1.
+ * the block tables, one per segment, covering positions 0..end-1. Rows past the batch's own are padding (a pass run
+ * at a recorded, larger size): position and slot -1, which the kernels skip.
  *
- * @param rows   rows of the batch
+ * @param rows   rows of the pass, padding included
  * @param groups runs of consecutive segments whose caches share a pool: one kernel launch each
  * @param ints   the array: [positions | table offsets | slots | tables]
  */
@@ -23,7 +24,14 @@ record BatchTables(int rows, List<Group> groups, int[] ints) {
     }
 
     static BatchTables of(BatchLayout batch) {
-        int rows = batch.rows();
+        return of(batch, batch.rows());
+    }
+
+    /** The tables of {@code batch} run as {@code rows} rows: the batch's, then padding rows in its last group. */
+    static BatchTables of(BatchLayout batch, int rows) {
+        if (rows < batch.rows()) {
+            throw new IllegalArgumentException(rows + " rows for a batch of " + batch.rows());
+        }
         int tableLength = 0;
         for (BatchLayout.Segment s : batch.segments()) {
             tableLength += blocksCovering(s);
@@ -53,6 +61,12 @@ record BatchTables(int rows, List<Group> groups, int[] ints) {
                 groups.add(new Group(s.cache().pool(), s.offset(), s.length()));
             }
         }
+        for (int row = batch.rows(); row < rows; row++) {
+            ints[row] = -1;
+            ints[2 * rows + row] = -1;
+        }
+        Group last = groups.getLast();
+        groups.set(groups.size() - 1, new Group(last.pool(), last.rowStart(), rows - last.rowStart()));
         return new BatchTables(rows, List.copyOf(groups), ints);
     }
 

@@ -12,10 +12,12 @@ import io.zse.format.InterleavedRows;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,10 +35,25 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * by paged kernels through the tables uploaded once per forward pass ({@link BatchTables}). Per step only token ids go
  * in and the logits rows the sampler asks for come out.
  *
+ * <p>Decode steps are recorded as CUDA graphs ({@link #pass}): one per program (the model's workspace), batch-size
+ * bucket (1, 2, 4, ... {@value #MAX_RECORDED_ROWS}; smaller batches are padded) and flash-decoding split count. A
+ * step's token ids, positions, slots and block tables go to the device in one copy, into a buffer the graph reads in
+ * place, and the graph replays with one launch. A pass is recorded the second time its key is seen with no device
+ * memory allocated or freed since the first (which ran the ops directly and allocated what they need, since nothing
+ * may be allocated while a stream is captured); any allocation or free drops the recorded graphs, whose addresses may
+ * no longer hold.
+ *
  * <p>Not thread-safe: like the CPU backend's callers, one engine thread drives it.
  */
 public final class CudaBackend implements Backend {
     private static final Cleaner CLEANER = Cleaner.create();
+    /** The largest batch recorded as a graph; larger batches run op by op. */
+    static final int MAX_RECORDED_ROWS = 256;
+    /** Recorded graphs kept before all are dropped (each holds its kernels' arguments in host and device memory). */
+    private static final int MAX_GRAPHS = 64;
+    /** Flash-decoding: the fewest positions of the longest row one split takes, and the most splits. */
+    private static final int MIN_SPLIT_POSITIONS = 32;
+    private static final int MAX_SPLITS = 16;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -53,10 +70,28 @@ public final class CudaBackend implements Backend {
     private MemorySegment tablesAddress;
     private boolean uploadsPending;
     private boolean closed;
+    private final boolean graphs;
+    private final Map<GraphKey, Recorded> recorded = new HashMap<>();
+    private final Set<GraphKey> seen = new HashSet<>(); // run once directly at the current memory generation
+    private long memoryGeneration = -1;                 // DeviceBuffer.changes() the recorded graphs were made at
+    private Pass pass;                                  // the pass running now, or null
+    private DeviceBuffer passInputs;                    // [tokens | BatchTables.ints] of the pass, read in place
+    private PinnedBuffer passStaging;
+    private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
+    private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
+    private PinnedBuffer samplingStaging;
+    private long replays;
 
+    /** A backend that records decode steps as CUDA graphs. */
     public CudaBackend(CudaLibrary cuda, CudaDevice device) {
+        this(cuda, device, true);
+    }
+
+    /** With {@code graphs} false every pass runs op by op (what the graph replays are checked against). */
+    public CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs) {
         this.cuda = cuda;
         this.device = device;
+        this.graphs = graphs;
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda);
@@ -207,11 +242,11 @@ public final class CudaBackend implements Backend {
         check(heads > 0 && headDim > 0 && headDim % 2 == 0, "heads and an even headDim must be positive");
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
         int width = heads * headDim;
-        DeviceActivations rows = own(x, (long) batch.rows() * width);
         computeEnter();
-        MemorySegment tables = upload(batch);
-        cuda.call("zse_cuda_rope", rows.at(0, (long) batch.rows() * width), batch.rows(), heads, headDim,
-                batchTables.positions(tables, 0), vector(inverseFrequencies), stream.handle());
+        Tables t = tables(batch);
+        DeviceActivations rows = own(x, (long) t.rows() * width);
+        cuda.call("zse_cuda_rope", rows.at(0, (long) t.rows() * width), t.rows(), heads, headDim,
+                t.layout().positions(t.address(), 0), vector(inverseFrequencies), stream.handle());
     }
 
     /** The new rows go straight from the activations into the device block pool: nothing crosses to the host. */
@@ -222,15 +257,16 @@ public final class CudaBackend implements Backend {
             check(s.cache().kvDim() == kvDim, "the batch's caches differ in kv dim");
             s.cache().checkWritable(layer, s.startPos(), s.length());
         }
-        DeviceActivations keys = own(k, (long) batch.rows() * kvDim);
-        DeviceActivations values = own(v, (long) batch.rows() * kvDim);
         computeEnter();
-        MemorySegment tables = upload(batch);
-        for (BatchTables.Group g : batchTables.groups()) {
+        Tables t = tables(batch);
+        DeviceActivations keys = own(k, (long) t.rows() * kvDim);
+        DeviceActivations values = own(v, (long) t.rows() * kvDim);
+        for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
             cuda.call("zse_cuda_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvDim,
-                    batchTables.slots(tables, g.rowStart()), pool.keys(layer), pool.values(layer), stream.handle());
+                    t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
+                    stream.handle());
         }
     }
 
@@ -242,8 +278,6 @@ public final class CudaBackend implements Backend {
                 "attention with its own scale or a soft cap (Gemma) is not supported on CUDA");
         check(layer >= 0, "negative layer");
         int width = shape.queryDim();
-        DeviceActivations queries = own(q, (long) batch.rows() * width);
-        DeviceActivations o = own(out, (long) batch.rows() * width);
         for (BatchLayout.Segment s : batch.segments()) {
             KvCache cache = s.cache();
             check(shape.kvDim() == cache.kvDim(), "the attention shape's kv dim " + shape.kvDim()
@@ -253,29 +287,219 @@ public final class CudaBackend implements Backend {
                     + " exceed the " + cache.reservedPositions() + " reserved positions of the KV cache");
         }
         computeEnter();
-        MemorySegment tables = upload(batch);
-        for (BatchTables.Group g : batchTables.groups()) {
+        Tables t = tables(batch);
+        DeviceActivations queries = own(q, (long) t.rows() * width);
+        DeviceActivations o = own(out, (long) t.rows() * width);
+        for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
+            int splits = splits(g.rowCount(), shape.numHeads(), positionsClass(batch.maxEnd()),
+                    device.multiprocessors());
+            MemorySegment workspace = MemorySegment.NULL;
+            if (splits > 1) {
+                long bytes = (long) g.rowCount() * shape.numHeads() * splits * (shape.headDim() + 2) * Float.BYTES;
+                if (splitWorkspace == null || splitWorkspace.bytes() < bytes) {
+                    if (splitWorkspace != null) {
+                        splitWorkspace.close();
+                        splitWorkspace = null;
+                    }
+                    splitWorkspace = new DeviceBuffer(cuda, bytes);
+                }
+                workspace = splitWorkspace.at(0, bytes);
+            }
             cuda.call("zse_cuda_paged_attention", queries.at((long) g.rowStart() * width, (long) g.rowCount() * width),
-                    g.rowCount(), batchTables.positions(tables, g.rowStart()),
-                    batchTables.tableOffsets(tables, g.rowStart()), batchTables.tables(tables),
+                    g.rowCount(), t.layout().positions(t.address(), g.rowStart()),
+                    t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
                     g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(), shape.numKvHeads(),
-                    shape.headDim(), shape.slidingWindow(),
+                    shape.headDim(), shape.slidingWindow(), splits, workspace,
                     o.at((long) g.rowStart() * width, (long) g.rowCount() * width), stream.handle());
         }
     }
 
     /**
-     * The batch's positions, slots and block tables on the device, uploaded once per forward pass (every layer's
-     * storeKv and attention get the same layout). The block tables do not change during a pass.
+     * Flash-decoding's split count: 1 while rows x heads blocks already fill the GPU twice over or the longest row is
+     * short, else doubled up to {@value #MAX_SPLITS} while each split keeps at least {@value #MIN_SPLIT_POSITIONS}
+     * positions of the longest row. A function of the positions class, so a recorded pass keeps its count.
      */
-    private MemorySegment upload(BatchLayout batch) {
+    static int splits(int rows, int heads, int positionsClass, int multiprocessors) {
+        int splits = 1;
+        while (splits < MAX_SPLITS && (long) rows * heads * splits < 2L * multiprocessors
+                && positionsClass >= 2 * splits) {
+            splits *= 2;
+        }
+        return splits;
+    }
+
+    /** maxEnd / MIN_SPLIT_POSITIONS rounded down to a power of two, at most MAX_SPLITS: all splits() reads of it. */
+    static int positionsClass(int maxEnd) {
+        return Math.min(MAX_SPLITS, Integer.highestOneBit(Math.max(1, maxEnd / MIN_SPLIT_POSITIONS)));
+    }
+
+    /** A batch's tables on the device: the pass's (padding included) or uploaded for this batch. */
+    private record Tables(BatchTables layout, MemorySegment address) {
+        int rows() {
+            return layout.rows();
+        }
+    }
+
+    /**
+     * The batch's positions, slots and block tables on the device: the running pass's, or uploaded once per batch
+     * (every layer's storeKv and attention get the same layout; the block tables do not change during a pass).
+     */
+    private Tables tables(BatchLayout batch) {
+        if (pass != null && batch == pass.batch) {
+            return new Tables(pass.tables, pass.tablesAddress);
+        }
         if (batch != tablesFor) {
             batchTables = BatchTables.of(batch);
             tablesAddress = slot(4).upload(batchTables.ints(), stream);
             tablesFor = batch;
         }
-        return tablesAddress;
+        return new Tables(batchTables, tablesAddress);
+    }
+
+    /** What identifies a recorded pass: the ops (program), their row count, the pool and the split count. */
+    private record GraphKey(Object program, int rows, KvBlockPool pool, int positionsClass) {
+    }
+
+    /** A recorded pass and the vocabulary its embedding reads (replays check token ids against it). */
+    private record Recorded(CudaGraph graph, int vocab) {
+    }
+
+    /** The pass running now: where its inputs are on the device. */
+    private static final class Pass {
+        final int[] tokens;
+        final BatchLayout batch;
+        final BatchTables tables;
+        final MemorySegment tokensAddress;
+        final MemorySegment tablesAddress;
+        int vocab = -1; // rows of the embedding table, once the pass has embedded its tokens
+
+        Pass(int[] tokens, BatchLayout batch, BatchTables tables, MemorySegment tokensAddress,
+             MemorySegment tablesAddress) {
+            this.tokens = tokens;
+            this.batch = batch;
+            this.tables = tables;
+            this.tokensAddress = tokensAddress;
+            this.tablesAddress = tablesAddress;
+        }
+    }
+
+    /** Decode batches (one row per sequence, one pool, at most MAX_RECORDED_ROWS) pad to a power of two. */
+    @Override
+    public int passRows(BatchLayout batch) {
+        return recordable(batch) ? Integer.highestOneBit(batch.rows() * 2 - 1) : batch.rows();
+    }
+
+    private boolean recordable(BatchLayout batch) {
+        if (!graphs || batch.rows() > MAX_RECORDED_ROWS) {
+            return false;
+        }
+        KvBlockPool pool = batch.segments().getFirst().cache().pool();
+        for (BatchLayout.Segment s : batch.segments()) {
+            if (s.length() != 1 || s.cache().pool() != pool) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Uploads the pass's token ids and tables in one copy, then runs the ops directly, records them, or replays their
+     * recording (see the class comment).
+     */
+    @Override
+    public void pass(Object program, int[] tokens, BatchLayout batch, Runnable ops) {
+        check(tokens.length >= batch.rows(), tokens.length + " tokens for a batch of " + batch.rows() + " rows");
+        computeEnter();
+        closeAbandonedKvPools();
+        for (BatchLayout.Segment s : batch.segments()) {
+            s.cache().checkWritable(0, s.startPos(), s.length()); // what storeKv checks, for replays that skip it
+        }
+        BatchTables tables = BatchTables.of(batch, tokens.length);
+        MemorySegment inputs = uploadPassInputs(tokens, tables.ints());
+        pass = new Pass(tokens, batch, tables, inputs,
+                MemorySegment.ofAddress(inputs.address() + (long) tokens.length * Integer.BYTES));
+        try {
+            boolean record = recordable(batch) && tokens.length == passRows(batch);
+            if (!record) {
+                ops.run();
+                return;
+            }
+            if (memoryGeneration != DeviceBuffer.changes()) {
+                dropGraphs();
+                memoryGeneration = DeviceBuffer.changes();
+            }
+            GraphKey key = new GraphKey(program, tokens.length, batch.segments().getFirst().cache().pool(),
+                    positionsClass(batch.maxEnd()));
+            Recorded known = recorded.get(key);
+            if (known != null) {
+                for (int token : tokens) {
+                    if (known.vocab() >= 0 && (token < 0 || token >= known.vocab())) {
+                        throw new IllegalArgumentException("token id " + token + " outside the vocabulary 0.."
+                                + (known.vocab() - 1));
+                    }
+                }
+                known.graph().launch(stream);
+                replays++;
+            } else if (seen.add(key)) {
+                ops.run(); // allocates what the ops need; recorded next time if nothing else was allocated meanwhile
+                if (memoryGeneration != DeviceBuffer.changes()) {
+                    dropGraphs();
+                    memoryGeneration = DeviceBuffer.changes();
+                    seen.add(key);
+                }
+            } else {
+                if (recorded.size() >= MAX_GRAPHS) {
+                    dropGraphs();
+                    seen.add(key);
+                }
+                CudaGraph graph;
+                try {
+                    graph = CudaGraph.capture(cuda, stream, ops);
+                } catch (CudaException e) {
+                    // Something the ops did cannot be captured (CUDA refuses it while capturing): run them directly.
+                    dropGraphs();
+                    ops.run();
+                    return;
+                }
+                recorded.put(key, new Recorded(graph, pass.vocab));
+                graph.launch(stream);
+            }
+        } finally {
+            pass = null;
+        }
+    }
+
+    /** How many passes ran as replays of a recorded graph so far. */
+    public long replayedPasses() {
+        return replays;
+    }
+
+    private void dropGraphs() {
+        recorded.values().forEach(r -> r.graph().close());
+        recorded.clear();
+        seen.clear();
+    }
+
+    /** [tokens | tables] into the pass input buffer (grown to twice what is needed, so it rarely moves). */
+    private MemorySegment uploadPassInputs(int[] tokens, int[] tables) {
+        long bytes = (long) (tokens.length + tables.length) * Integer.BYTES;
+        if (passInputs == null || passInputs.bytes() < bytes) {
+            if (passInputs != null) {
+                passInputs.close();
+                passStaging.close();
+                passInputs = null;
+                passStaging = null;
+            }
+            passStaging = new PinnedBuffer(cuda, 2 * bytes);
+            passInputs = new DeviceBuffer(cuda, 2 * bytes);
+        }
+        MemorySegment staged = passStaging.segment().asSlice(0, bytes);
+        MemorySegment.copy(tokens, 0, staged, ValueLayout.JAVA_INT, 0, tokens.length);
+        MemorySegment.copy(tables, 0, staged, ValueLayout.JAVA_INT, (long) tokens.length * Integer.BYTES,
+                tables.length);
+        passInputs.copyFrom(staged, 0, stream);
+        return passInputs.at(0, bytes);
     }
 
     @Override
@@ -316,7 +540,13 @@ public final class CudaBackend implements Backend {
         }
         DeviceActivations o = own(out, (long) tokens.length * w.cols());
         computeEnter();
-        MemorySegment ids = slot(1).upload(tokens, stream);
+        MemorySegment ids;
+        if (pass != null && tokens == pass.tokens) {
+            ids = pass.tokensAddress;
+            pass.vocab = w.rows();
+        } else {
+            ids = slot(1).upload(tokens, stream);
+        }
         cuda.call("zse_cuda_embed", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(), ids,
                 tokens.length, o.at(0, (long) tokens.length * w.cols()), stream.handle());
     }
@@ -378,9 +608,48 @@ public final class CudaBackend implements Backend {
         return result;
     }
 
+    /**
+     * One token for each of the n rows of logits [n, vocab] (activations of this backend), drawn on the device so only
+     * the ids come back. {@code parameters} holds per row: temperature (0: argmax), top-k (0: off), top-p, min-p and
+     * the uniform draw u in [0, 1). The draw is io.zse.generate.Sampler's without penalties: given as u the next
+     * {@code nextDouble()} of the sequence's generator, the device picks the token the CPU sampler picks (their sums in
+     * double differ only in the order of the vocabulary-wide one). A row is -1 when the device left it to the host:
+     * more than 1024 candidates survive top-k, top-p and min-p.
+     */
+    public int[] sample(ActivationBuffer logits, int n, int vocab, double[] parameters) {
+        check(n > 0 && vocab > 0, "n and vocab must be positive");
+        check(parameters.length == 5 * n, "need 5 sampling parameters per row, got " + parameters.length + " for " + n);
+        DeviceActivations rows = own(logits, (long) n * vocab);
+        computeEnter();
+        long parameterBytes = (long) parameters.length * Double.BYTES;
+        long idBytes = (long) n * Integer.BYTES;
+        long scratchOffset = (parameterBytes + idBytes + 255) & ~255L;
+        long bytes = scratchOffset + (long) n * vocab * Float.BYTES;
+        if (sampling == null || sampling.bytes() < bytes) {
+            if (sampling != null) {
+                sampling.close();
+                samplingStaging.close();
+                sampling = null;
+                samplingStaging = null;
+            }
+            sampling = new DeviceBuffer(cuda, bytes);
+            samplingStaging = new PinnedBuffer(cuda, scratchOffset);
+        }
+        MemorySegment staged = samplingStaging.segment().asSlice(0, parameterBytes);
+        MemorySegment.copy(parameters, 0, staged, ValueLayout.JAVA_DOUBLE, 0, parameters.length);
+        sampling.copyFrom(staged, 0, stream);
+        cuda.call("zse_cuda_sample", rows.at(0, (long) n * vocab), n, vocab, sampling.at(0, parameterBytes),
+                sampling.at(scratchOffset, (long) n * vocab * Float.BYTES), sampling.at(parameterBytes, idBytes),
+                stream.handle());
+        MemorySegment ids = samplingStaging.segment().asSlice(parameterBytes, idBytes);
+        sampling.copyTo(ids, parameterBytes, stream);
+        stream.synchronize();
+        return ids.toArray(ValueLayout.JAVA_INT);
+    }
+
     private DeviceKvPool devicePool(KvBlockPool pool) {
-        for (DeviceKvPool gone; (gone = abandonedKvPools.poll()) != null; ) {
-            gone.close();
+        if (pass == null) { // a pass may be capturing, and nothing may be freed then
+            closeAbandonedKvPools();
         }
         DeviceKvPool device = kvPools.get(pool);
         if (device == null) {
@@ -391,6 +660,12 @@ public final class CudaBackend implements Backend {
             device = created;
         }
         return device;
+    }
+
+    private void closeAbandonedKvPools() {
+        for (DeviceKvPool gone; (gone = abandonedKvPools.poll()) != null; ) {
+            gone.close();
+        }
     }
 
     private StagedBuffer slot(int i) {
@@ -452,6 +727,17 @@ public final class CudaBackend implements Backend {
             cuda.setDevice(device.index());
             stream.synchronize();
         } finally {
+            dropGraphs();
+            for (AutoCloseable c : new AutoCloseable[]{passInputs, passStaging, splitWorkspace, sampling,
+                    samplingStaging}) {
+                if (c != null) {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            }
             kvPools.values().forEach(DeviceKvPool::close);
             abandonedKvPools.forEach(DeviceKvPool::close);
             weights.forEach(CudaWeight::close);

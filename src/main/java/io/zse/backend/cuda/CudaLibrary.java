@@ -27,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class CudaLibrary {
     /** The ABI version this binding was written against (ZSE_CUDA_ABI_VERSION). */
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
 
     /** Every function of zse_cuda.h with its C signature as an FFM descriptor (GraalVM needs these registered). */
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
@@ -35,7 +35,7 @@ public final class CudaLibrary {
     private final Path path;
     private final Map<String, MemorySegment> symbols = new LinkedHashMap<>();
     /**
-     * Downcall handles, bound on first call: binding all 45 up front cost about a third of a second of a cold start
+     * Downcall handles, bound on first call: binding every one up front cost about a third of a second of a cold start
      * (each spins its own stub), while probing a machine without a driver calls only three.
      */
     private final Map<String, MethodHandle> handles = new ConcurrentHashMap<>();
@@ -122,11 +122,12 @@ public final class CudaLibrary {
                 JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
         f.put("zse_cuda_store_kv", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_paged_attention", status(ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS,
-                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_swiglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_add", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_argmax", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
         f.put("zse_cuda_top_k", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        f.put("zse_cuda_sample", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         return Collections.unmodifiableMap(f);
     }
 

@@ -2,12 +2,16 @@ package io.zse.backend.cuda;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A device allocation owned by this object: freed by {@link #close()}, and every copy into or out of it checked
  * against its size first, so a wrong offset is an exception in Java rather than a fault on the GPU.
  */
 public final class DeviceBuffer implements AutoCloseable {
+    /** Allocations and frees so far: a recorded CUDA graph holds device addresses, valid while this stays put. */
+    private static final AtomicLong CHANGES = new AtomicLong();
+
     private final CudaLibrary cuda;
     private final long bytes;
     private MemorySegment pointer;
@@ -19,6 +23,12 @@ public final class DeviceBuffer implements AutoCloseable {
         this.cuda = cuda;
         this.bytes = bytes;
         this.pointer = cuda.pointerOut("zse_cuda_malloc", bytes);
+        CHANGES.incrementAndGet();
+    }
+
+    /** How many device buffers have been allocated or freed in this process. */
+    static long changes() {
+        return CHANGES.get();
     }
 
     public long bytes() {
@@ -75,6 +85,7 @@ public final class DeviceBuffer implements AutoCloseable {
         if (pointer != null) {
             MemorySegment p = pointer;
             pointer = null;
+            CHANGES.incrementAndGet();
             cuda.call("zse_cuda_free", p);
         }
     }

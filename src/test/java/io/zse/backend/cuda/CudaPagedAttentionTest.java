@@ -63,11 +63,15 @@ class CudaPagedAttentionTest {
     /** One backend's pool and sequences, driven in lockstep with the other's. */
     private record Side(Backend backend, KvBlockPool pool, List<KvCache> caches) {
         static Side of(Backend backend, int sequences, AttentionShape shape) {
-            KvBlockPool pool = new KvBlockPool(KvCacheType.F32, 2, shape.numKvHeads(), shape.headDim(), BLOCK, 64,
+            return of(backend, sequences, shape, 64, 200);
+        }
+
+        static Side of(Backend backend, int sequences, AttentionShape shape, int blocks, int capacity) {
+            KvBlockPool pool = new KvBlockPool(KvCacheType.F32, 2, shape.numKvHeads(), shape.headDim(), BLOCK, blocks,
                     Arena.ofAuto());
             List<KvCache> caches = new ArrayList<>();
             for (int i = 0; i < sequences; i++) {
-                caches.add(new KvCache(pool, 200));
+                caches.add(new KvCache(pool, capacity));
             }
             return new Side(backend, pool, caches);
         }
@@ -87,6 +91,11 @@ class CudaPagedAttentionTest {
      * rows and attends; checks the outputs agree.
      */
     private static void step(Side a, Side b, AttentionShape shape, long seed, int[]... segments) {
+        step(true, a, b, shape, seed, segments);
+    }
+
+    /** Like {@link #step} but only stores the rows when {@code attend} is false (a long prompt, checked later). */
+    private static void step(boolean attend, Side a, Side b, AttentionShape shape, long seed, int[]... segments) {
         List<BatchLayout.Segment> sa = new ArrayList<>();
         List<BatchLayout.Segment> sb = new ArrayList<>();
         int rows = 0;
@@ -106,6 +115,9 @@ class CudaPagedAttentionTest {
             float[] q = random(rows * shape.queryDim(), seed * 41 + layer);
             BackendArrays.storeKv(a.backend(), k, v, la, layer);
             BackendArrays.storeKv(b.backend(), k, v, lb, layer);
+            if (!attend) {
+                continue;
+            }
             float[] expected = BackendArrays.attention(a.backend(), q, la, layer, shape);
             float[] actual = BackendArrays.attention(b.backend(), q, lb, layer, shape);
             for (int i = 0; i < expected.length; i++) {
@@ -147,6 +159,30 @@ class CudaPagedAttentionTest {
             Side b = Side.of(cuda, 2, shape);
             step(a, b, shape, 10 + window, new int[]{0, 0, 13}, new int[]{1, 0, 3});
             step(a, b, shape, 20 + window, new int[]{0, 13, 1}, new int[]{1, 3, 1});
+        }
+    }
+
+    /**
+     * Flash-decoding: on a device with as many multiprocessors as an H100, a few decode rows over hundreds of positions
+     * are split over the sequence (2 to 8 runs per row, merged by the reduction kernel), rows shorter than the split
+     * count included, with and without a sliding window.
+     */
+    @Test
+    void longRowsSplitOverTheSequence() {
+        CudaDevice emulated = cuda.device();
+        CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
+                emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
+        assertEquals(8, CudaBackend.splits(3, 8, CudaBackend.positionsClass(300), 132));
+        try (CudaBackend split = new CudaBackend(probe.library().orElseThrow(), h100Sized)) {
+            for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(8, 2, 64, 50))) {
+                Side a = Side.of(cpu, 3, shape, 160, 400);
+                Side b = Side.of(split, 3, shape, 160, 400);
+                step(false, a, b, shape, 40, new int[]{0, 0, 150}, new int[]{1, 0, 37}, new int[]{2, 0, 1});
+                step(a, b, shape, 41, new int[]{0, 150, 1}, new int[]{1, 37, 1}, new int[]{2, 1, 1});
+                step(false, a, b, shape, 42, new int[]{0, 151, 160}, new int[]{2, 2, 3});
+                step(a, b, shape, 43, new int[]{0, 311, 1}, new int[]{1, 38, 1}, new int[]{2, 5, 1});
+                step(a, b, shape, 44, new int[]{0, 312, 1});
+            }
         }
     }
 
