@@ -29,6 +29,7 @@ public final class LlamaModel {
     private final Backend backend;
     private final AttentionShape attentionShape;
     private final float[] ropeFrequencies; // [headDim / 2]
+    private final LongRope longRope;       // null unless Phi-3's LongRoPE, which picks its table per position
     private Workspace workspace;           // grown as batches grow; one pass at a time uses it (forward is synchronized)
 
     public LlamaModel(ModelConfig config, Weights weights, Backend backend) {
@@ -38,6 +39,7 @@ public final class LlamaModel {
         this.attentionShape = new AttentionShape(config.numHeads(), config.numKvHeads(), config.headDim(),
                 config.slidingWindow() == null ? 0 : config.slidingWindow());
         this.ropeFrequencies = RotaryFrequencies.of(config.headDim(), config.ropeTheta(), config.ropeScaling());
+        this.longRope = LongRope.of(config);
     }
 
     /** Reads the config and views the weights of an open file (no weight bytes are read on the CPU backend). */
@@ -62,6 +64,18 @@ public final class LlamaModel {
                     + config.contextLength() + " (the context length)");
         }
         return new KvCache(type, config.numLayers(), capacity, config.numKvHeads(), config.headDim());
+    }
+
+    /**
+     * A sequence's cache in a shared pool, for a prompt of {@code promptLength} tokens that may be computed in several
+     * passes (LongRoPE rotates a sequence by its prompt's length, {@link LongRope}).
+     */
+    public KvCache newCache(KvBlockPool pool, int capacity, int promptLength) {
+        KvCache cache = new KvCache(pool, capacity);
+        if (longRope != null) {
+            cache.decideLongRopeFrom(longRope.switchPosition(promptLength));
+        }
+        return cache;
     }
 
     /** Bytes one position of a {@code type} KV cache takes: keys and values of every layer, scales included. */
@@ -164,6 +178,9 @@ public final class LlamaModel {
                         + " positions");
             }
         }
+        if (longRope != null) {
+            longRope.decideNewSequences(batch);
+        }
         float eps = (float) config.normEps();
         Workspace ws = workspace(n, logitRows);
         int d = config.hiddenSize();
@@ -182,8 +199,8 @@ public final class LlamaModel {
                 backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
             }
-            backend.rope(ws.q, batch, config.numHeads(), config.headDim(), ropeFrequencies);
-            backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies);
+            rope(ws.q, batch, config.numHeads());
+            rope(ws.k, batch, config.numKvHeads());
             backend.storeKv(ws.k, ws.v, batch, layer);
             backend.attention(ws.q, batch, layer, attentionShape, ws.attended);
             linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
@@ -266,6 +283,14 @@ public final class LlamaModel {
             workspace = new Workspace(powerOfTwoAtLeast(r), powerOfTwoAtLeast(l));
         }
         return workspace;
+    }
+
+    private void rope(ActivationBuffer x, BatchLayout batch, int heads) {
+        if (longRope != null) {
+            longRope.rotate(backend, x, batch, heads, config.headDim());
+        } else {
+            backend.rope(x, batch, heads, config.headDim(), ropeFrequencies);
+        }
     }
 
     private void linear(ActivationBuffer in, int n, WeightMatrix weight, float[] bias, ActivationBuffer out) {

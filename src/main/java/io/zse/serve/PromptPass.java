@@ -105,6 +105,6 @@ public final class PromptPass {
         }
         int blocks = (positions + KvCache.DEFAULT_BLOCK_SIZE - 1) / KvCache.DEFAULT_BLOCK_SIZE;
         KvBlockPool pool = model.newPool(kvType, KvCache.DEFAULT_BLOCK_SIZE, blocks, arena);
-        return new KvCache(pool, positions);
+        return model.newCache(pool, positions, positions);
     }
 }

@@ -86,7 +86,7 @@ class EngineGoldenTest {
                     .forEach(c -> goldens.add(GreedyGolden.of(c)));
         } else {
             JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
-            goldens.add(GreedyGolden.of(golden));
+            goldens.addAll(GreedyGolden.allOf(golden));
             zse = ArchitectureGoldenTest.converted(name, golden, goldens.getFirst(), dir);
         }
         ZseFile file = ZseFile.open(zse);

@@ -191,15 +191,18 @@ public final class CudaBackend implements Backend {
 
     /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
     @Override
-    public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+    public void rope(ActivationBuffer x, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
+                     float[] inverseFrequencies) {
         check(heads > 0 && headDim > 0 && headDim % 2 == 0, "heads and an even headDim must be positive");
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
+        check(0 <= fromRow && fromRow < toRow && toRow <= batch.rows(), "rows " + fromRow + ".." + toRow
+                + " of a batch of " + batch.rows());
         int width = heads * headDim;
         DeviceActivations rows = own(x, (long) batch.rows() * width);
         computeEnter();
         MemorySegment tables = upload(batch);
-        cuda.call("zse_cuda_rope", rows.at(0, (long) batch.rows() * width), batch.rows(), heads, headDim,
-                batchTables.positions(tables, 0), vector(inverseFrequencies), stream.handle());
+        cuda.call("zse_cuda_rope", rows.at((long) fromRow * width, (long) (toRow - fromRow) * width), toRow - fromRow,
+                heads, headDim, batchTables.positions(tables, fromRow), vector(inverseFrequencies), stream.handle());
     }
 
     /** The new rows go straight from the activations into the device block pool: nothing crosses to the host. */
