@@ -67,15 +67,14 @@ public final class LlamaModel {
     }
 
     /**
-     * A sequence's cache in a shared pool, for a prompt of {@code promptLength} tokens that may be computed in several
-     * passes (LongRoPE rotates a sequence by its prompt's length, {@link LongRope}).
+     * Declares the prompt length of the sequence a new cache will hold, for a prompt computed in several passes or
+     * looked up in the prefix cache: LongRoPE rotates a sequence by its prompt's length ({@link LongRope}). Without
+     * it, the sequence's first pass is taken for its prompt.
      */
-    public KvCache newCache(KvBlockPool pool, int capacity, int promptLength) {
-        KvCache cache = new KvCache(pool, capacity);
+    public void startSequence(KvCache cache, int promptLength) {
         if (longRope != null) {
             cache.decideLongRopeFrom(longRope.switchPosition(promptLength));
         }
-        return cache;
     }
 
     /** Bytes one position of a {@code type} KV cache takes: keys and values of every layer, scales included. */

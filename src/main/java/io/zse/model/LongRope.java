@@ -49,7 +49,8 @@ final class LongRope {
 
     /**
      * Decides the switch of each sequence of the pass that runs for the first time without one: its first pass is
-     * taken for its prompt, as transformers takes it (callers that split a prompt declare its length beforehand).
+     * taken for its prompt, as transformers takes it (callers that split a prompt declare its length beforehand:
+     * {@link LlamaModel#startSequence}).
      */
     void decideNewSequences(BatchLayout batch) {
         for (BatchLayout.Segment s : batch.segments()) {

@@ -316,7 +316,8 @@ public final class BatchingEngine implements AutoCloseable {
             int[] prompt = request.promptIds();
             this.listener = listener;
             this.tokens = prompt.clone();
-            this.cache = model.newCache(pool, prompt.length + budget, prompt.length);
+            this.cache = new KvCache(pool, prompt.length + budget);
+            model.startSequence(cache, prompt.length);
             this.decoder = new SequenceDecoder(tokenizer, eosIds, prompt, budget, request.parameters(),
                     request.seed(), request.stops(), request.constraint(), request.keepSpecialTokens());
             this.lastTokenAt = System.nanoTime();
