@@ -35,10 +35,17 @@ public interface Backend extends AutoCloseable {
     void rmsNorm(ActivationBuffer x, int n, float[] weight, float eps, ActivationBuffer out);
 
     /**
-     * Rotates x [rows, heads * headDim] in place, row i at position {@code batch.position(i)}, pairing element j with
-     * j + headDim/2 (Hugging Face rotate-half); angle = position * inverseFrequencies[j], j < headDim/2.
+     * Rotates rows fromRow..toRow-1 of x [rows, heads * headDim] in place, row i at position {@code batch.position(i)},
+     * pairing element j with j + headDim/2 (Hugging Face rotate-half); angle = position * inverseFrequencies[j],
+     * j < headDim/2.
      */
-    void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies);
+    void rope(ActivationBuffer x, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
+              float[] inverseFrequencies);
+
+    /** {@link #rope(ActivationBuffer, BatchLayout, int, int, int, int, float[])} of every row of the batch. */
+    default void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+        rope(x, batch, 0, batch.rows(), heads, headDim, inverseFrequencies);
+    }
 
     /** Stores the rows of k and v [rows, kvDim] of {@code layer} at their positions of their sequences' caches. */
     void storeKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer);

@@ -18,6 +18,9 @@ public final class KvCache {
      */
     public static final int DEFAULT_BLOCK_SIZE = 16;
 
+    /** {@link #longRopeFrom()} of a sequence nothing has run for yet. */
+    public static final int UNDECIDED = -1;
+
     private final KvBlockPool pool;
     private final int capacity;
     private final int blockSize;
@@ -26,6 +29,7 @@ public final class KvCache {
     private int length;
     private int publishedBlocks;               // leading blocks already in the prefix cache (adopted or registered)
     private long publishedHash = PrefixHash.ROOT; // the chained hash of those blocks
+    private int longRopeFrom = UNDECIDED;
 
     /** A sequence of up to {@code capacity} positions taking its blocks from {@code pool} as it grows. */
     public KvCache(KvBlockPool pool, int capacity) {
@@ -77,6 +81,32 @@ public final class KvCache {
         return pool.bytesPerToken();
     }
 
+    /**
+     * The first position of this sequence whose keys and queries LongRoPE rotates with its long factors, as the model
+     * decided it ({@code io.zse.model.LongRope}); {@link #UNDECIDED} before. Kept when the blocks are released (a
+     * preempted sequence is recomputed the same way) and part of the prefix cache's key: blocks rotated from another
+     * position hold other keys for the same tokens.
+     */
+    public int longRopeFrom() {
+        return longRopeFrom;
+    }
+
+    /** Sets {@link #longRopeFrom()}, once, before anything is computed or adopted. */
+    public void decideLongRopeFrom(int position) {
+        if (position < 0) {
+            throw new IllegalArgumentException("LongRoPE from position " + position);
+        }
+        if (longRopeFrom != UNDECIDED || length != 0 || publishedBlocks != 0) {
+            throw new IllegalStateException("LongRoPE's switch position is set before the sequence's first pass, once");
+        }
+        longRopeFrom = position;
+        publishedHash = prefixRoot();
+    }
+
+    private long prefixRoot() {
+        return PrefixHash.root(longRopeFrom == UNDECIDED ? 0 : longRopeFrom + 1);
+    }
+
     /** Blocks in the table (held, shared or not). */
     public int blocks() {
         return blocks;
@@ -126,7 +156,7 @@ public final class KvCache {
         if (blocks != 0 || length != 0) {
             throw new IllegalStateException("a prefix can only start an empty cache");
         }
-        long parent = PrefixHash.ROOT;
+        long parent = prefixRoot();
         for (int start = 0; start + blockSize <= Math.min(tokens.length, maxPositions); start += blockSize) {
             int[] blockTokens = Arrays.copyOfRange(tokens, start, start + blockSize);
             long hash = PrefixHash.next(parent, blockTokens);
@@ -166,7 +196,7 @@ public final class KvCache {
         blocks = 0;
         length = 0;
         publishedBlocks = 0;
-        publishedHash = PrefixHash.ROOT;
+        publishedHash = prefixRoot();
     }
 
     /** The slot holding {@code position}. */

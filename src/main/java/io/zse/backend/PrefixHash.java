@@ -12,6 +12,14 @@ public final class PrefixHash {
     private PrefixHash() {
     }
 
+    /**
+     * The parent of the first block of a sequence whose keys are rotated in variant {@code rotation} (0: the model's
+     * only way; others never share blocks with it, nor with each other).
+     */
+    public static long root(int rotation) {
+        return rotation == 0 ? ROOT : mix(ROOT ^ mix(rotation));
+    }
+
     public static long next(long parent, int[] tokens) {
         long h = mix(parent ^ tokens.length);
         for (int token : tokens) {

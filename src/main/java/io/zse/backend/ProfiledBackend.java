@@ -104,8 +104,9 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
-    public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
-        timed("rope", () -> backend.rope(x, batch, heads, headDim, inverseFrequencies));
+    public void rope(ActivationBuffer x, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
+                     float[] inverseFrequencies) {
+        timed("rope", () -> backend.rope(x, batch, fromRow, toRow, heads, headDim, inverseFrequencies));
     }
 
     @Override

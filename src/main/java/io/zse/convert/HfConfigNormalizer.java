@@ -243,11 +243,7 @@ public final class HfConfigNormalizer {
         };
     }
 
-    /**
-     * Phi-3's LongRoPE. transformers picks the long factors only while a sequence is longer than the original context;
-     * a KV cache cannot be re-rotated when a sequence grows past it, so the engine uses, for every position, the long
-     * factors when the model's context exceeds the original one (as llama.cpp does for such a context), else the short.
-     */
+    /** Phi-3's LongRoPE: both factor sets (which positions use which: io.zse.model.LongRope). */
     private static RopeScaling longrope(JsonNode r, String field, JsonNode config, int headDim) {
         int original = r.hasNonNull("original_max_position_embeddings")
                 ? (int) positiveNumber(r, field, "original_max_position_embeddings")
@@ -256,7 +252,11 @@ public final class HfConfigNormalizer {
         double factor = r.hasNonNull("factor") ? positiveNumber(r, field, "factor") : (double) context / original;
         double attention = r.hasNonNull("attention_factor") ? positiveNumber(r, field, "attention_factor")
                 : factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
-        String set = context > original ? "long_factor" : "short_factor";
+        return RopeScaling.longrope(attention, factorList(r, field, "short_factor", headDim),
+                factorList(r, field, "long_factor", headDim), original);
+    }
+
+    private static List<Double> factorList(JsonNode r, String field, String set, int headDim) {
         JsonNode list = r.path(set);
         if (!list.isArray() || list.size() != headDim / 2) {
             throw refuse(field + "." + set, "must list " + headDim / 2 + " numbers (one per rotated pair), not " + list);
@@ -268,7 +268,7 @@ public final class HfConfigNormalizer {
             }
             factors.add(n.asDouble());
         }
-        return RopeScaling.longrope(attention, factors, original);
+        return factors;
     }
 
     private static void addIds(List<Integer> ids, JsonNode node) {

@@ -79,6 +79,8 @@ public final class QualityComparison {
             int length = Math.min(window, predictions - done + 1);
             KvCache referenceCache = reference.model().newCache(length, reference.kvCacheType());
             KvCache modelCache = model.model().newCache(length, model.kvCacheType());
+            reference.model().startSequence(referenceCache, length); // each window is one pass of transformers
+            model.model().startSequence(modelCache, length);
             for (int chunkStart = 0; chunkStart < length; chunkStart += CHUNK) {
                 int[] chunk = Arrays.copyOfRange(text, done + chunkStart, done + Math.min(length, chunkStart + CHUNK));
                 float[] referenceLogits = reference.model().forwardAll(chunk, chunkStart, referenceCache);

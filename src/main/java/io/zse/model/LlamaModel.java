@@ -30,6 +30,7 @@ public final class LlamaModel {
     private final Backend backend;
     private final AttentionShape[] attentionShapes; // per layer: Gemma alternates local and global attention
     private final float[][] ropeFrequencies;        // per layer [headDim / 2]: Gemma 3's local layers have their own
+    private final LongRope longRope;         // null unless Phi-3's LongRoPE, which picks its table per position
     private Workspace workspace;           // grown as batches grow; one pass at a time uses it (forward is synchronized)
 
     public LlamaModel(ModelConfig config, Weights weights, Backend backend) {
@@ -50,6 +51,7 @@ public final class LlamaModel {
                     (float) gemma.queryScale(), (float) gemma.attentionSoftCap());
             ropeFrequencies[layer] = gemma != null && gemma.sliding(layer) ? local : global;
         }
+        this.longRope = LongRope.of(config);
     }
 
     /** Reads the config and views the weights of an open file (no weight bytes are read on the CPU backend). */
@@ -83,6 +85,17 @@ public final class LlamaModel {
                     + config.contextLength() + " (the context length)");
         }
         return new KvCache(type, config.numLayers(), capacity, config.numKvHeads(), config.headDim());
+    }
+
+    /**
+     * Declares the prompt length of the sequence a new cache will hold, for a prompt computed in several passes or
+     * looked up in the prefix cache: LongRoPE rotates a sequence by its prompt's length ({@link LongRope}). Without
+     * it, the sequence's first pass is taken for its prompt.
+     */
+    public void startSequence(KvCache cache, int promptLength) {
+        if (longRope != null) {
+            cache.decideLongRopeFrom(longRope.switchPosition(promptLength));
+        }
     }
 
     /** Bytes one position of a {@code type} KV cache takes: keys and values of every layer, scales included. */
@@ -141,7 +154,8 @@ public final class LlamaModel {
         }
         prepare(tokens, batch);
         // A decode step wants every row's logits: no gather, and the backend may replay a recorded pass of a padded size.
-        boolean everyRow = isEveryRow(logitRows, tokens.length);
+        // (Not under LongRoPE: its rotation is one launch per run of rows, which differs from step to step.)
+        boolean everyRow = longRope == null && isEveryRow(logitRows, tokens.length);
         int rows = everyRow ? backend.passRows(batch) : tokens.length;
         int wantedRows = everyRow ? rows : logitRows.length;
         Workspace ws = workspace(rows, wantedRows);
@@ -229,6 +243,9 @@ public final class LlamaModel {
                         + " positions");
             }
         }
+        if (longRope != null) {
+            longRope.decideNewSequences(batch);
+        }
     }
 
     private static void setLengths(BatchLayout batch) {
@@ -263,8 +280,8 @@ public final class LlamaModel {
                 backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
             }
-            backend.rope(ws.q, batch, config.numHeads(), config.headDim(), ropeFrequencies[layer]);
-            backend.rope(ws.k, batch, config.numKvHeads(), config.headDim(), ropeFrequencies[layer]);
+            rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
+            rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
             backend.storeKv(ws.k, ws.v, batch, layer);
             backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
             if (w.attentionSubNorm() != null) { // BitNet
@@ -359,6 +376,14 @@ public final class LlamaModel {
             workspace = new Workspace(powerOfTwoAtLeast(r), powerOfTwoAtLeast(l));
         }
         return workspace;
+    }
+
+    private void rope(ActivationBuffer x, BatchLayout batch, int heads, float[] frequencies) {
+        if (longRope != null) {
+            longRope.rotate(backend, x, batch, heads, config.headDim());
+        } else {
+            backend.rope(x, batch, heads, config.headDim(), frequencies);
+        }
     }
 
     private void linear(ActivationBuffer in, int n, WeightMatrix weight, float[] bias, ActivationBuffer out) {

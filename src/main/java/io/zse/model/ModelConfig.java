@@ -115,6 +115,10 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
                 ArrayNode factors = r.putArray("factors");
                 ropeScaling.frequencyFactors().forEach(factors::add);
             }
+            if (ropeScaling.type().equals("longrope")) {
+                ArrayNode factors = r.putArray("long_factors");
+                ropeScaling.longFactors().forEach(factors::add);
+            }
         }
         o.put("norm_eps", normEps);
         o.put("tie_word_embeddings", tieWordEmbeddings);
@@ -161,8 +165,13 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
         if (r.isObject()) {
             List<Double> factors = new ArrayList<>();
             r.path("factors").forEach(n -> factors.add(n.asDouble()));
+            // longrope without long_factors (files of the first Phi-3 import): one factor set for every position
+            List<Double> longFactors = new ArrayList<>(r.has("long_factors") || !text(r, "type").equals("longrope")
+                    ? List.of() : factors);
+            r.path("long_factors").forEach(n -> longFactors.add(n.asDouble()));
             scaling = new RopeScaling(text(r, "type"), number(r, "factor"), r.path("low_freq_factor").asDouble(0),
-                    r.path("high_freq_factor").asDouble(0), r.path("original_context_length").asInt(0), factors);
+                    r.path("high_freq_factor").asDouble(0), r.path("original_context_length").asInt(0), factors,
+                    longFactors);
         }
         List<Integer> eos = new ArrayList<>();
         o.path("eos_token_ids").forEach(n -> eos.add(n.asInt()));

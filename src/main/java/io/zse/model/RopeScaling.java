@@ -12,18 +12,20 @@ import java.util.List;
  * @param lowFreqFactor         llama3 only
  * @param highFreqFactor        llama3 only
  * @param originalContextLength llama3 and longrope: the context the model was pre-trained with
- * @param frequencyFactors      factors and longrope: one divisor per rotated pair (headDim / 2), as llama.cpp's
- *                              {@code rope_freqs.weight} stores them; empty otherwise
+ * @param frequencyFactors      factors: one divisor per rotated pair (headDim / 2), as llama.cpp's
+ *                              {@code rope_freqs.weight} stores them; longrope: the short factors; empty otherwise
+ * @param longFactors           longrope only: the long factors, one per rotated pair; empty otherwise
  */
 public record RopeScaling(String type, double factor, double lowFreqFactor, double highFreqFactor,
-                          int originalContextLength, List<Double> frequencyFactors) {
+                          int originalContextLength, List<Double> frequencyFactors, List<Double> longFactors) {
     public RopeScaling {
         frequencyFactors = List.copyOf(frequencyFactors);
+        longFactors = List.copyOf(longFactors);
     }
 
     public RopeScaling(String type, double factor, double lowFreqFactor, double highFreqFactor,
                        int originalContextLength) {
-        this(type, factor, lowFreqFactor, highFreqFactor, originalContextLength, List.of());
+        this(type, factor, lowFreqFactor, highFreqFactor, originalContextLength, List.of(), List.of());
     }
 
     public static RopeScaling linear(double factor) {
@@ -36,16 +38,18 @@ public record RopeScaling(String type, double factor, double lowFreqFactor, doub
     }
 
     /**
-     * Phi-3's LongRoPE (Hugging Face {@code longrope}, formerly {@code su}) with the factor set in use: the base
-     * frequency of each pair times its own factor, then inverted, as transformers computes it.
+     * Phi-3's LongRoPE (Hugging Face {@code longrope}, formerly {@code su}): each pair's base frequency times its own
+     * factor, then inverted, as transformers computes it; the short factors within the original context, the long
+     * ones beyond it (which positions get which: {@link LongRope}).
      */
-    public static RopeScaling longrope(double attentionFactor, List<Double> frequencyFactors, int originalContextLength) {
-        return new RopeScaling("longrope", attentionFactor, 0, 0, originalContextLength, frequencyFactors);
+    public static RopeScaling longrope(double attentionFactor, List<Double> shortFactors, List<Double> longFactors,
+                                       int originalContextLength) {
+        return new RopeScaling("longrope", attentionFactor, 0, 0, originalContextLength, shortFactors, longFactors);
     }
 
     /** Each pair's inverse frequency divided by its own factor (factor holds the largest, for reports). */
     public static RopeScaling factors(List<Double> frequencyFactors) {
         double max = frequencyFactors.stream().mapToDouble(Double::doubleValue).max().orElse(1);
-        return new RopeScaling("factors", max, 0, 0, 0, frequencyFactors);
+        return new RopeScaling("factors", max, 0, 0, 0, frequencyFactors, List.of());
     }
 }

@@ -1,5 +1,7 @@
 package io.zse.model;
 
+import java.util.List;
+
 /**
  * RoPE inverse frequencies, one per rotated pair (headDim / 2), with the configured scaling applied the way
  * transformers does (computed in F32 like it).
@@ -21,7 +23,7 @@ public final class RotaryFrequencies {
             case "linear" -> linear(inverse, (float) scaling.factor());
             case "llama3" -> llama3(inverse, scaling);
             case "factors" -> factors(inverse, scaling);
-            case "longrope" -> longrope(headDim, theta, scaling);
+            case "longrope" -> longrope(headDim, theta, scaling.frequencyFactors());
             default -> throw new IllegalArgumentException("unsupported rope_scaling type '" + scaling.type() + "'");
         };
     }
@@ -44,16 +46,21 @@ public final class RotaryFrequencies {
         return inverse;
     }
 
+    /** LongRoPE's table with its long factors ({@link #of} gives the short factors' table). */
+    public static float[] ofLongFactors(int headDim, double theta, RopeScaling longrope) {
+        return longrope(headDim, theta, longrope.longFactors());
+    }
+
     /** inv_freq[j] = 1 / (factor[j] · theta^(2j / headDim)), in F32 in this order like transformers. */
-    private static float[] longrope(int headDim, double theta, RopeScaling s) {
+    private static float[] longrope(int headDim, double theta, List<Double> factors) {
         float[] inverse = new float[headDim / 2];
-        if (s.frequencyFactors().size() != inverse.length) {
-            throw new IllegalArgumentException("rope_scaling has " + s.frequencyFactors().size()
+        if (factors.size() != inverse.length) {
+            throw new IllegalArgumentException("rope_scaling has " + factors.size()
                     + " longrope factors but the head has " + inverse.length + " rotated pairs");
         }
         for (int j = 0; j < inverse.length; j++) {
             float base = (float) Math.pow((float) theta, (float) (2 * j) / headDim);
-            inverse[j] = 1f / (s.frequencyFactors().get(j).floatValue() * base);
+            inverse[j] = 1f / (factors.get(j).floatValue() * base);
         }
         return inverse;
     }

@@ -317,6 +317,7 @@ public final class BatchingEngine implements AutoCloseable {
             this.listener = listener;
             this.tokens = prompt.clone();
             this.cache = new KvCache(pool, prompt.length + budget);
+            model.startSequence(cache, prompt.length);
             this.decoder = new SequenceDecoder(tokenizer, eosIds, prompt, budget, request.parameters(),
                     request.seed(), request.stops(), request.constraint(), request.keepSpecialTokens());
             this.lastTokenAt = System.nanoTime();

@@ -105,6 +105,8 @@ public final class PromptPass {
         }
         int blocks = (positions + KvCache.DEFAULT_BLOCK_SIZE - 1) / KvCache.DEFAULT_BLOCK_SIZE;
         KvBlockPool pool = model.newPool(kvType, KvCache.DEFAULT_BLOCK_SIZE, blocks, arena);
-        return new KvCache(pool, positions);
+        KvCache cache = new KvCache(pool, positions);
+        model.startSequence(cache, positions);
+        return cache;
     }
 }

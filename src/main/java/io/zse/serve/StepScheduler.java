@@ -116,6 +116,7 @@ final class StepScheduler<S extends StepScheduler.Schedulable> {
         int[] first = s.tokens();
         for (S r : running) {
             if (r.tokens().length - r.cache().length() > 1 && r.tokens().length > block
+                    && r.cache().longRopeFrom() == s.cache().longRopeFrom()
                     && Arrays.equals(r.tokens(), 0, block, first, 0, block)) {
                 return true;
             }

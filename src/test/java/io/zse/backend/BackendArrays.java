@@ -42,6 +42,23 @@ public final class BackendArrays {
         return read(b, rows, x.length);
     }
 
+    /** rmsNorm with x as its own output, as Qwen3 normalises each head of q and k. */
+    public static float[] rmsNormInPlace(Backend b, float[] x, int n, float[] weight, float eps) {
+        ActivationBuffer rows = on(b, x);
+        b.rmsNorm(rows, n, weight, eps, rows);
+        return read(b, rows, x.length);
+    }
+
+    /** Rows bounds[r]..bounds[r + 1]-1 rotated with tables[r], one rope call per run (as LongRoPE rotates a batch). */
+    public static float[] ropeInRuns(Backend b, float[] x, BatchLayout batch, int heads, int headDim, int[] bounds,
+                                     float[][] tables) {
+        ActivationBuffer rows = on(b, x);
+        for (int r = 0; r < tables.length; r++) {
+            b.rope(rows, batch, bounds[r], bounds[r + 1], heads, headDim, tables[r]);
+        }
+        return read(b, rows, x.length);
+    }
+
     public static float[] swiglu(Backend b, float[] gate, float[] up) {
         ActivationBuffer g = on(b, gate);
         b.swiglu(g, on(b, up), gate.length);

@@ -11,6 +11,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Options of the Qwen3, Phi-3 and Gemma configs that the golden checkpoints do not cover: choices and refusals. */
 class HfConfigNormalizerTest {
@@ -31,19 +32,30 @@ class HfConfigNormalizerTest {
     }
 
     @Test
-    void longropeUsesTheLongFactorsWhenTheContextExceedsTheOriginalOne() {
+    void longropeKeepsBothFactorSetsAndTheAttentionFactor() {
         ModelConfig c = HfConfigNormalizer.normalize(phi3(4096, 256), null);
         assertEquals("phi3", c.architecture());
-        assertEquals(RopeScaling.longrope(Math.sqrt(1 + Math.log(16) / Math.log(256)), List.of(1.0, 2.0, 4.0, 8.0), 256),
-                c.ropeScaling());
+        assertEquals(RopeScaling.longrope(Math.sqrt(1 + Math.log(16) / Math.log(256)), List.of(1.0, 1.0, 1.5, 2.0),
+                List.of(1.0, 2.0, 4.0, 8.0), 256), c.ropeScaling());
         assertEquals(2047, c.slidingWindow());
+        assertEquals(c, ModelConfig.fromJson(c.toJson()), "through the .zse config section");
 
         ModelConfig same = HfConfigNormalizer.normalize(phi3(256, 256), null);
-        assertEquals(RopeScaling.longrope(1.0, List.of(1.0, 1.0, 1.5, 2.0), 256), same.ropeScaling());
+        assertEquals(1.0, same.ropeScaling().factor(), "no attention factor without an extended context");
 
         ObjectNode given = phi3(4096, 256);
         ((ObjectNode) given.get("rope_scaling")).put("attention_factor", 1.25);
         assertEquals(1.25, HfConfigNormalizer.normalize(given, null).ropeScaling().factor());
+    }
+
+    /** A .zse written by the first Phi-3 import holds one factor set, which then serves every position. */
+    @Test
+    void aLongropeConfigWithOneFactorSetUsesItEverywhere() {
+        ModelConfig c = HfConfigNormalizer.normalize(phi3(4096, 256), null);
+        String old = c.toJson().replaceFirst("(?s),\\s*\"long_factors\"\\s*:\\s*\\[[^]]*]", "");
+        assertTrue(!old.contains("long_factors") && old.contains("\"factors\""), old);
+        RopeScaling read = ModelConfig.fromJson(old).ropeScaling();
+        assertEquals(read.frequencyFactors(), read.longFactors());
     }
 
     @Test

@@ -32,6 +32,13 @@ record GreedyGolden(String prompt, int[] promptIds, int[] greedyIds, List<TopLog
                 LlamaModelGoldenTest.ints(c.get("greedy_ids")), tops);
     }
 
+    /** An architecture golden's runs: its prompt's, then those of its "further_cases" (tools/reference/tiny_models.py). */
+    static List<GreedyGolden> allOf(JsonNode golden) {
+        List<GreedyGolden> runs = new ArrayList<>(List.of(of(golden)));
+        golden.path("further_cases").forEach(c -> runs.add(of(c)));
+        return runs;
+    }
+
     /** The same golden cut to its first {@code count} greedy ids and the logits recorded while computing them. */
     GreedyGolden firstTokens(int count) {
         int lastPosition = promptIds.length - 1 + count - 1;

@@ -105,10 +105,11 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void rope(ActivationBuffer rows, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+    public void rope(ActivationBuffer rows, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
+                     float[] inverseFrequencies) {
         float[] x = array(rows);
         int half = headDim / 2;
-        for (int i = 0; i < batch.rows(); i++) {
+        for (int i = fromRow; i < toRow; i++) {
             float position = batch.position(i);
             for (int j = 0; j < half; j++) {
                 // The angle in F32 like the reference implementation; cos and sin of it rounded once.

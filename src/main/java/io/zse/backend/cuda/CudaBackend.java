@@ -238,15 +238,20 @@ public final class CudaBackend implements Backend {
 
     /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
     @Override
-    public void rope(ActivationBuffer x, BatchLayout batch, int heads, int headDim, float[] inverseFrequencies) {
+    public void rope(ActivationBuffer x, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
+                     float[] inverseFrequencies) {
         check(heads > 0 && headDim > 0 && headDim % 2 == 0, "heads and an even headDim must be positive");
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
+        check(0 <= fromRow && fromRow < toRow && toRow <= batch.rows(), "rows " + fromRow + ".." + toRow
+                + " of a batch of " + batch.rows());
         int width = heads * headDim;
         computeEnter();
         Tables t = tables(batch);
         DeviceActivations rows = own(x, (long) t.rows() * width);
-        cuda.call("zse_cuda_rope", rows.at(0, (long) t.rows() * width), t.rows(), heads, headDim,
-                t.layout().positions(t.address(), 0), vector(inverseFrequencies), stream.handle());
+        // The whole batch is the table's rows, padding included: a recorded pass replays this launch at any fill.
+        int count = fromRow == 0 && toRow == batch.rows() ? t.rows() : toRow - fromRow;
+        cuda.call("zse_cuda_rope", rows.at((long) fromRow * width, (long) count * width), count, heads, headDim,
+                t.layout().positions(t.address(), fromRow), vector(inverseFrequencies), stream.handle());
     }
 
     /** The new rows go straight from the activations into the device block pool: nothing crosses to the host. */

@@ -24,7 +24,7 @@ import java.util.Map;
  *       (normalizer prepends ▁ and replaces spaces). GGUF keeps scores, not merges; the merges are rebuilt as
  *       transformers does from a vocabulary: every split of a token into two tokens, ranked by the token's score,
  *       or, when every score is the same (llama.cpp writes -1000 for vocabularies converted from tokenizer.json), by
- *       the token's id, which is the order BPE training added them.</li>
+ *       the token's id, which is the order BPE training added them, with whitespace-only pieces last.</li>
  * </ul>
  * Tokens typed unknown or control become special added tokens, user-defined ones plain added tokens.
  */
@@ -200,10 +200,17 @@ public final class GgufTokenizer {
     }
 
     /**
-     * transformers' {@code generate_merges}: for each token (in vocabulary order) every split into two tokens, each
-     * token's splits ordered by the pieces' ids; then all of them stably sorted by the token's score (highest first,
-     * longer left piece first, then longer right piece), or by id (lowest first, shorter pieces first) without
-     * informative scores. Splits are at code point boundaries, as Python slices strings.
+     * The merges a SentencePiece vocabulary implies: for each token (in vocabulary order) every split into two tokens,
+     * each token's splits ordered by the pieces' ids, then all of them stably sorted by the token's rank.
+     * <ul>
+     *   <li>With informative scores, the rank is the score (highest first, then longer left piece, then longer right
+     *       piece), as transformers' {@code generate_merges} ranks a GGUF's vocabulary.</li>
+     *   <li>Without (llama.cpp writes -1000 for every token of a vocabulary it converted from tokenizer.json), the rank
+     *       is the token's id, the order BPE training added tokens, except that whitespace-only pieces (▁▁, ▁▁▁▁, ...)
+     *       rank after every other token, in id order: tokenizer.model scores them below every other piece whatever their
+     *       id, so the Llama/Mistral tokenizer.json files transformers converted from it list their merges last. For Mistral 7B this rebuilds its tokenizer.json's 58,980 merges in order.</li>
+     * </ul>
+     * Splits are at code point boundaries, as Python slices strings.
      */
     static List<String[]> mergesFromVocabulary(List<String> tokens, List<Double> scores) {
         Map<String, Integer> ids = new HashMap<>();
@@ -216,7 +223,8 @@ public final class GgufTokenizer {
         List<Merge> merges = new ArrayList<>();
         for (Map.Entry<String, Integer> entry : orderedVocabulary(tokens, ids)) {
             String token = entry.getKey();
-            double rank = byScore ? scores.get(entry.getValue()) : entry.getValue();
+            double rank = byScore ? scores.get(entry.getValue())
+                    : entry.getValue() + (isWhitespaceRun(token) ? tokens.size() : 0);
             List<Merge> local = new ArrayList<>();
             for (int cut = token.offsetByCodePoints(0, Math.min(1, token.codePointCount(0, token.length())));
                  cut < token.length(); cut = token.offsetByCodePoints(cut, 1)) {
@@ -230,10 +238,14 @@ public final class GgufTokenizer {
             local.sort(Comparator.comparingInt((Merge x) -> ids.get(x.left)).thenComparingInt(x -> ids.get(x.right)));
             merges.addAll(local);
         }
-        Comparator<Merge> order = Comparator.comparingDouble(Merge::rank).thenComparingInt(Merge::leftLength)
-                .thenComparingInt(Merge::rightLength);
-        merges.sort(byScore ? order.reversed() : order);
+        merges.sort(byScore ? Comparator.comparingDouble(Merge::rank).thenComparingInt(Merge::leftLength)
+                .thenComparingInt(Merge::rightLength).reversed() : Comparator.comparingDouble(Merge::rank));
         return merges.stream().map(x -> new String[] {x.left, x.right}).toList();
+    }
+
+    /** Two or more ▁ and nothing else. */
+    private static boolean isWhitespaceRun(String token) {
+        return token.length() > 1 && token.chars().allMatch(c -> c == '\u2581');
     }
 
     /** Each distinct token once, at its first id, in id order (a Python dict built from the token list). */

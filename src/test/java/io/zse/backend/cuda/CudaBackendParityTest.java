@@ -24,6 +24,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -157,6 +159,33 @@ class CudaBackendParityTest {
         assertArrayEquals(a, b, 0f, "add");
         assertArrayEquals(BackendArrays.addBias(cpu, a, n, weight), BackendArrays.addBias(cuda, b, n, weight), 0f,
                 "addBias");
+    }
+
+    /** What Qwen3 and Phi-3 ask of the kernels: each head normalised in place; rows rotated in runs, two tables. */
+    @Test
+    void perHeadNormInPlaceAndRopeOfRowRunsMatchTheCpu() {
+        int heads = 4;
+        int headDim = 32;
+        int n = 6;
+        float[] x = random(n * heads * headDim, 6);
+        float[] weight = random(headDim, 7);
+        assertClose(BackendArrays.rmsNormInPlace(cpu, x, n * heads, weight, 1e-6f),
+                BackendArrays.rmsNormInPlace(cuda, x, n * heads, weight, 1e-6f), 1e-5, "per-head rmsNorm in place");
+
+        // two sequences: rows 0..3 at positions 14..17, rows 4..5 at 30..31; runs of 2, 3 and 1 rows
+        BatchLayout batch = new BatchLayout(List.of(
+                new BatchLayout.Segment(new KvCache(KvCacheType.F32, 1, 64, 1, 2), 14, 0, 4),
+                new BatchLayout.Segment(new KvCache(KvCacheType.F32, 1, 64, 1, 2), 30, 4, 2)));
+        int[] bounds = {0, 2, 5, 6};
+        float[][] tables = {random(headDim / 2, 8), random(headDim / 2, 9), random(headDim / 2, 10)};
+        float[] expected = BackendArrays.ropeInRuns(cpu, x, batch, heads, headDim, bounds, tables);
+        assertClose(expected, BackendArrays.ropeInRuns(cuda, x, batch, heads, headDim, bounds, tables), 1e-4,
+                "rope in runs");
+        float[] firstRunOnly = BackendArrays.ropeInRuns(cuda, x, batch, heads, headDim, new int[]{0, 2},
+                new float[][]{tables[0]});
+        int rotated = 2 * heads * headDim;
+        assertArrayEquals(Arrays.copyOfRange(x, rotated, x.length), Arrays.copyOfRange(firstRunOnly, rotated, x.length),
+                0f, "rows after the run are left alone");
     }
 
     @Test
