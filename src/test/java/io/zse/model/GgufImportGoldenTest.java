@@ -151,21 +151,50 @@ class GgufImportGoldenTest {
      */
     @Test
     void gemma2FromLlamaCppIsTheSafetensorsImport() throws IOException {
-        JsonNode fixture = json("/gguf/tiny-gemma2-f32.json");
-        Path fromGguf = dir.resolve("tiny-gemma2-gguf.zse");
-        ModelConverter.Result result = convert("tiny-gemma2-f32", fromGguf);
-        assertEquals(List.of("F32 -> F32 (exact): 35 tensors"), result.notes());
+        ModelConfig mine = assertSafetensorsImport("tiny-gemma2-f32", 35);
+        assertEquals(List.of(true, false, true), mine.gemma().slidingLayers());
+        assertEquals(3.0, mine.gemma().attentionSoftCap());
+    }
+
+    /**
+     * Phi-3 with LongRoPE as llama.cpp's convert_hf_to_gguf.py writes it (tools/reference/phi3_gguf_fixtures.py): fused
+     * attn_qkv and ffn_up (gate then up), both factor sets as rope_factors_short/long tensors, the original context and
+     * attention factor in phi3.rope.scaling.* keys, and sliding_window 0 for none. The import must split the fused
+     * rows and fold the attention factor 1.5 into q and k exactly as the safetensors import does (same CRCs), and the
+     * greedy ids must match past the original context of 16 (long factors).
+     */
+    @Test
+    void phi3FromLlamaCppIsTheSafetensorsImport() throws IOException {
+        ModelConfig mine = assertSafetensorsImport("tiny-phi3-f32", 21);
+        assertEquals("phi3", mine.architecture());
+        assertEquals(null, mine.slidingWindow());
+        io.zse.model.RopeScaling rope = mine.ropeScaling();
+        assertEquals("longrope", rope.type());
+        assertEquals(1.5, rope.factor());
+        assertEquals(16, rope.originalContextLength());
+        assertEquals(List.of(1.0, 1.3, 1.9, 3.2, 5.5, 9.0, 14.0, 21.0), rope.longFactors());
+    }
+
+    /**
+     * Imports fixture {@code name} (an F32 GGUF of formula weights, tools/reference/*_gguf_fixtures.py) and the
+     * safetensors checkpoint of the same config and weights; asserts equal configs, every tensor's type and CRC, the
+     * tokenizer, and 32 greedy ids. Returns the config.
+     */
+    private static ModelConfig assertSafetensorsImport(String name, int tensors) throws IOException {
+        JsonNode fixture = json("/gguf/" + name + ".json");
+        Path fromGguf = dir.resolve(name + "-gguf.zse");
+        ModelConverter.Result result = convert(name, fromGguf);
+        assertEquals(List.of("F32 -> F32 (exact): " + tensors + " tensors"), result.notes());
         byte[] tokenizer = java.nio.file.Files.readAllBytes(
                 Path.of("src/test/resources/models/tinystories-656k/tokenizer.json"));
         Path hf = FormulaCheckpoint.write(fixture.get("config"), fixture.get("weights").get("seed").asLong(), tokenizer,
-                dir.resolve("tiny-gemma2-hf"));
+                dir.resolve(name + "-hf"));
         Path fromSafetensors = TestModels.convert(hf, io.zse.convert.ConvertOptions.of(TensorType.F32),
-                dir.resolve("tiny-gemma2-hf.zse"));
+                dir.resolve(name + "-hf.zse"));
         try (ZseFile gguf = ZseFile.open(fromGguf); ZseFile safetensors = ZseFile.open(fromSafetensors)) {
             ModelConfig mine = ModelConfig.fromJson(gguf.configJson());
             assertEquals(ModelConfig.fromJson(safetensors.configJson()), mine);
-            assertEquals(List.of(true, false, true), mine.gemma().slidingLayers());
-            assertEquals(3.0, mine.gemma().attentionSoftCap());
+            assertEquals(safetensors.tensors().size(), gguf.tensors().size());
             for (TensorInfo t : safetensors.tensors()) {
                 TensorInfo fromLlamaCpp = gguf.tensor(t.name()).info();
                 assertEquals(t.type(), fromLlamaCpp.type(), t.name());
@@ -179,6 +208,7 @@ class GgufImportGoldenTest {
             int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(gguf, BACKEND), prompt, 32,
                     new java.util.ArrayList<>());
             org.junit.jupiter.api.Assertions.assertArrayEquals(expected, actual, "greedy ids");
+            return mine;
         }
     }
 

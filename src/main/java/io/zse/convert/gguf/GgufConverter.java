@@ -34,7 +34,8 @@ import java.util.function.LongUnaryOperator;
  * (F32, F16, BF16 as they are; Q8_0 as Q8; Q4_0 and Q4_1 as Q4 with groups of 32; Q4_K, Q5_K and Q6_K as the .zse
  * types of the same names); Q5_0 and Q5_1 are decoded and re-quantized to Q8. Every
  * step that is not exact is measured against the GGUF's own values and reported. Llama's q/k rows, which llama.cpp
- * interleaves for its RoPE, are put back in Hugging Face order.
+ * interleaves for its RoPE, are put back in Hugging Face order. Phi-3's fused attn_qkv and ffn_up are split as its
+ * safetensors checkpoint is ({@link ModelTensors#source}), LongRoPE's attention factor folded into q and k.
  */
 public final class GgufConverter {
     private static final int CHUNK_ELEMENTS = 1 << 22;
@@ -48,8 +49,9 @@ public final class GgufConverter {
         DECODE
     }
 
+    /** One tensor: rows sourceRow(i) of the GGUF tensor, each value times scale (1 except Phi-3's LongRoPE q/k). */
     private record Planned(String ggufName, GgufFile.GgufTensor source, TensorInfo target, Mode mode,
-                           LongUnaryOperator sourceRow) {
+                           LongUnaryOperator sourceRow, float scale) {
         boolean exact() {
             return mode == Mode.COPY || mode == Mode.MOVE || (mode == Mode.DECODE && !target.type().isQuantized());
         }
@@ -83,7 +85,9 @@ public final class GgufConverter {
         }
         boolean hasOutput = byName.containsKey(GgufTensorNames.OUTPUT) && byName.containsKey(GgufTensorNames.EMBEDDINGS);
         ModelConfig config = GgufModelConfig.of(metadata, hasOutput, byName.containsKey("blk.0.attn_q.bias"),
-                ropeFactors(file, byName.get(GgufTensorNames.ROPE_FREQS)), Math.toIntExact(embeddings.dims()[1]));
+                factors(file, byName.get(GgufTensorNames.ROPE_FREQS)),
+                factors(file, byName.get(GgufTensorNames.ROPE_FACTORS_SHORT)),
+                factors(file, byName.get(GgufTensorNames.ROPE_FACTORS_LONG)), Math.toIntExact(embeddings.dims()[1]));
         List<Planned> plan = plan(file, metadata, config, byName);
         GgufTokenizer.Files tokenizer = GgufTokenizer.build(metadata);
         Map<SectionKind, byte[]> sections = new LinkedHashMap<>();
@@ -121,12 +125,13 @@ public final class GgufConverter {
         }
     }
 
-    private static List<Double> ropeFactors(GgufFile file, GgufFile.GgufTensor tensor) {
+    /** The values of a RoPE factor tensor (rope_freqs, rope_factors_short/long), or null where the file has none. */
+    private static List<Double> factors(GgufFile file, GgufFile.GgufTensor tensor) {
         if (tensor == null) {
             return null;
         }
         if (tensor.dims().length != 1 || tensor.type() != GgmlType.F32) {
-            throw new IllegalArgumentException("GGUF rope_freqs.weight is not a 1-D F32 tensor");
+            throw new IllegalArgumentException("GGUF " + tensor.name() + " is not a 1-D F32 tensor");
         }
         float[] values = new float[Math.toIntExact(tensor.elementCount())];
         GgmlBlockDecoder.decode(GgmlType.F32, file.bytes(tensor), 0, values.length, values, 0);
@@ -141,7 +146,8 @@ public final class GgufConverter {
                                       Map<String, GgufFile.GgufTensor> byName) {
         Map<String, String> ggufByHf = new LinkedHashMap<>();
         for (String name : byName.keySet()) {
-            if (name.equals(GgufTensorNames.ROPE_FREQS)) {
+            if (name.equals(GgufTensorNames.ROPE_FREQS) || name.equals(GgufTensorNames.ROPE_FACTORS_SHORT)
+                    || name.equals(GgufTensorNames.ROPE_FACTORS_LONG)) {
                 continue;
             }
             String hf = GgufTensorNames.toHf(name, metadata.string("general.architecture"));
@@ -155,8 +161,9 @@ public final class GgufConverter {
             ggufByHf.put(ModelTensors.EMBEDDINGS, ggufByHf.remove(ModelTensors.LM_HEAD));
         }
         Map<String, long[]> expected = ModelTensors.expected(config);
+        Map<String, long[]> stored = ModelTensors.checkpoint(config);
         for (String hf : ggufByHf.keySet()) {
-            if (!expected.containsKey(hf)) {
+            if (!stored.containsKey(hf)) {
                 throw new IllegalArgumentException("tensor '" + ggufByHf.get(hf) + "' is not part of the model its "
                         + "metadata describes");
             }
@@ -164,14 +171,16 @@ public final class GgufConverter {
         boolean permuted = metadata.string("general.architecture").equals("llama");
         List<Planned> plan = new ArrayList<>();
         for (Map.Entry<String, long[]> e : expected.entrySet()) {
-            String ggufName = ggufByHf.get(e.getKey());
+            // Gemma's offset (1 + w) is not taken: llama.cpp already stores its norms so.
+            ModelTensors.Source from = ModelTensors.source(config, e.getKey());
+            String ggufName = ggufByHf.get(from.name());
             if (ggufName == null) {
-                throw new IllegalArgumentException("GGUF is missing the tensor for " + e.getKey());
+                throw new IllegalArgumentException("GGUF is missing the tensor for " + from.name());
             }
             GgufFile.GgufTensor source = byName.get(ggufName);
-            if (!Arrays.equals(source.shape(), e.getValue())) {
+            if (!Arrays.equals(source.shape(), stored.get(from.name()))) {
                 throw new IllegalArgumentException("tensor '" + ggufName + "' has shape " + Arrays.toString(source.shape())
-                        + " but the metadata implies " + Arrays.toString(e.getValue()));
+                        + " but the metadata implies " + Arrays.toString(stored.get(from.name())));
             }
             if (!source.type().isSupported()) {
                 throw new IllegalArgumentException("tensor '" + ggufName + "' has type " + source.type()
@@ -180,7 +189,9 @@ public final class GgufConverter {
             }
             boolean rotated = e.getKey().contains("self_attn.q_proj") || e.getKey().contains("self_attn.k_proj");
             LongUnaryOperator rows = permuted && rotated ? unpermute(config.headDim()) : LongUnaryOperator.identity();
-            plan.add(planTensor(file, e.getKey(), ggufName, source, e.getValue(), rows));
+            long first = from.firstRow();
+            plan.add(planTensor(file, e.getKey(), ggufName, source, e.getValue(),
+                    first == 0 ? rows : row -> first + rows.applyAsLong(row), from.scale()));
         }
         return plan;
     }
@@ -199,10 +210,11 @@ public final class GgufConverter {
     }
 
     private static Planned planTensor(GgufFile file, String hf, String ggufName, GgufFile.GgufTensor source,
-                                      long[] shape, LongUnaryOperator rows) {
+                                      long[] shape, LongUnaryOperator rows, float scale) {
         GgmlType type = source.type();
         if (shape.length == 1) {
-            return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.F32, shape, 0), Mode.DECODE, rows);
+            return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.F32, shape, 0), Mode.DECODE, rows,
+                    scale);
         }
         TensorType same = switch (type) {
             case F32 -> TensorType.F32;
@@ -211,7 +223,9 @@ public final class GgufConverter {
             default -> null;
         };
         if (same != null) {
-            return new Planned(ggufName, source, TensorInfo.planned(hf, same, shape, 0), Mode.COPY, rows);
+            // Scaled rows are decoded, multiplied in F32 and encoded back, as the safetensors import does.
+            return new Planned(ggufName, source, TensorInfo.planned(hf, same, shape, 0),
+                    scale == 1f ? Mode.COPY : Mode.DECODE, rows, scale);
         }
         TensorType moved = switch (type) {
             case Q8_0 -> TensorType.Q8;
@@ -221,11 +235,12 @@ public final class GgufConverter {
             case Q6_K -> TensorType.Q6_K;
             default -> null;
         };
-        if (moved != null && GgufRowTranscoder.movable(type, file.bytes(source))) {
+        if (moved != null && scale == 1f && GgufRowTranscoder.movable(type, file.bytes(source))) {
             return new Planned(ggufName, source, TensorInfo.planned(hf, moved, shape, moved.isKQuant() ? 256 : 32),
-                    Mode.MOVE, rows);
+                    Mode.MOVE, rows, scale);
         }
-        return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.Q8, shape, 32), Mode.DECODE, rows);
+        return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.Q8, shape, 32), Mode.DECODE, rows,
+                scale);
     }
 
     /** Writes one tensor; returns the error added where the values changed (empty for exact steps). */
@@ -256,7 +271,7 @@ public final class GgufConverter {
             float[] all = new float[(int) rows];
             GgmlBlockDecoder.decode(type, tensor, 0, all.length, all, 0);
             for (int i = 0; i < all.length; i++) {
-                values[i] = all[(int) p.sourceRow.applyAsLong(i)];
+                values[i] = all[(int) p.sourceRow.applyAsLong(i)] * p.scale;
             }
             MemorySegment.copy(values, 0, data, LittleEndian.FLOAT, 0, all.length);
             sink.writeData(data.asSlice(0, 4L * all.length));
@@ -278,6 +293,11 @@ public final class GgufConverter {
                 }
                 if (values != null) {
                     GgmlBlockDecoder.decode(type, tensor, source * rowLength, rowLength, values, i * rowLength);
+                }
+            }
+            if (p.scale != 1f) {
+                for (int i = 0; i < count; i++) {
+                    values[i] *= p.scale;
                 }
             }
             if (encoder != null) {

@@ -10,14 +10,15 @@ import java.util.Map;
 
 /**
  * A GGUF file's hyperparameters ({@code <arch>.*} keys, llama.cpp's names) as a {@link ModelConfig}. Architectures:
- * {@code llama} (Llama and Mistral: llama.cpp's converter writes both as llama), {@code qwen2}, {@code gemma2} and
- * {@code gemma3} (whose norm weights llama.cpp stores as 1 + w, as a .zse holds them). Facts GGUF keeps
- * in tensors rather than keys come from the tensor table: tied embeddings (no {@code output.weight}), attention biases
- * ({@code attn_q.bias}), and Llama 3 RoPE scaling ({@code rope_freqs.weight}, passed in as factors).
+ * {@code llama} (Llama and Mistral: llama.cpp's converter writes both as llama), {@code qwen2}, {@code phi3},
+ * {@code gemma2} and {@code gemma3} (whose norm weights llama.cpp stores as 1 + w, as a .zse holds them). Facts GGUF
+ * keeps in tensors rather than keys come from the tensor table: tied embeddings (no {@code output.weight}), attention
+ * biases ({@code attn_q.bias}), Llama 3 RoPE scaling ({@code rope_freqs.weight}, passed in as factors) and Phi-3's
+ * LongRoPE ({@code rope_factors_short.weight} and {@code rope_factors_long.weight}).
  */
 final class GgufModelConfig {
     private static final Map<String, String> ARCHITECTURES = Map.of("llama", "llama", "qwen2", "qwen2",
-            "gemma2", "gemma2", "gemma3", "gemma3");
+            "phi3", "phi3", "gemma2", "gemma2", "gemma3", "gemma3");
 
     private GgufModelConfig() {
     }
@@ -26,10 +27,12 @@ final class GgufModelConfig {
      * @param hasOutput     the file stores {@code output.weight} (else the embeddings are tied)
      * @param hasQkvBias    the file stores {@code blk.0.attn_q.bias}
      * @param ropeFactors   the values of {@code rope_freqs.weight}, or null
+     * @param shortFactors  the values of {@code rope_factors_short.weight}, or null
+     * @param longFactors   the values of {@code rope_factors_long.weight}, or null
      * @param embeddingRows rows of {@code token_embd.weight} (or of {@code output.weight} when tied)
      */
     static ModelConfig of(GgufMetadata m, boolean hasOutput, boolean hasQkvBias, List<Double> ropeFactors,
-                          int embeddingRows) {
+                          List<Double> shortFactors, List<Double> longFactors, int embeddingRows) {
         String arch = m.string("general.architecture");
         String architecture = ARCHITECTURES.get(arch);
         if (architecture == null) {
@@ -58,18 +61,28 @@ final class GgufModelConfig {
                     + ": mixture-of-experts models are not supported");
         }
         RopeScaling scaling = ropeScaling(m, arch, ropeFactors, headDim);
+        if (shortFactors != null || longFactors != null) {
+            if (!arch.equals("phi3") || scaling != null) {
+                throw new IllegalArgumentException("GGUF rope_factors_short/long.weight are supported only for phi3 "
+                        + "without other RoPE scaling");
+            }
+            scaling = longRope(m, arch, shortFactors, longFactors, headDim);
+        }
         int vocab = m.has(arch + ".vocab_size") ? positive(m, arch + ".vocab_size") : embeddingRows;
         if (vocab != embeddingRows) {
             throw new IllegalArgumentException("GGUF " + arch + ".vocab_size " + vocab + " differs from the "
                     + embeddingRows + " rows of the embedding tensor");
         }
         Integer window = m.integerOrNull(arch + ".attention.sliding_window");
+        if (arch.equals("phi3") && window != null && window == 0) {
+            window = null; // llama.cpp writes 0 for a Phi-3 config without sliding_window
+        }
         int layers = positive(m, arch + ".block_count");
         GemmaOptions gemma = architecture.startsWith("gemma") ? gemma(m, arch, hidden, heads, headDim, layers) : null;
         if (gemma != null && window == null && gemma.slidingLayers().contains(true)) {
             throw new IllegalArgumentException("GGUF " + arch + ".attention.sliding_window is missing");
         }
-        if (window != null && !architecture.equals("llama") && gemma == null) {
+        if (window != null && !architecture.equals("llama") && !architecture.equals("phi3") && gemma == null) {
             throw new IllegalArgumentException("GGUF " + arch + ".attention.sliding_window is not supported for " + arch);
         }
         List<Integer> eos = new ArrayList<>();
@@ -80,7 +93,7 @@ final class GgufModelConfig {
                 eos.add(id);
             }
         }
-        return new ModelConfig(window != null && gemma == null ? "mistral" : architecture, hidden, layers,
+        return new ModelConfig(window != null && architecture.equals("llama") ? "mistral" : architecture, hidden, layers,
                 heads, kvHeads, headDim, positive(m, arch + ".feed_forward_length"), vocab,
                 positive(m, arch + ".context_length"), m.number(arch + ".rope.freq_base", 10000.0), scaling,
                 m.number(arch + ".attention.layer_norm_rms_epsilon", 1e-5), !hasOutput,
@@ -142,18 +155,60 @@ final class GgufModelConfig {
                 throw new IllegalArgumentException("GGUF file has both rope_freqs.weight and "
                         + arch + ".rope.scaling.type " + type + " (not supported)");
             }
-            if (factors.size() != headDim / 2) {
-                throw new IllegalArgumentException("GGUF rope_freqs.weight has " + factors.size()
-                        + " values for a head of " + headDim + " (expected " + headDim / 2 + ")");
-            }
-            for (double f : factors) {
-                if (!(f > 0) || Double.isInfinite(f)) {
-                    throw new IllegalArgumentException("GGUF rope_freqs.weight holds " + f + " (factors must be positive)");
-                }
-            }
+            checkFactors("rope_freqs.weight", factors, headDim);
             return RopeScaling.factors(factors);
         }
         return scaling;
+    }
+
+    /**
+     * Phi-3's LongRoPE as llama.cpp stores it: both factor sets as tensors, the original context in
+     * rope.scaling.original_context_length, and the attention factor, which llama.cpp's converter computes as
+     * transformers does, sqrt(1 + ln(s) / ln(original)) for s = context / original > 1. That value is taken in double
+     * precision where the stored F32 key agrees with it, so the config equals the one imported from safetensors.
+     */
+    private static RopeScaling longRope(GgufMetadata m, String arch, List<Double> shortFactors,
+                                        List<Double> longFactors, int headDim) {
+        if (shortFactors == null || longFactors == null) {
+            throw new IllegalArgumentException("GGUF has only one of rope_factors_short.weight and "
+                    + "rope_factors_long.weight (LongRoPE needs both)");
+        }
+        checkFactors("rope_factors_short.weight", shortFactors, headDim);
+        checkFactors("rope_factors_long.weight", longFactors, headDim);
+        shortFactors = shortestDecimals(shortFactors);
+        longFactors = shortestDecimals(longFactors);
+        int original = positive(m, arch + ".rope.scaling.original_context_length");
+        double scale = (double) positive(m, arch + ".context_length") / original;
+        double attention = scale <= 1 ? 1 : Math.sqrt(1 + Math.log(scale) / Math.log(original));
+        String key = arch + ".rope.scaling.attn_factor";
+        if (m.has(key) && (float) m.number(key, 1) != (float) attention) {
+            attention = m.number(key, 1);
+            if (!(attention > 0) || Double.isInfinite(attention)) {
+                throw new IllegalArgumentException("GGUF metadata '" + key + "' is " + attention
+                        + ", expected a positive number");
+            }
+        }
+        return RopeScaling.longrope(attention, shortFactors, longFactors, original);
+    }
+
+    /**
+     * Each F32 value as the shortest decimal that reads back as it (1.02f as 1.02): the number config.json held before
+     * llama.cpp rounded it to F32, and transformers rounds it to the same float32 again when it builds inv_freq.
+     */
+    private static List<Double> shortestDecimals(List<Double> factors) {
+        return factors.stream().map(f -> Double.parseDouble(Float.toString(f.floatValue()))).toList();
+    }
+
+    private static void checkFactors(String tensor, List<Double> factors, int headDim) {
+        if (factors.size() != headDim / 2) {
+            throw new IllegalArgumentException("GGUF " + tensor + " has " + factors.size() + " values for a head of "
+                    + headDim + " (expected " + headDim / 2 + ")");
+        }
+        for (double f : factors) {
+            if (!(f > 0) || Double.isInfinite(f)) {
+                throw new IllegalArgumentException("GGUF " + tensor + " holds " + f + " (factors must be positive)");
+            }
+        }
     }
 
     private static int positive(GgufMetadata m, String key) {

@@ -7,6 +7,8 @@ import java.util.regex.Pattern;
 /** llama.cpp's tensor names ({@code blk.N.attn_q.weight}) back to Hugging Face's ({@code model.layers.N...}). */
 final class GgufTensorNames {
     static final String ROPE_FREQS = "rope_freqs.weight";
+    static final String ROPE_FACTORS_SHORT = "rope_factors_short.weight";
+    static final String ROPE_FACTORS_LONG = "rope_factors_long.weight";
     static final String OUTPUT = "output.weight";
     static final String EMBEDDINGS = "token_embd.weight";
 
@@ -17,6 +19,7 @@ final class GgufTensorNames {
     private static final Map<String, String> LAYER = Map.of(
             "attn_norm", "input_layernorm",
             "attn_q", "self_attn.q_proj",
+            "attn_qkv", "self_attn.qkv_proj",
             "attn_k", "self_attn.k_proj",
             "attn_v", "self_attn.v_proj",
             "attn_output", "self_attn.o_proj",
@@ -31,13 +34,15 @@ final class GgufTensorNames {
             "post_ffw_norm", "post_feedforward_layernorm",
             "attn_q_norm", "self_attn.q_norm",
             "attn_k_norm", "self_attn.k_norm");
+    /** Phi-3's ffn_up is its fused gate_up_proj (gate rows, then up rows), as in its Hugging Face checkpoint. */
+    private static final Map<String, String> PHI3_LAYER = Map.of("ffn_up", "mlp.gate_up_proj");
     private static final Pattern BLOCK = Pattern.compile("blk\\.(\\d{1,6})\\.([a-z_]+)\\.(weight|bias)");
 
     private GgufTensorNames() {
     }
 
     /**
-     * The Hugging Face name, or null if the name is not one of a Llama-family decoder's tensors; {@code architecture}
+     * The Hugging Face checkpoint's name (Phi-3's fused {@code qkv_proj} and {@code gate_up_proj} stay fused), or null if the name is not one of a Llama-family decoder's tensors; {@code architecture}
      * is the GGUF's general.architecture.
      */
     static String toHf(String name, String architecture) {
@@ -49,8 +54,9 @@ final class GgufTensorNames {
         if (!m.matches()) {
             return null;
         }
-        String part = architecture.startsWith("gemma") && GEMMA_LAYER.containsKey(m.group(2))
-                ? GEMMA_LAYER.get(m.group(2)) : LAYER.get(m.group(2));
+        Map<String, String> special = architecture.startsWith("gemma") ? GEMMA_LAYER
+                : architecture.equals("phi3") ? PHI3_LAYER : Map.of();
+        String part = special.getOrDefault(m.group(2), LAYER.get(m.group(2)));
         if (part == null || (m.group(3).equals("bias") && part.endsWith("norm"))) {
             return null;
         }

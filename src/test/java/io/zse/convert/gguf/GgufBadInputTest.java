@@ -143,4 +143,16 @@ class GgufBadInputTest {
         int vocab = find(original, "llama.vocab_size") + "llama.vocab_size".length() + 4;
         assertTrue(failure(with(4096, vocab, 4), "vocab").contains("vocab_size 4096 differs"));
     }
+
+    @Test
+    void otherArchitecturesAreRefusedByName() throws IOException {
+        byte[] phi3 = Files.readAllBytes(GgufFixtures.gguf("tiny-phi3-f32", dir));
+        int arch = find(phi3, "general.architecture") + "general.architecture".length() + 4 + 8;
+        byte[] phi2 = phi3.clone();
+        phi2[arch + 3] = '2';
+        assertTrue(new String(phi3, arch, 4, StandardCharsets.UTF_8).equals("phi3"));
+        String message = failure(phi2, "phi2");
+        assertTrue(message.contains("GGUF architecture 'phi2' is not supported (supported: gemma2, gemma3, llama, phi3, "
+                + "qwen2)"), message);
+    }
 }
