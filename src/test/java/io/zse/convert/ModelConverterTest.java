@@ -141,6 +141,7 @@ class ModelConverterTest {
         Path copy = editConfig("arch", c -> c.putArray("architectures").add("GPT2LMHeadModel"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> convert(copy));
         assertEquals("config.json: architectures [\"GPT2LMHeadModel\"] is not supported (supported: LlamaForCausalLM, "
+                + "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
                 + "Gemma3ForCausalLM, BitNetForCausalLM)", e.getMessage());
         Path yarn = editConfig("yarn", c -> c.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4.0));
         e = assertThrows(IllegalArgumentException.class, () -> convert(yarn));
