@@ -40,6 +40,13 @@ struct zse_cpu_kernels {
                            int32_t out_stride);
 };
 
+/* A set that defines every kernel under its field's name (static functions) lists them all with this. */
+#define ZSE_CPU_FULL_SET(set_name)                                                                                \
+    .name = set_name, .quantize_rows = quantize_rows, .matmul_q8 = matmul_q8, .matmul_q4 = matmul_q4,              \
+    .matmul_q4_k = matmul_q4_k, .matmul_q5_k = matmul_q5_k, .matmul_q6_k = matmul_q6_k,                           \
+    .matmul_q8_x16 = matmul_q8_x16, .matmul_q4_x16 = matmul_q4_x16, .matmul_nf4 = matmul_nf4,                     \
+    .matmul_f32 = matmul_f32, .matmul_f16 = matmul_f16, .matmul_bf16 = matmul_bf16, .matmul_ternary = matmul_ternary
+
 extern const struct zse_cpu_kernels zse_cpu_generic;
 #if defined(__x86_64__)
 extern const struct zse_cpu_kernels zse_cpu_avx2;

@@ -718,18 +718,5 @@ static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t 
 }
 
 const struct zse_cpu_kernels KERNELS = {
-    .name = KERNELS_NAME,
-    .quantize_rows = quantize_rows,
-    .matmul_q8 = matmul_q8,
-    .matmul_q4 = matmul_q4,
-    .matmul_q4_k = matmul_q4_k,
-    .matmul_q5_k = matmul_q5_k,
-    .matmul_q6_k = matmul_q6_k,
-    .matmul_q8_x16 = matmul_q8_x16,
-    .matmul_q4_x16 = matmul_q4_x16,
-    .matmul_nf4 = matmul_nf4,
-    .matmul_f32 = matmul_f32,
-    .matmul_f16 = matmul_f16,
-    .matmul_bf16 = matmul_bf16,
-    .matmul_ternary = matmul_ternary,
+    ZSE_CPU_FULL_SET(KERNELS_NAME),
 };
