@@ -14,7 +14,8 @@
 #   ZSE             our launcher (default: this checkout's ./zse)
 #   LLAMA_SERVER    llama-server binary (default /work/peer/build/bin/llama-server)
 #   ZSE_MODEL       default /work/peer/l1b-q4.zse;  GGUF_MODEL  default /work/peer/l1b-q4_0.gguf
-#   LLAMA_NP, LLAMA_CTX   llama-server -np / -c (default: 16 / 8192, and 64 / 16384 when 64 streams are asked for)
+#   LLAMA_NP, LLAMA_CTX   llama-server -np / -c (default: 16 / 8192; for more streams, one slot per stream of
+#                         128 + MAX_TOKENS context rounded up to 256: 64 / 16384 at 32 tokens, 64 / 32768 at 256)
 #   PROMPT_WORDS    words per load prompt (default 80, ~100 tokens with the chat template)
 #   ZSE_* (ZSE_MAX_RUNNING, ZSE_MAX_BATCH_TOKENS, ZSE_KV_CACHE_MEMORY, ZSE_KV_CACHE, ...) pass through to our server.
 set -euo pipefail
@@ -89,7 +90,9 @@ case "$mode" in
     concurrency=(${concurrency[*]})
     np="${LLAMA_NP:-16}"; ctx="${LLAMA_CTX:-8192}"
     for c in "${concurrency[@]}"; do
-      if [ "$c" -gt "$np" ]; then np="${LLAMA_NP:-$c}"; ctx="${LLAMA_CTX:-$(( c * 256 ))}"; fi
+      # every slot holds a ~100-token prompt and max_tokens more, rounded up to 256
+      per_slot=$(( (128 + max_tokens + 255) / 256 * 256 ))
+      if [ "$c" -gt "$np" ]; then np="${LLAMA_NP:-$c}"; ctx="${LLAMA_CTX:-$(( c * per_slot ))}"; fi
     done
     start_ours 18601 ours
     start_theirs theirs 18602 "$np" "$ctx"
