@@ -135,6 +135,21 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void readRows(ActivationBuffer from, int[] rows, int width, float[] into) {
+        backend.readRows(from, rows, width, into);
+    }
+
+    @Override
+    public boolean samplesOnDevice() {
+        return backend.samplesOnDevice();
+    }
+
+    @Override
+    public int[] sample(ActivationBuffer logits, int n, int vocab, double[] parameters) {
+        return backend.sample(logits, n, vocab, parameters);
+    }
+
+    @Override
     public boolean runsGemmaOps() {
         return backend.runsGemmaOps();
     }

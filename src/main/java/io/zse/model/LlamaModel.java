@@ -9,6 +9,7 @@ import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseFile;
+import io.zse.generate.Sampler;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
@@ -17,6 +18,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma 2 and 3, BitNet b1.58), written once against
@@ -147,6 +149,78 @@ public final class LlamaModel {
      * @throws IllegalStateException a cache's pool has no block left (the engine reserves before it runs)
      */
     public synchronized float[] forward(int[] tokens, BatchLayout batch, int[] logitRows) {
+        Workspace ws = run(tokens, batch, logitRows);
+        float[] logits = new float[logitRows.length * config.vocabSize()];
+        if (logits.length > 0) {
+            backend.read(ws.logits, logits, logits.length);
+            softCap(logits);
+        }
+        return logits;
+    }
+
+    /**
+     * What a pass whose tokens were drawn on the backend gave.
+     *
+     * @param tokens per logits row, the token drawn, or -1 where the host samples: a row not drawn on the backend, or
+     *               one the backend handed back
+     * @param logits the logits of the -1 rows only, in row order [count of -1 rows, vocab]
+     */
+    public record Drawn(int[] tokens, float[] logits) {
+    }
+
+    /** Whether {@link #forward(int[], BatchLayout, int[], double[], boolean[])} can draw tokens on the backend. */
+    public boolean drawsOnBackend() {
+        return backend.samplesOnDevice() && (config.gemma() == null || config.gemma().finalSoftCap() == 0);
+    }
+
+    /**
+     * Like {@link #forward(int[], BatchLayout, int[])}, but the tokens of the rows with {@code onBackend[i]} are drawn
+     * where the logits are (a device), with the {@value Sampler#DEVICE_PARAMETERS} parameters per row at
+     * {@code parameters[i · DEVICE_PARAMETERS ..]} ({@link Sampler#deviceDraw}): only their ids come back, and the
+     * logits of the other rows.
+     */
+    public synchronized Drawn forward(int[] tokens, BatchLayout batch, int[] logitRows, double[] parameters,
+                                      boolean[] onBackend) {
+        int n = logitRows.length;
+        if (onBackend.length != n || parameters.length != n * Sampler.DEVICE_PARAMETERS) {
+            throw new IllegalArgumentException(onBackend.length + " draw flags and " + parameters.length
+                    + " parameters for " + n + " logits rows");
+        }
+        Workspace ws = run(tokens, batch, logitRows);
+        int vocab = config.vocabSize();
+        int[] drawn = new int[n];
+        Arrays.fill(drawn, -1);
+        boolean any = false;
+        for (boolean b : onBackend) {
+            any |= b;
+        }
+        if (any) {
+            if (!drawsOnBackend()) {
+                throw new IllegalStateException("this model's backend does not draw tokens");
+            }
+            double[] all = parameters.clone();
+            for (int i = 0; i < n; i++) {
+                if (!onBackend[i]) { // drawn greedily and ignored: one launch for every row
+                    Arrays.fill(all, i * Sampler.DEVICE_PARAMETERS, (i + 1) * Sampler.DEVICE_PARAMETERS, 0);
+                    all[i * Sampler.DEVICE_PARAMETERS + 2] = 1;
+                }
+            }
+            int[] ids = backend.sample(ws.logits, n, vocab, all);
+            for (int i = 0; i < n; i++) {
+                drawn[i] = onBackend[i] ? ids[i] : -1;
+            }
+        }
+        int[] hostRows = IntStream.range(0, n).filter(i -> drawn[i] < 0).toArray();
+        float[] logits = new float[hostRows.length * vocab];
+        if (hostRows.length > 0) {
+            backend.readRows(ws.logits, hostRows, vocab, logits);
+            softCap(logits);
+        }
+        return new Drawn(drawn, logits);
+    }
+
+    /** Runs the pass and leaves the logits of {@code logitRows} in the workspace's logits, on the backend. */
+    private Workspace run(int[] tokens, BatchLayout batch, int[] logitRows) {
         for (int row : logitRows) {
             if (row < 0 || row >= tokens.length) {
                 throw new IllegalArgumentException("logits of row " + row + " of a batch of " + tokens.length);
@@ -182,14 +256,14 @@ public final class LlamaModel {
             ops.run();
         }
         setLengths(batch);
-        float[] logits = new float[logitRows.length * config.vocabSize()];
-        if (logits.length > 0) {
-            backend.read(ws.logits, logits, logits.length);
-            if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
-                softCap(logits, (float) config.gemma().finalSoftCap());
-            }
+        return ws;
+    }
+
+    /** Gemma's final soft-capping, where the model has it. */
+    private void softCap(float[] logits) {
+        if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
+            softCap(logits, (float) config.gemma().finalSoftCap());
         }
-        return logits;
     }
 
     /**

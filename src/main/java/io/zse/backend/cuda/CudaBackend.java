@@ -81,6 +81,7 @@ public final class CudaBackend implements Backend {
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
+    private long drawnRows;
 
     /** A backend that records decode steps as CUDA graphs. */
     public CudaBackend(CudaLibrary cuda, CudaDevice device) {
@@ -191,6 +192,25 @@ public final class CudaBackend implements Backend {
         long bytes = (long) count * Float.BYTES;
         slot(0).device(bytes).copyFrom(source.buffer, 0, 0, bytes, stream);
         slot(0).download(into, count, stream);
+    }
+
+    /** The rows gathered on the device, then one copy back. */
+    @Override
+    public void readRows(ActivationBuffer from, int[] rows, int width, float[] into) {
+        DeviceActivations source = own(from, 0);
+        check(width > 0, "width must be positive");
+        checkLength("into", into, (long) rows.length * width);
+        if (rows.length == 0) {
+            return;
+        }
+        computeEnter();
+        long bytes = (long) width * Float.BYTES;
+        DeviceBuffer gathered = slot(0).device(rows.length * bytes);
+        for (int i = 0; i < rows.length; i++) {
+            check(rows[i] >= 0 && (long) (rows[i] + 1) * width <= source.capacity(), "row " + rows[i] + " outside");
+            gathered.copyFrom(source.buffer, rows[i] * bytes, i * bytes, bytes, stream);
+        }
+        slot(0).download(into, rows.length * width, stream);
     }
 
     @Override
@@ -475,6 +495,11 @@ public final class CudaBackend implements Backend {
         }
     }
 
+    /** How many rows {@link #sample} drew on the device so far (not those it handed back to the host). */
+    public long drawnRows() {
+        return drawnRows;
+    }
+
     /** How many passes ran as replays of a recorded graph so far. */
     public long replayedPasses() {
         return replays;
@@ -621,6 +646,7 @@ public final class CudaBackend implements Backend {
      * double differ only in the order of the vocabulary-wide one). A row is -1 when the device left it to the host:
      * more than 1024 candidates survive top-k, top-p and min-p.
      */
+    @Override
     public int[] sample(ActivationBuffer logits, int n, int vocab, double[] parameters) {
         check(n > 0 && vocab > 0, "n and vocab must be positive");
         check(parameters.length == 5 * n, "need 5 sampling parameters per row, got " + parameters.length + " for " + n);
@@ -649,7 +675,16 @@ public final class CudaBackend implements Backend {
         MemorySegment ids = samplingStaging.segment().asSlice(parameterBytes, idBytes);
         sampling.copyTo(ids, parameterBytes, stream);
         stream.synchronize();
-        return ids.toArray(ValueLayout.JAVA_INT);
+        int[] drawn = ids.toArray(ValueLayout.JAVA_INT);
+        for (int id : drawn) {
+            drawnRows += id >= 0 ? 1 : 0;
+        }
+        return drawn;
+    }
+
+    @Override
+    public boolean samplesOnDevice() {
+        return true;
     }
 
     private DeviceKvPool devicePool(KvBlockPool pool) {
