@@ -61,6 +61,27 @@ public interface Backend extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " does not sample on its device");
     }
 
+    /**
+     * The residual add and the RMSNorm after it: x += y over n rows of weight.length, then out = rmsNorm(x). A backend
+     * may do both in one pass over x. Default: {@link #add} then {@link #rmsNorm}.
+     */
+    default void addRmsNorm(ActivationBuffer x, ActivationBuffer y, int n, float[] weight, float eps,
+                            ActivationBuffer out) {
+        add(x, y, Math.multiplyExact(n, weight.length));
+        rmsNorm(x, n, weight, eps, out);
+    }
+
+    /**
+     * RoPE of the keys on their way into the caches: the caches get k ({@code kvHeads} heads) rotated as {@link #rope}
+     * rotates it, and v. A backend may rotate while it writes, leaving k as it was. Default: {@link #rope} of k in place,
+     * then {@link #storeKv}.
+     */
+    default void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
+                             int headDim, float[] inverseFrequencies) {
+        rope(k, batch, kvHeads, headDim, inverseFrequencies);
+        storeKv(k, v, batch, layer);
+    }
+
     /** Row i of into [rows.length, width] = row rows[i] of from [?, width]. */
     void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into);
 

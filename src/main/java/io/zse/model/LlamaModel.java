@@ -342,11 +342,13 @@ public final class LlamaModel {
         if (config.gemma() != null) {
             backend.scale(ws.x, n * d, (float) config.gemma().embeddingScale());
         }
+        // Each residual add is fused with the RMSNorm that follows it (Backend.addRmsNorm): the first layer's input
+        // norm stands alone, the last layer's final add too (the final norm runs on the wanted rows only).
+        backend.rmsNorm(ws.x, n, weights.layers().getFirst().attentionNorm(), eps, ws.normed);
         for (int layer = 0; layer < config.numLayers(); layer++) {
             Weights.Layer w = weights.layers().get(layer);
 
             // Attention block: x += o_proj(attention(rope(q), rope(k), v)) of the normed stream.
-            backend.rmsNorm(ws.x, n, w.attentionNorm(), eps, ws.normed);
             linear(ws.normed, n, w.query(), w.queryBias(), ws.q);
             linear(ws.normed, n, w.key(), w.keyBias(), ws.k);
             linear(ws.normed, n, w.value(), w.valueBias(), ws.v);
@@ -355,8 +357,13 @@ public final class LlamaModel {
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
             }
             rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
-            rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
-            backend.storeKv(ws.k, ws.v, batch, layer);
+            if (longRope != null) {
+                rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
+                backend.storeKv(ws.k, ws.v, batch, layer);
+            } else { // the keys rotated on their way into the cache
+                backend.ropeStoreKv(ws.k, ws.v, batch, layer, config.numKvHeads(), config.headDim(),
+                        ropeFrequencies[layer]);
+            }
             backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
             if (w.attentionSubNorm() != null) { // BitNet
                 backend.rmsNorm(ws.attended, n, w.attentionSubNorm(), eps, ws.attended);
@@ -365,10 +372,9 @@ public final class LlamaModel {
             if (w.postAttentionNorm() != null) { // Gemma norms the block's output before the residual add
                 backend.rmsNorm(ws.projected, n, w.postAttentionNorm(), eps, ws.projected);
             }
-            backend.add(ws.x, ws.projected, n * d);
 
             // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream (Gemma: gelu, not silu).
-            backend.rmsNorm(ws.x, n, w.ffnNorm(), eps, ws.normed);
+            backend.addRmsNorm(ws.x, ws.projected, n, w.ffnNorm(), eps, ws.normed);
             backend.matmul(ws.normed, n, w.gate(), ws.gate);
             backend.matmul(ws.normed, n, w.up(), ws.up);
             if (config.gemma() != null) {
@@ -383,7 +389,12 @@ public final class LlamaModel {
             if (w.postFfnNorm() != null) {
                 backend.rmsNorm(ws.projected, n, w.postFfnNorm(), eps, ws.projected);
             }
-            backend.add(ws.x, ws.projected, n * d);
+            if (layer + 1 < config.numLayers()) {
+                backend.addRmsNorm(ws.x, ws.projected, n, weights.layers().get(layer + 1).attentionNorm(), eps,
+                        ws.normed);
+            } else {
+                backend.add(ws.x, ws.projected, n * d);
+            }
         }
     }
 

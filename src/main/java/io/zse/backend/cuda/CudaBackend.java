@@ -256,6 +256,20 @@ public final class CudaBackend implements Backend {
                 stream.handle());
     }
 
+    /** One pass over each row: the add, the sum of squares and the normed row (zse_cuda_add_rms_norm). */
+    @Override
+    public void addRmsNorm(ActivationBuffer x, ActivationBuffer y, int n, float[] weight, float eps,
+                           ActivationBuffer out) {
+        int dim = weight.length;
+        check(n > 0 && dim > 0, "n and the weight length must be positive");
+        DeviceActivations residual = own(x, (long) n * dim);
+        DeviceActivations added = own(y, (long) n * dim);
+        DeviceActivations o = own(out, (long) n * dim);
+        computeEnter();
+        cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
+                vector(weight), dim, eps, o.at(0, (long) n * dim), stream.handle());
+    }
+
     /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
     @Override
     public void rope(ActivationBuffer x, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
@@ -290,6 +304,35 @@ public final class CudaBackend implements Backend {
             DeviceKvPool pool = devicePool(g.pool());
             cuda.call("zse_cuda_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvDim,
+                    t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
+                    stream.handle());
+        }
+    }
+
+    /**
+     * The keys rotated on their way from the activations into the device block pool (zse_cuda_rope_store_kv): one
+     * launch per pool instead of a rope and a store; k keeps its unrotated rows.
+     */
+    @Override
+    public void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
+                            int headDim, float[] inverseFrequencies) {
+        check(kvHeads > 0 && headDim > 0 && headDim % 2 == 0, "kv heads and an even headDim must be positive");
+        check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
+        int kvDim = kvHeads * headDim;
+        for (BatchLayout.Segment s : batch.segments()) {
+            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
+            s.cache().checkWritable(layer, s.startPos(), s.length());
+        }
+        computeEnter();
+        Tables t = tables(batch);
+        DeviceActivations keys = own(k, (long) t.rows() * kvDim);
+        DeviceActivations values = own(v, (long) t.rows() * kvDim);
+        MemorySegment frequencies = vector(inverseFrequencies);
+        for (BatchTables.Group g : t.layout().groups()) {
+            DeviceKvPool pool = devicePool(g.pool());
+            cuda.call("zse_cuda_rope_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
+                    values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
+                    headDim, t.layout().positions(t.address(), g.rowStart()), frequencies,
                     t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
                     stream.handle());
         }
