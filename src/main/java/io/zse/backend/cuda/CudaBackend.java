@@ -54,6 +54,8 @@ public final class CudaBackend implements Backend {
     /** Flash-decoding: the fewest positions of the longest row one split takes, and the most splits. */
     private static final int MIN_SPLIT_POSITIONS = 32;
     private static final int MAX_SPLITS = 16;
+    /** Streams (each with its pinned staging buffer) the weight upload runs on. */
+    public static final int UPLOAD_STREAMS = WeightUploader.LANES;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -68,7 +70,8 @@ public final class CudaBackend implements Backend {
     private BatchLayout tablesFor;  // the layout whose tables are on the device now
     private BatchTables batchTables;
     private MemorySegment tablesAddress;
-    private boolean uploadsPending;
+    private final Map<CudaWeight, List<WeightUploader.Upload>> landing = new IdentityHashMap<>(); // not yet waited on
+    private volatile String awaitedWeight;             // the weight the compute stream was last ordered after
     private boolean closed;
     private final boolean graphs;
     private final Map<GraphKey, Recorded> recorded = new HashMap<>();
@@ -90,12 +93,17 @@ public final class CudaBackend implements Backend {
 
     /** With {@code graphs} false every pass runs op by op (what the graph replays are checked against). */
     public CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs) {
+        this(cuda, device, graphs, null);
+    }
+
+    /** With {@code pacedUploads} non-null, the upload thread takes one permit per tensor copy (tests). */
+    CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, java.util.concurrent.Semaphore pacedUploads) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
-        this.uploader = new WeightUploader(cuda);
+        this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
     }
 
     public CudaDevice device() {
@@ -107,11 +115,19 @@ public final class CudaBackend implements Backend {
         return uploader.bytesUploaded();
     }
 
-    /** Waits until every weight upload has landed (ops do this themselves; benchmarks call it to time the upload). */
+    /**
+     * Waits until every weight upload has landed. Ops need not: each waits on the device for the weights it reads
+     * only; benchmarks call this to time the upload.
+     */
     public void finishUploads() {
         enter();
         uploader.finish();
-        uploadsPending = false;
+        landing.clear();
+    }
+
+    /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
+    String awaitedWeight() {
+        return awaitedWeight;
     }
 
     @Override
@@ -157,11 +173,13 @@ public final class CudaBackend implements Backend {
                 scaleBytes);
         weightsByTensor.put(key, w);
         weights.add(w);
-        uploader.upload(tensor.data(), memory, 0);
+        List<WeightUploader.Upload> copies = new ArrayList<>(2);
+        copies.add(uploader.upload(tensor.name(), tensor.data(), memory, 0));
         if (scaleBytes > 0) {
-            uploader.upload(tensor.scales(), memory, CudaWeight.scalesOffset(dataBytes));
+            copies.add(uploader.upload(tensor.name() + " scales", tensor.scales(), memory,
+                    CudaWeight.scalesOffset(dataBytes)));
         }
-        uploadsPending = true;
+        landing.put(w, copies);
         return w;
     }
 
@@ -232,6 +250,7 @@ public final class CudaBackend implements Backend {
         DeviceActivations input = own(x, (long) n * w.cols());
         DeviceActivations output = own(out, (long) n * w.rows());
         computeEnter();
+        ready(w);
         cuda.call("zse_cuda_matmul", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(),
                 input.at(0, (long) n * w.cols()), n, output.at(0, (long) n * w.rows()), stream.handle());
     }
@@ -488,7 +507,7 @@ public final class CudaBackend implements Backend {
         pass = new Pass(tokens, batch, tables, inputs,
                 MemorySegment.ofAddress(inputs.address() + (long) tokens.length * Integer.BYTES));
         try {
-            boolean record = recordable(batch) && tokens.length == passRows(batch);
+            boolean record = recordable(batch) && tokens.length == passRows(batch) && uploadsLanded();
             if (!record) {
                 ops.run();
                 return;
@@ -541,6 +560,18 @@ public final class CudaBackend implements Backend {
     /** How many rows {@link #sample} drew on the device so far (not those it handed back to the host). */
     public long drawnRows() {
         return drawnRows;
+    }
+
+    /**
+     * Whether no op will wait for a weight upload any more: nothing may be recorded before (a recording would wait on
+     * events of streams outside it). Once the upload thread has issued everything, waits here for it to land.
+     */
+    private boolean uploadsLanded() {
+        if (!landing.isEmpty() && uploader.issuedAll()) {
+            uploader.finish();
+            landing.clear();
+        }
+        return landing.isEmpty();
     }
 
     /** How many passes ran as replays of a recorded graph so far. */
@@ -613,6 +644,7 @@ public final class CudaBackend implements Backend {
         }
         DeviceActivations o = own(out, (long) tokens.length * w.cols());
         computeEnter();
+        ready(w);
         MemorySegment ids;
         if (pass != null && tokens == pass.tokens) {
             ids = pass.tokensAddress;
@@ -782,9 +814,14 @@ public final class CudaBackend implements Backend {
 
     private void computeEnter() {
         enter();
-        if (uploadsPending) {
-            uploader.finish();
-            uploadsPending = false;
+    }
+
+    /** The compute stream's later work waits for w's upload to land (the first time w is used; a no-op after). */
+    private void ready(CudaWeight w) {
+        List<WeightUploader.Upload> copies = landing.remove(w);
+        if (copies != null) {
+            awaitedWeight = w.name();
+            copies.forEach(c -> c.orderAfter(stream));
         }
     }
 
@@ -821,12 +858,12 @@ public final class CudaBackend implements Backend {
                     }
                 }
             }
+            uploader.close(); // before the weights it copies into are freed
             kvPools.values().forEach(DeviceKvPool::close);
             abandonedKvPools.forEach(DeviceKvPool::close);
             weights.forEach(CudaWeight::close);
             vectors.values().forEach(DeviceBuffer::close);
             slots.forEach(StagedBuffer::close);
-            uploader.close();
             stream.close();
         }
     }
