@@ -1,4 +1,5 @@
-// Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add.
+// Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add, and their fusions: the residual add
+// with the next RMSNorm, and RoPE with the KV write.
 #include "status.cuh"
 
 namespace zse {
@@ -10,16 +11,9 @@ int blocks_for(int64_t length) {
     return static_cast<int>((length + kThreads - 1) / kThreads);
 }
 
-// One block per row: the sum of squares reduced through shared memory, then the scaled row.
-__global__ void rms_norm_kernel(const float *__restrict__ x, const float *__restrict__ weight, int dim, float eps,
-                                float *__restrict__ out) {
+// The sum of a block's per-thread values (every thread gets it): warps reduce by shuffles, then through shared memory.
+__device__ __forceinline__ float block_sum(float sum) {
     __shared__ float partial[kThreads / 32];
-    const float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
-    float *row_out = out + static_cast<int64_t>(blockIdx.x) * dim;
-    float sum = 0.f;
-    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
-        sum = fmaf(row[k], row[k], sum);
-    }
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     }
@@ -31,10 +25,50 @@ __global__ void rms_norm_kernel(const float *__restrict__ x, const float *__rest
     for (int w = 0; w < kThreads / 32; w++) {
         total += partial[w];
     }
-    const float inverse_rms = rsqrtf(total / dim + eps);
+    return total;
+}
+
+// One block per row: the sum of squares reduced through shared memory, then the scaled row.
+__global__ void rms_norm_kernel(const float *__restrict__ x, const float *__restrict__ weight, int dim, float eps,
+                                float *__restrict__ out) {
+    const float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
+    float *row_out = out + static_cast<int64_t>(blockIdx.x) * dim;
+    float sum = 0.f;
+    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+        sum = fmaf(row[k], row[k], sum);
+    }
+    const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
     for (int k = threadIdx.x; k < dim; k += blockDim.x) {
         row_out[k] = weight[k] * (row[k] * inverse_rms);
     }
+}
+
+// The residual add and the next RMSNorm in one pass over the row: x += y, out = rms_norm(x). Each thread adds the
+// elements it then squares, in the order the two kernels would, so the result is theirs bit for bit.
+__global__ void add_rms_norm_kernel(float *__restrict__ x, const float *__restrict__ y,
+                                    const float *__restrict__ weight, int dim, float eps, float *__restrict__ out) {
+    float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
+    const float *row_y = y + static_cast<int64_t>(blockIdx.x) * dim;
+    float *row_out = out + static_cast<int64_t>(blockIdx.x) * dim;
+    float sum = 0.f;
+    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+        const float v = row[k] + row_y[k];
+        row[k] = v;
+        sum = fmaf(v, v, sum);
+    }
+    const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
+    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+        row_out[k] = weight[k] * (row[k] * inverse_rms);
+    }
+}
+
+// Rotates the pair (a, b) = (base[j], base[j + half]) by position * inverse_frequency, F32 like the reference.
+__device__ __forceinline__ void rotate(int position, float inverse_frequency, float a, float b, float &ra, float &rb) {
+    const float angle = static_cast<float>(position) * inverse_frequency;
+    float sin, cos;
+    sincosf(angle, &sin, &cos);
+    ra = a * cos - b * sin;
+    rb = b * cos + a * sin;
 }
 
 // One thread per (row, head, pair j): elements j and j + head_dim/2 rotate by positions[row] * inverse_frequencies[j].
@@ -48,13 +82,32 @@ __global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int3
     const int j = static_cast<int>(item % half);
     const int64_t row_head = item / half;  // i * heads + h
     const int i = static_cast<int>(row_head / heads);
-    const float angle = static_cast<float>(positions[i]) * inverse_frequencies[j];  // F32 like the reference
-    float sin, cos;
-    sincosf(angle, &sin, &cos);
     float *base = x + row_head * head_dim;
-    const float a = base[j], b = base[j + half];
-    base[j] = a * cos - b * sin;
-    base[j + half] = b * cos + a * sin;
+    rotate(positions[i], inverse_frequencies[j], base[j], base[j + half], base[j], base[j + half]);
+}
+
+// RoPE in the KV write: row blockIdx.x of k is rotated on its way into slot slots[row] of the pool's keys, and its row
+// of v copied beside it; k itself is left as it was (attention reads the pool). A negative slot: a padding row.
+__global__ void rope_store_kv_kernel(const float *__restrict__ k, const float *__restrict__ v, int kv_heads,
+                                     int head_dim, const int32_t *__restrict__ positions,
+                                     const float *__restrict__ inverse_frequencies, const int32_t *__restrict__ slots,
+                                     float *__restrict__ keys, float *__restrict__ values) {
+    const int slot = slots[blockIdx.x];
+    if (slot < 0) return;
+    const int half = head_dim / 2;
+    const int kv_dim = kv_heads * head_dim;
+    const int position = positions[blockIdx.x];
+    const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
+    const int64_t to = static_cast<int64_t>(slot) * kv_dim;
+    for (int item = threadIdx.x; item < kv_heads * half; item += blockDim.x) {
+        const int h = item / half, j = item % half;
+        const int64_t at = h * head_dim + j;
+        rotate(position, inverse_frequencies[j], k[from + at], k[from + at + half], keys[to + at],
+               keys[to + at + half]);
+    }
+    for (int d = threadIdx.x; d < kv_dim; d += blockDim.x) {
+        values[to + d] = v[from + d];
+    }
 }
 
 __global__ void swiglu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
@@ -89,6 +142,29 @@ int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
     ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, weight, dim, eps, out);
     return zse::launched("rms_norm_kernel");
+}
+
+int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, int dim, float eps, float *out,
+                          void *stream) {
+    ZSE_REQUIRE(x != nullptr && y != nullptr && weight != nullptr && out != nullptr,
+                "zse_cuda_add_rms_norm: NULL pointer");
+    ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_add_rms_norm: n and dim must be positive");
+    ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, weight, dim, eps,
+                                                                                                out);
+    return zse::launched("add_rms_norm_kernel");
+}
+
+int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
+                           const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
+                           float *keys, float *values, void *stream) {
+    ZSE_REQUIRE(k != nullptr && v != nullptr && positions != nullptr && inverse_frequencies != nullptr &&
+                    slots != nullptr && keys != nullptr && values != nullptr,
+                "zse_cuda_rope_store_kv: NULL pointer");
+    ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0 && head_dim % 2 == 0,
+                "zse_cuda_rope_store_kv: rows, kv_heads and an even head_dim must be positive");
+    ZSE_LAUNCH(zse::rope_store_kv_kernel, rows, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+        k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, keys, values);
+    return zse::launched("rope_store_kv_kernel");
 }
 
 int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *positions,

@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 3
+#define ZSE_CUDA_ABI_VERSION 4
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -89,6 +89,9 @@ int zse_cuda_embed(const void *data, const void *scales, int type, int group_siz
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream);
 /* out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. */
 int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream);
+/* The residual add and the next RMSNorm in one kernel: x += y, then out = rms_norm(x) as above (bit for bit). */
+int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, int dim, float eps, float *out,
+                          void *stream);
 /*
  * Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at position positions[i] (a device array, so a captured
  * step replays at new positions); inverse_frequencies [head_dim/2].
@@ -116,6 +119,13 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  */
 int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, float *keys,
                       float *values, void *stream);
+/*
+ * RoPE in the KV write: store_kv of k rotated as zse_cuda_rope rotates it (kv_dim = kv_heads * head_dim, row i at
+ * positions[i]); k itself is not modified. Bit for bit rope then store_kv.
+ */
+int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
+                           const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
+                           float *keys, float *values, void *stream);
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const float *keys, const float *values,
                              int heads, int kv_heads, int head_dim, int sliding_window, int splits, float *workspace,

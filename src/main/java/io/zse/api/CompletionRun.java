@@ -106,7 +106,8 @@ public final class CompletionRun {
                 // choice i of a prompt samples with seed + i so n choices differ but each is reproducible
                 GenerationRequest request = new GenerationRequest(job.promptOf(i).ids(), job.maxTokens(),
                         job.parameters(), job.seed() + i % job.n(), job.stops(),
-                        job.constraints() == null ? null : job.constraints().get(), job.keepSpecialTokens());
+                        job.constraints() == null ? null : job.constraints().get(), job.keepSpecialTokens(),
+                        job.logprobs() || job.topLogprobs() > 0);
                 handles.add(model.engine().submit(request, new Choice(i)));
             }
         } catch (AdmissionException e) {

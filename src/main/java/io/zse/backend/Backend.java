@@ -22,6 +22,66 @@ public interface Backend extends AutoCloseable {
     /** into[0 .. count) = from[0 .. count): the one way activations come back to the host. */
     void read(ActivationBuffer from, float[] into, int count);
 
+    /**
+     * into[i·width ..] = row rows[i] of from [?, width]: only the rows a caller needs cross to the host. Default: reads
+     * the rows up to the last one asked for and copies them out.
+     */
+    default void readRows(ActivationBuffer from, int[] rows, int width, float[] into) {
+        int last = -1;
+        for (int row : rows) {
+            if (row < 0) {
+                throw new IllegalArgumentException("negative row " + row);
+            }
+            last = Math.max(last, row);
+        }
+        if (last < 0) {
+            return;
+        }
+        float[] all = new float[Math.multiplyExact(last + 1, width)];
+        read(from, all, all.length);
+        for (int i = 0; i < rows.length; i++) {
+            System.arraycopy(all, rows[i] * width, into, i * width, width);
+        }
+    }
+
+    /**
+     * Whether {@link #sample} draws tokens where the logits are, so that only the ids cross to the host. Default: no
+     * (the host samples from the logits it reads).
+     */
+    default boolean samplesOnDevice() {
+        return false;
+    }
+
+    /**
+     * One token for each of the n rows of logits [n, vocab], drawn where they are; {@code parameters} holds
+     * {@value io.zse.generate.Sampler#DEVICE_PARAMETERS} values per row as {@link io.zse.generate.Sampler#deviceDraw}
+     * writes them. A row is -1 when the backend leaves it to the host. Only where {@link #samplesOnDevice}.
+     */
+    default int[] sample(ActivationBuffer logits, int n, int vocab, double[] parameters) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not sample on its device");
+    }
+
+    /**
+     * The residual add and the RMSNorm after it: x += y over n rows of weight.length, then out = rmsNorm(x). A backend
+     * may do both in one pass over x. Default: {@link #add} then {@link #rmsNorm}.
+     */
+    default void addRmsNorm(ActivationBuffer x, ActivationBuffer y, int n, float[] weight, float eps,
+                            ActivationBuffer out) {
+        add(x, y, Math.multiplyExact(n, weight.length));
+        rmsNorm(x, n, weight, eps, out);
+    }
+
+    /**
+     * RoPE of the keys on their way into the caches: the caches get k ({@code kvHeads} heads) rotated as {@link #rope}
+     * rotates it, and v. A backend may rotate while it writes, leaving k as it was. Default: {@link #rope} of k in place,
+     * then {@link #storeKv}.
+     */
+    default void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
+                             int headDim, float[] inverseFrequencies) {
+        rope(k, batch, kvHeads, headDim, inverseFrequencies);
+        storeKv(k, v, batch, layer);
+    }
+
     /** Row i of into [rows.length, width] = row rows[i] of from [?, width]. */
     void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into);
 

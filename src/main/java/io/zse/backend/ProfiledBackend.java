@@ -135,6 +135,33 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void addRmsNorm(ActivationBuffer x, ActivationBuffer y, int n, float[] weight, float eps,
+                           ActivationBuffer out) {
+        timed("addRmsNorm", () -> backend.addRmsNorm(x, y, n, weight, eps, out));
+    }
+
+    @Override
+    public void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
+                            int headDim, float[] inverseFrequencies) {
+        timed("ropeStoreKv", () -> backend.ropeStoreKv(k, v, batch, layer, kvHeads, headDim, inverseFrequencies));
+    }
+
+    @Override
+    public void readRows(ActivationBuffer from, int[] rows, int width, float[] into) {
+        backend.readRows(from, rows, width, into);
+    }
+
+    @Override
+    public boolean samplesOnDevice() {
+        return backend.samplesOnDevice();
+    }
+
+    @Override
+    public int[] sample(ActivationBuffer logits, int n, int vocab, double[] parameters) {
+        return backend.sample(logits, n, vocab, parameters);
+    }
+
+    @Override
     public boolean runsGemmaOps() {
         return backend.runsGemmaOps();
     }

@@ -91,6 +91,7 @@ public final class BenchCommand implements Callable<Integer> {
         KvCacheType kvCacheType = kvCache.type();
         List<String> rows = new ArrayList<>();
         List<String> profiles = new ArrayList<>();
+        List<String> uploads = new ArrayList<>();
         long weightBytes = 0;
         int prompt = 0;
         int decode = 0;
@@ -104,9 +105,14 @@ public final class BenchCommand implements Callable<Integer> {
                          threadCount, spec.commandLine().getErr())) {
                 ProfiledBackend profiled = profile ? new ProfiledBackend(opened) : null;
                 Backend backend = profile ? profiled : opened;
+                long uploadStart = System.nanoTime();
                 LlamaModel llama = LlamaModel.load(file, backend);
                 if (opened instanceof CudaBackend cuda) {
                     cuda.finishUploads(); // load time includes the upload
+                    double seconds = (System.nanoTime() - uploadStart) / 1e9;
+                    uploads.add(String.format("upload %.2f GB/s: %.1f MB of weights from the mapped file in %.1f ms "
+                            + "(pinned staging, %d streams)", cuda.uploadedBytes() / seconds / 1e9,
+                            cuda.uploadedBytes() / 1e6, seconds * 1e3, CudaBackend.UPLOAD_STREAMS));
                 }
                 device = switch (opened) {
                     case CudaBackend cuda -> cuda.device().toString();
@@ -146,6 +152,7 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("KV cache %s (%d bytes per token)%n", kvCacheType.label(), kvBytes);
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
+        uploads.forEach(out::println);
         profiles.forEach(out::print);
         out.flush(); // print() does not flush a PrintWriter, and the process exits next
         return 0;

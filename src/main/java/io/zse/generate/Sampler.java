@@ -18,8 +18,12 @@ public final class Sampler {
     public record Choice(int token, float logprob, List<TokenLogprob> top) {
     }
 
+    /** Values per row of {@link #deviceDraw}: temperature, top-k, top-p, min-p and the uniform draw. */
+    public static final int DEVICE_PARAMETERS = 5;
+
     private final SamplingParameters parameters;
     private final SplittableRandom random;
+    private double drawn = Double.NaN; // a uniform taken by deviceDraw and not yet used by a host draw
 
     public Sampler(SamplingParameters parameters, long seed) {
         this.parameters = parameters;
@@ -62,6 +66,39 @@ public final class Sampler {
                 top(logits, offset, vocab, logNormalizer, topLogprobs));
     }
 
+    /**
+     * Whether a device may choose this step's token from the raw logits row: no penalty applies and no alternatives
+     * are reported (what a device draw gives is the token alone).
+     */
+    public boolean drawableOnDevice(int[] history) {
+        return parameters.topLogprobs() == 0 && !penalized(history);
+    }
+
+    /**
+     * Writes this step's {@value #DEVICE_PARAMETERS} device sampling parameters at {@code parameters[at..]}:
+     * temperature (0: argmax), top-k, top-p, min-p and the uniform in [0, 1) the draw uses, taken from this sampler's
+     * generator exactly as a host draw takes it, so a seeded run gives the same tokens wherever each step is drawn.
+     * Should the device hand the row back, the next {@link #sample} uses that same uniform.
+     */
+    public void deviceDraw(double[] parameters, int at) {
+        double u = 0;
+        if (!this.parameters.isGreedy()) {
+            u = Double.isNaN(drawn) ? random.nextDouble() : drawn;
+            drawn = u;
+        }
+        parameters[at] = this.parameters.temperature();
+        parameters[at + 1] = this.parameters.topK();
+        parameters[at + 2] = this.parameters.topP();
+        parameters[at + 3] = this.parameters.minP();
+        parameters[at + 4] = u;
+    }
+
+    /** The choice of a token drawn on the device: no logprobs (the request asked for none). */
+    public Choice drawn(int token) {
+        drawn = Double.NaN;
+        return new Choice(token, Float.NaN, List.of());
+    }
+
     private boolean penalized(int[] history) {
         return history.length > 0 && (parameters.repetitionPenalty() != 1 || parameters.presencePenalty() != 0
                 || parameters.frequencyPenalty() != 0);
@@ -97,7 +134,9 @@ public final class Sampler {
         for (int t : candidates) {
             total += probabilities[t];
         }
-        double target = random.nextDouble() * total;
+        double u = Double.isNaN(drawn) ? random.nextDouble() : drawn;
+        drawn = Double.NaN;
+        double target = u * total;
         for (int t : candidates) {
             target -= probabilities[t];
             if (target < 0) {

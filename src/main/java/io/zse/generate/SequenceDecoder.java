@@ -101,6 +101,33 @@ public final class SequenceDecoder {
             }
             choice = sampler.sample(masked(logits, offset, vocab, allowed), 0, vocab, history);
         }
+        return advance(choice);
+    }
+
+    /**
+     * Whether this step's token may be drawn on the device (no constraint, no penalty, no alternatives wanted); if so,
+     * its {@value Sampler#DEVICE_PARAMETERS} sampling parameters are written at {@code parameters[at..]} (see
+     * {@link Sampler#deviceDraw}) and the token comes back through {@link #next(int)}, or, should the device hand the
+     * row back, its logits through {@link #next(float[], int, int)}.
+     */
+    public boolean deviceDraw(double[] parameters, int at) {
+        if (finish != null || constraint != null || !sampler.drawableOnDevice(history)) {
+            return false;
+        }
+        sampler.deviceDraw(parameters, at);
+        return true;
+    }
+
+    /** Takes the token the device drew for this step (after {@link #deviceDraw}). */
+    public Step next(int token) {
+        if (finish != null) {
+            throw new IllegalStateException("the sequence has already finished (" + finish + ")");
+        }
+        return advance(sampler.drawn(token));
+    }
+
+    /** Appends the chosen token and decides whether the sequence goes on. */
+    private Step advance(Sampler.Choice choice) {
         if (eosIds.contains(choice.token())) {
             return finish("stop", null, "");
         }

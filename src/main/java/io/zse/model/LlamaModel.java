@@ -9,6 +9,7 @@ import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseFile;
+import io.zse.generate.Sampler;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
@@ -17,6 +18,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * The Llama-family decoder (Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma 2 and 3, BitNet b1.58), written once against
@@ -147,6 +149,78 @@ public final class LlamaModel {
      * @throws IllegalStateException a cache's pool has no block left (the engine reserves before it runs)
      */
     public synchronized float[] forward(int[] tokens, BatchLayout batch, int[] logitRows) {
+        Workspace ws = run(tokens, batch, logitRows);
+        float[] logits = new float[logitRows.length * config.vocabSize()];
+        if (logits.length > 0) {
+            backend.read(ws.logits, logits, logits.length);
+            softCap(logits);
+        }
+        return logits;
+    }
+
+    /**
+     * What a pass whose tokens were drawn on the backend gave.
+     *
+     * @param tokens per logits row, the token drawn, or -1 where the host samples: a row not drawn on the backend, or
+     *               one the backend handed back
+     * @param logits the logits of the -1 rows only, in row order [count of -1 rows, vocab]
+     */
+    public record Drawn(int[] tokens, float[] logits) {
+    }
+
+    /** Whether {@link #forward(int[], BatchLayout, int[], double[], boolean[])} can draw tokens on the backend. */
+    public boolean drawsOnBackend() {
+        return backend.samplesOnDevice() && (config.gemma() == null || config.gemma().finalSoftCap() == 0);
+    }
+
+    /**
+     * Like {@link #forward(int[], BatchLayout, int[])}, but the tokens of the rows with {@code onBackend[i]} are drawn
+     * where the logits are (a device), with the {@value Sampler#DEVICE_PARAMETERS} parameters per row at
+     * {@code parameters[i · DEVICE_PARAMETERS ..]} ({@link Sampler#deviceDraw}): only their ids come back, and the
+     * logits of the other rows.
+     */
+    public synchronized Drawn forward(int[] tokens, BatchLayout batch, int[] logitRows, double[] parameters,
+                                      boolean[] onBackend) {
+        int n = logitRows.length;
+        if (onBackend.length != n || parameters.length != n * Sampler.DEVICE_PARAMETERS) {
+            throw new IllegalArgumentException(onBackend.length + " draw flags and " + parameters.length
+                    + " parameters for " + n + " logits rows");
+        }
+        Workspace ws = run(tokens, batch, logitRows);
+        int vocab = config.vocabSize();
+        int[] drawn = new int[n];
+        Arrays.fill(drawn, -1);
+        boolean any = false;
+        for (boolean b : onBackend) {
+            any |= b;
+        }
+        if (any) {
+            if (!drawsOnBackend()) {
+                throw new IllegalStateException("this model's backend does not draw tokens");
+            }
+            double[] all = parameters.clone();
+            for (int i = 0; i < n; i++) {
+                if (!onBackend[i]) { // drawn greedily and ignored: one launch for every row
+                    Arrays.fill(all, i * Sampler.DEVICE_PARAMETERS, (i + 1) * Sampler.DEVICE_PARAMETERS, 0);
+                    all[i * Sampler.DEVICE_PARAMETERS + 2] = 1;
+                }
+            }
+            int[] ids = backend.sample(ws.logits, n, vocab, all);
+            for (int i = 0; i < n; i++) {
+                drawn[i] = onBackend[i] ? ids[i] : -1;
+            }
+        }
+        int[] hostRows = IntStream.range(0, n).filter(i -> drawn[i] < 0).toArray();
+        float[] logits = new float[hostRows.length * vocab];
+        if (hostRows.length > 0) {
+            backend.readRows(ws.logits, hostRows, vocab, logits);
+            softCap(logits);
+        }
+        return new Drawn(drawn, logits);
+    }
+
+    /** Runs the pass and leaves the logits of {@code logitRows} in the workspace's logits, on the backend. */
+    private Workspace run(int[] tokens, BatchLayout batch, int[] logitRows) {
         for (int row : logitRows) {
             if (row < 0 || row >= tokens.length) {
                 throw new IllegalArgumentException("logits of row " + row + " of a batch of " + tokens.length);
@@ -182,14 +256,14 @@ public final class LlamaModel {
             ops.run();
         }
         setLengths(batch);
-        float[] logits = new float[logitRows.length * config.vocabSize()];
-        if (logits.length > 0) {
-            backend.read(ws.logits, logits, logits.length);
-            if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
-                softCap(logits, (float) config.gemma().finalSoftCap());
-            }
+        return ws;
+    }
+
+    /** Gemma's final soft-capping, where the model has it. */
+    private void softCap(float[] logits) {
+        if (config.gemma() != null && config.gemma().finalSoftCap() > 0) {
+            softCap(logits, (float) config.gemma().finalSoftCap());
         }
-        return logits;
     }
 
     /**
@@ -268,11 +342,13 @@ public final class LlamaModel {
         if (config.gemma() != null) {
             backend.scale(ws.x, n * d, (float) config.gemma().embeddingScale());
         }
+        // Each residual add is fused with the RMSNorm that follows it (Backend.addRmsNorm): the first layer's input
+        // norm stands alone, the last layer's final add too (the final norm runs on the wanted rows only).
+        backend.rmsNorm(ws.x, n, weights.layers().getFirst().attentionNorm(), eps, ws.normed);
         for (int layer = 0; layer < config.numLayers(); layer++) {
             Weights.Layer w = weights.layers().get(layer);
 
             // Attention block: x += o_proj(attention(rope(q), rope(k), v)) of the normed stream.
-            backend.rmsNorm(ws.x, n, w.attentionNorm(), eps, ws.normed);
             linear(ws.normed, n, w.query(), w.queryBias(), ws.q);
             linear(ws.normed, n, w.key(), w.keyBias(), ws.k);
             linear(ws.normed, n, w.value(), w.valueBias(), ws.v);
@@ -281,8 +357,13 @@ public final class LlamaModel {
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
             }
             rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
-            rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
-            backend.storeKv(ws.k, ws.v, batch, layer);
+            if (longRope != null) {
+                rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
+                backend.storeKv(ws.k, ws.v, batch, layer);
+            } else { // the keys rotated on their way into the cache
+                backend.ropeStoreKv(ws.k, ws.v, batch, layer, config.numKvHeads(), config.headDim(),
+                        ropeFrequencies[layer]);
+            }
             backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
             if (w.attentionSubNorm() != null) { // BitNet
                 backend.rmsNorm(ws.attended, n, w.attentionSubNorm(), eps, ws.attended);
@@ -291,10 +372,9 @@ public final class LlamaModel {
             if (w.postAttentionNorm() != null) { // Gemma norms the block's output before the residual add
                 backend.rmsNorm(ws.projected, n, w.postAttentionNorm(), eps, ws.projected);
             }
-            backend.add(ws.x, ws.projected, n * d);
 
             // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream (Gemma: gelu, not silu).
-            backend.rmsNorm(ws.x, n, w.ffnNorm(), eps, ws.normed);
+            backend.addRmsNorm(ws.x, ws.projected, n, w.ffnNorm(), eps, ws.normed);
             backend.matmul(ws.normed, n, w.gate(), ws.gate);
             backend.matmul(ws.normed, n, w.up(), ws.up);
             if (config.gemma() != null) {
@@ -309,7 +389,12 @@ public final class LlamaModel {
             if (w.postFfnNorm() != null) {
                 backend.rmsNorm(ws.projected, n, w.postFfnNorm(), eps, ws.projected);
             }
-            backend.add(ws.x, ws.projected, n * d);
+            if (layer + 1 < config.numLayers()) {
+                backend.addRmsNorm(ws.x, ws.projected, n, weights.layers().get(layer + 1).attentionNorm(), eps,
+                        ws.normed);
+            } else {
+                backend.add(ws.x, ws.projected, n * d);
+            }
         }
     }
 

@@ -56,6 +56,9 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
         if (config.mlpBias()) {
             throw new IllegalArgumentException(file.path() + ": mlp_bias is not supported");
         }
+        // In the order a forward pass reads them: a device backend uploads them in this order, and the first token
+        // waits only for what it has reached.
+        WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
         List<Layer> layers = new ArrayList<>(config.numLayers());
         boolean gemma = config.gemma() != null;
         for (int i = 0; i < config.numLayers(); i++) {
@@ -81,7 +84,6 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
                     config.bitnet() ? vector(file, p + "self_attn.attn_sub_norm.weight") : null,
                     config.bitnet() ? vector(file, p + "mlp.ffn_sub_norm.weight") : null));
         }
-        WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
         WeightMatrix output = config.tieWordEmbeddings() ? embeddings : backend.weight(file.tensor(ModelTensors.LM_HEAD));
         return new Weights(embeddings, List.copyOf(layers), vector(file, ModelTensors.FINAL_NORM), output);
     }

@@ -4,6 +4,7 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.generate.Generator;
+import io.zse.generate.Sampler;
 import io.zse.generate.SequenceDecoder;
 import io.zse.model.LlamaModel;
 import io.zse.model.ModelConfig;
@@ -13,6 +14,7 @@ import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -272,9 +274,23 @@ public final class BatchingEngine implements AutoCloseable {
                 logitRows[sampled++] = row - 1;
             }
         }
-        float[] logits;
+        // Tokens are drawn on the device where it can and the request wants no logprobs: only their ids come back.
+        List<Sequence> sampledSequences = plan.work().stream().filter(StepScheduler.Work::sampled)
+                .map(StepScheduler.Work::sequence).toList();
+        double[] draws = new double[logitRows.length * Sampler.DEVICE_PARAMETERS];
+        boolean[] onDevice = new boolean[logitRows.length];
+        boolean anyOnDevice = false;
+        if (model.drawsOnBackend()) {
+            for (int i = 0; i < logitRows.length; i++) {
+                onDevice[i] = sampledSequences.get(i).deviceDraw(draws, i * Sampler.DEVICE_PARAMETERS);
+                anyOnDevice |= onDevice[i];
+            }
+        }
+        LlamaModel.Drawn drawn;
         try {
-            logits = model.forward(tokens, new BatchLayout(segments), logitRows);
+            drawn = anyOnDevice ? model.forward(tokens, new BatchLayout(segments), logitRows, draws, onDevice)
+                    : new LlamaModel.Drawn(allHost(logitRows.length),
+                    model.forward(tokens, new BatchLayout(segments), logitRows));
         } catch (RuntimeException e) {
             for (StepScheduler.Work<Sequence> w : plan.work()) {
                 running.remove(w.sequence());
@@ -285,6 +301,7 @@ public final class BatchingEngine implements AutoCloseable {
         }
         int vocab = model.config().vocabSize();
         sampled = 0;
+        int hostRow = 0;
         for (StepScheduler.Work<Sequence> w : plan.work()) {
             Sequence s = w.sequence();
             if (s.prefilling()) {
@@ -294,11 +311,23 @@ public final class BatchingEngine implements AutoCloseable {
                 s.cache.publishComputed(s.tokens());
             }
             if (w.sampled()) {
-                s.step(logits, sampled++ * vocab, vocab);
+                int token = drawn.tokens()[sampled++];
+                if (token >= 0) {
+                    s.step(token);
+                } else {
+                    s.step(drawn.logits(), hostRow++ * vocab, vocab);
+                }
             }
         }
         running.removeIf(Sequence::finished);
         runningCount = running.size();
+    }
+
+    /** No token drawn on the device: every row's logits come to the host. */
+    private static int[] allHost(int rows) {
+        int[] tokens = new int[rows];
+        Arrays.fill(tokens, -1);
+        return tokens;
     }
 
     /** One sequence's state inside the engine. */
@@ -306,6 +335,7 @@ public final class BatchingEngine implements AutoCloseable {
         final GenerationListener listener;
         final SequenceDecoder decoder;
         final KvCache cache;
+        final boolean logprobs;
         int[] tokens;      // prompt + generated: a new array after each sampled token, never changed in place
         long lastTokenAt;
         boolean first = true;
@@ -315,6 +345,7 @@ public final class BatchingEngine implements AutoCloseable {
         Sequence(GenerationRequest request, GenerationListener listener, int budget) {
             int[] prompt = request.promptIds();
             this.listener = listener;
+            this.logprobs = request.logprobs();
             this.tokens = prompt.clone();
             this.cache = new KvCache(pool, prompt.length + budget);
             model.startSequence(cache, prompt.length);
@@ -347,12 +378,25 @@ public final class BatchingEngine implements AutoCloseable {
             return done;
         }
 
+        /** Whether this step's token may be drawn on the device; if so its parameters go to draws[at..]. */
+        boolean deviceDraw(double[] draws, int at) {
+            return !logprobs && decoder.deviceDraw(draws, at);
+        }
+
         /** Samples the next token from its row of the step's logits. */
         void step(float[] logits, int offset, int vocab) {
+            advance(decoder.next(logits, offset, vocab));
+        }
+
+        /** Takes the token drawn on the device. */
+        void step(int token) {
+            advance(decoder.next(token));
+        }
+
+        private void advance(SequenceDecoder.Step step) {
             if (first && !cancelled) {
                 listener.onPrefilled();
             }
-            SequenceDecoder.Step step = decoder.next(logits, offset, vocab);
             tokens = decoder.tokens();
             long now = System.nanoTime();
             if (step.choice() != null) {

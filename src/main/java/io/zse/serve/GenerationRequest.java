@@ -15,9 +15,11 @@ import java.util.List;
  * @param stops      stop strings (never emitted)
  * @param constraint limits the tokens sampled, step by step (structured output, forced tool calls); null for none
  * @param keepSpecialTokens special tokens appear in the text (tool-call markers that are special tokens)
+ * @param logprobs   each step's choice carries its logprob (else the token may be drawn on the device, without one)
  */
 public record GenerationRequest(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
-                                List<String> stops, TokenConstraint constraint, boolean keepSpecialTokens) {
+                                List<String> stops, TokenConstraint constraint, boolean keepSpecialTokens,
+                                boolean logprobs) {
     public GenerationRequest {
         promptIds = promptIds.clone();
         stops = List.copyOf(stops);
@@ -25,6 +27,6 @@ public record GenerationRequest(int[] promptIds, int maxTokens, SamplingParamete
 
     public GenerationRequest(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
                              List<String> stops) {
-        this(promptIds, maxTokens, parameters, seed, stops, null, false);
+        this(promptIds, maxTokens, parameters, seed, stops, null, false, false);
     }
 }

@@ -71,6 +71,23 @@ public final class BackendArrays {
         return read(b, sum, x.length);
     }
 
+    /** addRmsNorm: returns [x after the add | the normed rows]. */
+    public static float[] addRmsNorm(Backend b, float[] x, float[] y, int n, float[] weight, float eps) {
+        ActivationBuffer sum = on(b, x);
+        ActivationBuffer out = b.allocate(x.length);
+        b.addRmsNorm(sum, on(b, y), n, weight, eps, out);
+        float[] both = new float[2 * x.length];
+        System.arraycopy(read(b, sum, x.length), 0, both, 0, x.length);
+        System.arraycopy(read(b, out, x.length), 0, both, x.length, x.length);
+        return both;
+    }
+
+    /** Stores k rotated and v through ropeStoreKv (the caches get what rope then storeKv would give them). */
+    public static void ropeStoreKv(Backend b, float[] k, float[] v, BatchLayout batch, int layer, int kvHeads,
+                                   int headDim, float[] frequencies) {
+        b.ropeStoreKv(on(b, k), on(b, v), batch, layer, kvHeads, headDim, frequencies);
+    }
+
     public static float[] addBias(Backend b, float[] x, int n, float[] bias) {
         ActivationBuffer rows = on(b, x);
         b.addBias(rows, n, bias);

@@ -132,4 +132,40 @@ class SamplerTest {
         }
         assertTrue(Arrays.equals(before, batch), "the batch's logits are not modified");
     }
+
+    /**
+     * A device draw takes the uniform the host draw would: the stream of uniforms is the host's whether each step is
+     * drawn on the device, handed back to the host (which then uses that same uniform), or drawn on the host.
+     */
+    @Test
+    void deviceDrawsTakeTheHostSamplersUniforms() {
+        SamplingParameters p = SamplingParameters.temperature(1.3).withTopK(4).withTopP(0.95);
+        Sampler host = new Sampler(p, 99);
+        Sampler device = new Sampler(p, 99);
+        SplittableRandom uniforms = new SplittableRandom(99);
+        double[] parameters = new double[2 * Sampler.DEVICE_PARAMETERS];
+        for (int step = 0; step < 60; step++) {
+            int expected = host.sample(LOGITS, NONE).token();
+            double u = uniforms.nextDouble();
+            device.deviceDraw(parameters, Sampler.DEVICE_PARAMETERS);
+            assertEquals(u, parameters[Sampler.DEVICE_PARAMETERS + 4], "step " + step + "'s uniform");
+            assertEquals(1.3, parameters[Sampler.DEVICE_PARAMETERS]);
+            assertEquals(4, parameters[Sampler.DEVICE_PARAMETERS + 1]);
+            if (step % 3 == 0) { // handed back: the host draws with the uniform already taken
+                device.deviceDraw(parameters, 0); // asked again (a failed pass): the same uniform
+                assertEquals(u, parameters[4]);
+                assertEquals(expected, device.sample(LOGITS, NONE).token(), "step " + step + " on the host");
+            } else {
+                assertTrue(Float.isNaN(device.drawn(expected).logprob()));
+            }
+        }
+    }
+
+    @Test
+    void penaltiesAndLogprobsKeepTheDrawOnTheHost() {
+        assertTrue(new Sampler(SamplingParameters.temperature(1), 1).drawableOnDevice(new int[]{2}));
+        assertTrue(!new Sampler(SamplingParameters.temperature(1).withPenalties(1.2, 0, 0), 1)
+                .drawableOnDevice(new int[]{2}));
+        assertTrue(!new Sampler(SamplingParameters.GREEDY.withTopLogprobs(2), 1).drawableOnDevice(NONE));
+    }
 }

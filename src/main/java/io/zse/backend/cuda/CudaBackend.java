@@ -54,6 +54,8 @@ public final class CudaBackend implements Backend {
     /** Flash-decoding: the fewest positions of the longest row one split takes, and the most splits. */
     private static final int MIN_SPLIT_POSITIONS = 32;
     private static final int MAX_SPLITS = 16;
+    /** Streams (each with its pinned staging buffer) the weight upload runs on. */
+    public static final int UPLOAD_STREAMS = WeightUploader.LANES;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -68,7 +70,8 @@ public final class CudaBackend implements Backend {
     private BatchLayout tablesFor;  // the layout whose tables are on the device now
     private BatchTables batchTables;
     private MemorySegment tablesAddress;
-    private boolean uploadsPending;
+    private final Map<CudaWeight, List<WeightUploader.Upload>> landing = new IdentityHashMap<>(); // not yet waited on
+    private volatile String awaitedWeight;             // the weight the compute stream was last ordered after
     private boolean closed;
     private final boolean graphs;
     private final Map<GraphKey, Recorded> recorded = new HashMap<>();
@@ -81,6 +84,7 @@ public final class CudaBackend implements Backend {
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
+    private long drawnRows;
 
     /** A backend that records decode steps as CUDA graphs. */
     public CudaBackend(CudaLibrary cuda, CudaDevice device) {
@@ -89,12 +93,17 @@ public final class CudaBackend implements Backend {
 
     /** With {@code graphs} false every pass runs op by op (what the graph replays are checked against). */
     public CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs) {
+        this(cuda, device, graphs, null);
+    }
+
+    /** With {@code pacedUploads} non-null, the upload thread takes one permit per tensor copy (tests). */
+    CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, java.util.concurrent.Semaphore pacedUploads) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
-        this.uploader = new WeightUploader(cuda);
+        this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
     }
 
     public CudaDevice device() {
@@ -106,11 +115,19 @@ public final class CudaBackend implements Backend {
         return uploader.bytesUploaded();
     }
 
-    /** Waits until every weight upload has landed (ops do this themselves; benchmarks call it to time the upload). */
+    /**
+     * Waits until every weight upload has landed. Ops need not: each waits on the device for the weights it reads
+     * only; benchmarks call this to time the upload.
+     */
     public void finishUploads() {
         enter();
         uploader.finish();
-        uploadsPending = false;
+        landing.clear();
+    }
+
+    /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
+    String awaitedWeight() {
+        return awaitedWeight;
     }
 
     @Override
@@ -156,11 +173,13 @@ public final class CudaBackend implements Backend {
                 scaleBytes);
         weightsByTensor.put(key, w);
         weights.add(w);
-        uploader.upload(tensor.data(), memory, 0);
+        List<WeightUploader.Upload> copies = new ArrayList<>(2);
+        copies.add(uploader.upload(tensor.name(), tensor.data(), memory, 0));
         if (scaleBytes > 0) {
-            uploader.upload(tensor.scales(), memory, CudaWeight.scalesOffset(dataBytes));
+            copies.add(uploader.upload(tensor.name() + " scales", tensor.scales(), memory,
+                    CudaWeight.scalesOffset(dataBytes)));
         }
-        uploadsPending = true;
+        landing.put(w, copies);
         return w;
     }
 
@@ -193,6 +212,25 @@ public final class CudaBackend implements Backend {
         slot(0).download(into, count, stream);
     }
 
+    /** The rows gathered on the device, then one copy back. */
+    @Override
+    public void readRows(ActivationBuffer from, int[] rows, int width, float[] into) {
+        DeviceActivations source = own(from, 0);
+        check(width > 0, "width must be positive");
+        checkLength("into", into, (long) rows.length * width);
+        if (rows.length == 0) {
+            return;
+        }
+        computeEnter();
+        long bytes = (long) width * Float.BYTES;
+        DeviceBuffer gathered = slot(0).device(rows.length * bytes);
+        for (int i = 0; i < rows.length; i++) {
+            check(rows[i] >= 0 && (long) (rows[i] + 1) * width <= source.capacity(), "row " + rows[i] + " outside");
+            gathered.copyFrom(source.buffer, rows[i] * bytes, i * bytes, bytes, stream);
+        }
+        slot(0).download(into, rows.length * width, stream);
+    }
+
     @Override
     public void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into) {
         DeviceActivations source = own(from, 0);
@@ -212,6 +250,7 @@ public final class CudaBackend implements Backend {
         DeviceActivations input = own(x, (long) n * w.cols());
         DeviceActivations output = own(out, (long) n * w.rows());
         computeEnter();
+        ready(w);
         cuda.call("zse_cuda_matmul", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(),
                 input.at(0, (long) n * w.cols()), n, output.at(0, (long) n * w.rows()), stream.handle());
     }
@@ -234,6 +273,20 @@ public final class CudaBackend implements Backend {
         computeEnter();
         cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps, o.at(0, (long) n * dim),
                 stream.handle());
+    }
+
+    /** One pass over each row: the add, the sum of squares and the normed row (zse_cuda_add_rms_norm). */
+    @Override
+    public void addRmsNorm(ActivationBuffer x, ActivationBuffer y, int n, float[] weight, float eps,
+                           ActivationBuffer out) {
+        int dim = weight.length;
+        check(n > 0 && dim > 0, "n and the weight length must be positive");
+        DeviceActivations residual = own(x, (long) n * dim);
+        DeviceActivations added = own(y, (long) n * dim);
+        DeviceActivations o = own(out, (long) n * dim);
+        computeEnter();
+        cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
+                vector(weight), dim, eps, o.at(0, (long) n * dim), stream.handle());
     }
 
     /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
@@ -270,6 +323,35 @@ public final class CudaBackend implements Backend {
             DeviceKvPool pool = devicePool(g.pool());
             cuda.call("zse_cuda_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvDim,
+                    t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
+                    stream.handle());
+        }
+    }
+
+    /**
+     * The keys rotated on their way from the activations into the device block pool (zse_cuda_rope_store_kv): one
+     * launch per pool instead of a rope and a store; k keeps its unrotated rows.
+     */
+    @Override
+    public void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
+                            int headDim, float[] inverseFrequencies) {
+        check(kvHeads > 0 && headDim > 0 && headDim % 2 == 0, "kv heads and an even headDim must be positive");
+        check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
+        int kvDim = kvHeads * headDim;
+        for (BatchLayout.Segment s : batch.segments()) {
+            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
+            s.cache().checkWritable(layer, s.startPos(), s.length());
+        }
+        computeEnter();
+        Tables t = tables(batch);
+        DeviceActivations keys = own(k, (long) t.rows() * kvDim);
+        DeviceActivations values = own(v, (long) t.rows() * kvDim);
+        MemorySegment frequencies = vector(inverseFrequencies);
+        for (BatchTables.Group g : t.layout().groups()) {
+            DeviceKvPool pool = devicePool(g.pool());
+            cuda.call("zse_cuda_rope_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
+                    values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
+                    headDim, t.layout().positions(t.address(), g.rowStart()), frequencies,
                     t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
                     stream.handle());
         }
@@ -425,7 +507,7 @@ public final class CudaBackend implements Backend {
         pass = new Pass(tokens, batch, tables, inputs,
                 MemorySegment.ofAddress(inputs.address() + (long) tokens.length * Integer.BYTES));
         try {
-            boolean record = recordable(batch) && tokens.length == passRows(batch);
+            boolean record = recordable(batch) && tokens.length == passRows(batch) && uploadsLanded();
             if (!record) {
                 ops.run();
                 return;
@@ -473,6 +555,23 @@ public final class CudaBackend implements Backend {
         } finally {
             pass = null;
         }
+    }
+
+    /** How many rows {@link #sample} drew on the device so far (not those it handed back to the host). */
+    public long drawnRows() {
+        return drawnRows;
+    }
+
+    /**
+     * Whether no op will wait for a weight upload any more: nothing may be recorded before (a recording would wait on
+     * events of streams outside it). Once the upload thread has issued everything, waits here for it to land.
+     */
+    private boolean uploadsLanded() {
+        if (!landing.isEmpty() && uploader.issuedAll()) {
+            uploader.finish();
+            landing.clear();
+        }
+        return landing.isEmpty();
     }
 
     /** How many passes ran as replays of a recorded graph so far. */
@@ -545,6 +644,7 @@ public final class CudaBackend implements Backend {
         }
         DeviceActivations o = own(out, (long) tokens.length * w.cols());
         computeEnter();
+        ready(w);
         MemorySegment ids;
         if (pass != null && tokens == pass.tokens) {
             ids = pass.tokensAddress;
@@ -621,6 +721,7 @@ public final class CudaBackend implements Backend {
      * double differ only in the order of the vocabulary-wide one). A row is -1 when the device left it to the host:
      * more than 1024 candidates survive top-k, top-p and min-p.
      */
+    @Override
     public int[] sample(ActivationBuffer logits, int n, int vocab, double[] parameters) {
         check(n > 0 && vocab > 0, "n and vocab must be positive");
         check(parameters.length == 5 * n, "need 5 sampling parameters per row, got " + parameters.length + " for " + n);
@@ -649,7 +750,16 @@ public final class CudaBackend implements Backend {
         MemorySegment ids = samplingStaging.segment().asSlice(parameterBytes, idBytes);
         sampling.copyTo(ids, parameterBytes, stream);
         stream.synchronize();
-        return ids.toArray(ValueLayout.JAVA_INT);
+        int[] drawn = ids.toArray(ValueLayout.JAVA_INT);
+        for (int id : drawn) {
+            drawnRows += id >= 0 ? 1 : 0;
+        }
+        return drawn;
+    }
+
+    @Override
+    public boolean samplesOnDevice() {
+        return true;
     }
 
     private DeviceKvPool devicePool(KvBlockPool pool) {
@@ -704,9 +814,14 @@ public final class CudaBackend implements Backend {
 
     private void computeEnter() {
         enter();
-        if (uploadsPending) {
-            uploader.finish();
-            uploadsPending = false;
+    }
+
+    /** The compute stream's later work waits for w's upload to land (the first time w is used; a no-op after). */
+    private void ready(CudaWeight w) {
+        List<WeightUploader.Upload> copies = landing.remove(w);
+        if (copies != null) {
+            awaitedWeight = w.name();
+            copies.forEach(c -> c.orderAfter(stream));
         }
     }
 
@@ -743,12 +858,12 @@ public final class CudaBackend implements Backend {
                     }
                 }
             }
+            uploader.close(); // before the weights it copies into are freed
             kvPools.values().forEach(DeviceKvPool::close);
             abandonedKvPools.forEach(DeviceKvPool::close);
             weights.forEach(CudaWeight::close);
             vectors.values().forEach(DeviceBuffer::close);
             slots.forEach(StagedBuffer::close);
-            uploader.close();
             stream.close();
         }
     }

@@ -48,6 +48,10 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
         return scalesBytes == 0 ? MemorySegment.NULL : memory.at(scalesOffset, scalesBytes);
     }
 
+    String name() {
+        return name;
+    }
+
     int groupSize() {
         return groupSize;
     }

@@ -1,0 +1,171 @@
+package io.zse.backend.cuda;
+
+import io.zse.backend.AttentionShape;
+import io.zse.backend.Backend;
+import io.zse.backend.BackendArrays;
+import io.zse.backend.BatchLayout;
+import io.zse.backend.KvBlockPool;
+import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
+import io.zse.model.RotaryFrequencies;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The fused kernels against the ops they replace: the residual add with the next RMSNorm
+ * ({@code zse_cuda_add_rms_norm}) and RoPE in the KV write ({@code zse_cuda_rope_store_kv}) give, on the device, bit
+ * for bit what the unfused kernels give, and the CPU backend's results within float rounding. Model-level parity (greedy
+ * ids, graph capture and replay with the fused ops) is CudaGoldenTest's and CudaDecodeGraphTest's.
+ */
+class CudaFusionTest {
+    private static CudaProbe probe;
+    private static CudaBackend cuda;
+    private static CpuBackend cpu;
+
+    @BeforeAll
+    static void open() {
+        probe = TestCudaLibrary.probe();
+        if (probe.usable()) {
+            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
+            cpu = new CpuBackend(2, TestKernels.named("vector"));
+        }
+    }
+
+    @BeforeEach
+    void requireCuda() {
+        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
+    }
+
+    @AfterAll
+    static void close() {
+        if (cuda != null) {
+            cuda.close();
+            cpu.close();
+        }
+    }
+
+    private static float[] random(int length, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] a = new float[length];
+        for (int i = 0; i < length; i++) {
+            a[i] = (float) r.nextDouble(-2, 2);
+        }
+        return a;
+    }
+
+    private static void assertClose(float[] expected, float[] actual, String what) {
+        assertEquals(expected.length, actual.length, what);
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(expected[i], actual[i], 2e-5 * Math.max(1, Math.abs(expected[i])), what + " element " + i);
+        }
+    }
+
+    @Test
+    void residualAddAndRmsNormInOneKernel() {
+        // widths below, at and above the block's 256 threads, one not a multiple of anything
+        for (int dim : new int[]{64, 256, 288, 1001}) {
+            for (int n : new int[]{1, 3, 8}) {
+                float[] x = random(n * dim, dim * 7L + n);
+                float[] y = random(n * dim, dim * 11L + n);
+                float[] weight = random(dim, dim);
+                float eps = 1e-5f;
+                float[] fused = BackendArrays.addRmsNorm(cuda, x, y, n, weight, eps);
+                float[] added = BackendArrays.add(cuda, x, y);
+                float[] normed = BackendArrays.rmsNorm(cuda, added, n, weight, eps);
+                String what = "dim " + dim + " n " + n;
+                assertArrayEquals(added, java.util.Arrays.copyOfRange(fused, 0, n * dim), what + ": the sum");
+                assertArrayEquals(normed, java.util.Arrays.copyOfRange(fused, n * dim, 2 * n * dim), what + ": normed");
+                assertClose(BackendArrays.addRmsNorm(cpu, x, y, n, weight, eps), fused, what + " against the CPU");
+            }
+        }
+    }
+
+    /** A pool and its sequences on one backend, given the same allocations as the others so the slots agree. */
+    private record Side(Backend backend, List<KvCache> caches) {
+        static Side of(Backend backend, AttentionShape shape, int sequences) {
+            KvBlockPool pool = new KvBlockPool(KvCacheType.F32, 2, shape.numKvHeads(), shape.headDim(), 4, 64,
+                    Arena.ofAuto());
+            List<KvCache> caches = new ArrayList<>();
+            for (int i = 0; i < sequences; i++) {
+                caches.add(new KvCache(pool, 120));
+            }
+            return new Side(backend, caches);
+        }
+
+        BatchLayout layout(int[][] segments) {
+            List<BatchLayout.Segment> list = new ArrayList<>();
+            int rows = 0;
+            for (int[] s : segments) {
+                if (!caches.get(s[0]).reserve(s[1] + s[2])) {
+                    throw new IllegalStateException("pool exhausted");
+                }
+                list.add(new BatchLayout.Segment(caches.get(s[0]), s[1], rows, s[2]));
+                rows += s[2];
+            }
+            return new BatchLayout(list);
+        }
+
+        void advance(int[][] segments) {
+            for (int[] s : segments) {
+                caches.get(s[0]).setLength(s[1] + s[2]);
+            }
+        }
+    }
+
+    /**
+     * Keys rotated in the KV write: a prompt batch of three sequences (blocks interleaved, rows at block boundaries),
+     * then a decode step and a step mixing a prompt chunk with decode rows, two layers each; attention over what was
+     * written must be the same bit for bit as after rope then store_kv, and the CPU backend's within rounding.
+     */
+    @Test
+    void ropeInTheKvWrite() {
+        for (AttentionShape shape : List.of(new AttentionShape(8, 2, 64, 0), new AttentionShape(4, 4, 32, 0),
+                new AttentionShape(2, 1, 256, 0))) {
+            float[] frequencies = RotaryFrequencies.of(shape.headDim(), 10000, null);
+            Side unfused = Side.of(cuda, shape, 3);
+            Side fused = Side.of(cuda, shape, 3);
+            Side host = Side.of(cpu, shape, 3);
+            int[][][] steps = {
+                    {{0, 0, 7}, {1, 0, 4}, {2, 0, 1}},
+                    {{0, 7, 1}, {1, 4, 1}, {2, 1, 1}},
+                    {{1, 5, 6}, {0, 8, 1}, {2, 2, 1}}};
+            long seed = 0;
+            for (int[][] step : steps) {
+                BatchLayout a = unfused.layout(step);
+                BatchLayout b = fused.layout(step);
+                BatchLayout c = host.layout(step);
+                for (int layer = 0; layer < 2; layer++) {
+                    seed++;
+                    float[] k = random(a.rows() * shape.kvDim(), seed * 31);
+                    float[] v = random(a.rows() * shape.kvDim(), seed * 37);
+                    float[] q = random(a.rows() * shape.queryDim(), seed * 41);
+                    float[] rotated = BackendArrays.rope(cuda, k, a, shape.numKvHeads(), shape.headDim(), frequencies);
+                    BackendArrays.storeKv(cuda, rotated, v, a, layer);
+                    BackendArrays.ropeStoreKv(cuda, k, v, b, layer, shape.numKvHeads(), shape.headDim(), frequencies);
+                    BackendArrays.ropeStoreKv(cpu, k, v, c, layer, shape.numKvHeads(), shape.headDim(), frequencies);
+                    float[] expected = BackendArrays.attention(cuda, q, a, layer, shape);
+                    float[] actual = BackendArrays.attention(cuda, q, b, layer, shape);
+                    String what = shape + " step " + seed + " layer " + layer;
+                    assertArrayEquals(expected, actual, what + ": fused and unfused on the device");
+                    assertClose(BackendArrays.attention(cpu, q, c, layer, shape), actual, what + " against the CPU");
+                }
+                unfused.advance(step);
+                fused.advance(step);
+                host.advance(step);
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.zse.backend.cuda;
+
+import io.zse.TestModels;
+import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
+import io.zse.format.InterleavedRows;
+import io.zse.format.TensorInfo;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.format.ZseTensor;
+import io.zse.model.LlamaModel;
+import io.zse.model.ModelConfig;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Weights go to the device on the upload thread, in the order the forward pass reads them, and each op waits only for
+ * the weights it reads: with the upload thread held before the last layer, a forward pass runs the embeddings and
+ * every earlier layer and then waits for the last layer's first weight; released, it gives the logits of a pass run
+ * after the whole upload. Every byte on the device is the file's.
+ */
+class CudaUploadOrderTest {
+    @TempDir
+    static Path dir;
+    private static CudaProbe probe;
+
+    @BeforeAll
+    static void open() {
+        probe = TestCudaLibrary.probe();
+    }
+
+    @BeforeEach
+    void requireCuda() {
+        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
+    }
+
+    private static float[] forward(LlamaModel model, int[] prompt) {
+        KvCache cache = new KvCache(model.newPool(KvCacheType.F32, 16, 4, Arena.ofAuto()), prompt.length);
+        return model.forward(prompt, 0, cache);
+    }
+
+    @Test
+    void theFirstLayersComputeWhileTheLastIsStillUploading() throws Exception {
+        int[] prompt = {1, 400, 31, 7};
+        CudaLibrary library = probe.library().orElseThrow();
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir))) {
+            float[] expected;
+            try (CudaBackend whole = new CudaBackend(library, probe.devices().getFirst())) {
+                LlamaModel model = LlamaModel.load(file, whole);
+                whole.finishUploads();
+                expected = forward(model, prompt);
+            }
+            ModelConfig config = ModelConfig.fromJson(file.configJson());
+            int layers = config.numLayers();
+            // Q8: data and scales are two copies per weight; the embeddings, then 7 weights per layer before the last.
+            int beforeLastLayer = 2 * (1 + 7 * (layers - 1));
+            Semaphore paced = new Semaphore(beforeLastLayer);
+            try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst(), true, paced)) {
+                LlamaModel model = LlamaModel.load(file, backend);
+                CompletableFuture<float[]> logits = CompletableFuture.supplyAsync(() -> forward(model, prompt));
+                String lastFirst = "model.layers." + (layers - 1) + ".self_attn.q_proj.weight";
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                while (!lastFirst.equals(backend.awaitedWeight()) && System.nanoTime() < deadline
+                        && !logits.isDone()) {
+                    Thread.sleep(5);
+                }
+                assertEquals(lastFirst, backend.awaitedWeight(), "the pass waits for the last layer's first weight");
+                Thread.sleep(200);
+                assertFalse(logits.isDone(), "the pass went on without the last layer's weights");
+                assertTrue(backend.uploadedBytes() < file.fileSize(), "not everything was uploaded");
+                paced.release(1 << 20);
+                assertArrayEquals(expected, logits.get(120, TimeUnit.SECONDS), "logits after the paced upload");
+
+                backend.finishUploads();
+                assertDeviceBytesAreTheFiles(library, file, backend, config);
+            }
+        }
+    }
+
+    /** Each weight's data and scales, copied back from the device, equal the mapped tensor's (in row-groups). */
+    private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,
+                                                     ModelConfig config) {
+        try (CudaStream stream = new CudaStream(library); Arena arena = Arena.ofConfined()) {
+            int checked = 0;
+            for (TensorInfo info : file.tensors()) {
+                String name = info.name();
+                ZseTensor tensor = file.tensor(name);
+                if (tensor.shape().length != 2 || name.contains("norm")) {
+                    continue;
+                }
+                CudaWeight w = (CudaWeight) backend.weight(tensor); // known: the same upload
+                ZseTensor rows = InterleavedRows.toRowGroups(tensor);
+                assertSame(library, stream, arena, rows.data(), w.data(), name + " data");
+                if (rows.scales().byteSize() > 0) {
+                    assertSame(library, stream, arena, rows.scales(), w.scales(), name + " scales");
+                }
+                checked++;
+            }
+            assertEquals(1 + 7 * config.numLayers() + (config.tieWordEmbeddings() ? 0 : 1), checked, "weights");
+        }
+    }
+
+    private static void assertSame(CudaLibrary library, CudaStream stream, Arena arena, MemorySegment expected,
+                                   MemorySegment device, String what) {
+        MemorySegment back = arena.allocate(expected.byteSize());
+        library.call("zse_cuda_copy_to_host", back, device, expected.byteSize(), stream.handle());
+        stream.synchronize();
+        assertEquals(-1L, back.mismatch(expected), what + " differs on the device");
+    }
+}
