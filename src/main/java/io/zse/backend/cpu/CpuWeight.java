@@ -104,7 +104,8 @@ public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, S
         threads.parallelFor(rows, (long) cols * n, (start, end) -> {
             for (int r = start; r < end; r++) {
                 for (int i = 0; i < n; i++) {
-                    out.setAtIndex(FLOAT, (long) i * rows + r, q.output(i, ternaryCodeDot(r, q.codes(), (long) i * cols), scale));
+                    float codeDot = ternaryCodeDot(r, q.codes(), (long) i * cols);
+                    out.setAtIndex(FLOAT, (long) i * rows + r, q.output(i, codeDot, scale));
                 }
             }
         });
@@ -119,7 +120,7 @@ public abstract sealed class CpuWeight implements WeightMatrix permits Matmul, S
         });
     }
 
-    /** out[n, rows] = x[n, cols] · wᵀ, split over weight rows; x and out F32 activations ({@link HostActivations}). */
+    /** out[n, rows] = x[n, cols] · wᵀ, split over weight rows; x, out: F32 activations ({@link HostActivations}). */
     public void multiply(MemorySegment x, int n, MemorySegment out, CpuThreads threads) {
         if (type == TensorType.TERNARY) {
             multiplyTernary(x, n, out, threads);

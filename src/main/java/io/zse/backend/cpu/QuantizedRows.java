@@ -4,10 +4,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Activation rows quantized for the native integer kernels: int8 codes per block of 32 with the block's F32 scale d
- * and its sum d·Σcodes (which Q4's offset term needs), off-heap so the kernels get their addresses. Grow-only: one per
- * thread, reused by every product it runs; a smaller one it replaces, and the last one when its thread is gone, is
- * freed by the garbage collector (its arena is automatic).
+ * Activation rows quantized for the native integer kernels: int8 codes per block of 32 with the block's F32 scale
+ * d and its sum d·Σcodes (which Q4's offset term needs), off-heap so the kernels get their addresses. Grow-only: one
+ * per thread, reused by every product it runs; a smaller one it replaces, and the last one when its thread is gone,
+ * is freed by the garbage collector (its arena is automatic).
  */
 record QuantizedRows(MemorySegment codes, MemorySegment scales, MemorySegment sums, int elements) {
     static final int BLOCK = 32;
@@ -17,9 +17,9 @@ record QuantizedRows(MemorySegment codes, MemorySegment scales, MemorySegment su
     private static QuantizedRows allocate(int elements) {
         Arena arena = Arena.ofAuto();
         long blocks = elements / BLOCK;
-        return new QuantizedRows(arena.allocate(Math.max(1, elements), 64),
-                arena.allocate(Math.max(1, blocks) * Float.BYTES, 64), arena.allocate(Math.max(1, blocks) * Float.BYTES, 64),
-                elements);
+        long blockBytes = Math.max(1, blocks) * Float.BYTES;
+        return new QuantizedRows(arena.allocate(Math.max(1, elements), 64), arena.allocate(blockBytes, 64),
+                arena.allocate(blockBytes, 64), elements);
     }
 
     /** This thread's buffer, holding at least {@code elements}; its contents are overwritten by the next quantize. */

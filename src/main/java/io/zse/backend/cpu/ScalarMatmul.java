@@ -23,7 +23,8 @@ final class ScalarMatmul extends CpuWeight {
 
     @Override
     public float dot(int row, MemorySegment x, long xOffset) {
-        return type == TensorType.TERNARY ? ternaryDot(row, x, xOffset) : dot(x, xOffset, MemorySegment.ofArray(decoded(row)), 0, cols);
+        return type == TensorType.TERNARY ? ternaryDot(row, x, xOffset)
+                : dot(x, xOffset, MemorySegment.ofArray(decoded(row)), 0, cols);
     }
 
     @Override

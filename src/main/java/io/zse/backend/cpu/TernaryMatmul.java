@@ -39,7 +39,8 @@ public final class TernaryMatmul extends Matmul {
             long blockBytes = rowBytes + block / 4;
             for (int part = 0; part < 4; part++) {
                 for (int j = 0; j < TernaryBlocks.BLOCK_BYTES; j += FLOATS.length()) {
-                    FloatVector x = (FloatVector) ByteVector.fromMemorySegment(BYTES, q, qOffset + block + 32 * part + j, ByteOrder.LITTLE_ENDIAN)
+                    FloatVector x = (FloatVector) ByteVector.fromMemorySegment(BYTES, q,
+                                    qOffset + block + 32 * part + j, ByteOrder.LITTLE_ENDIAN)
                             .convertShape(VectorOperators.B2F, FLOATS, 0);
                     acc = weights(blockBytes + j, part).fma(x, acc);
                 }

@@ -46,7 +46,8 @@ final class VectorKvRowProducts implements KvRowProducts {
         FloatVector broadcast = FloatVector.broadcast(Matmul.FLOATS, a);
         int i = 0;
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
-            Matmul.storeAt(load(rows, base + i).fma(broadcast, Matmul.floatsAt(out, outOffset + i)), out, outOffset + i);
+            FloatVector sum = load(rows, base + i).fma(broadcast, Matmul.floatsAt(out, outOffset + i));
+            Matmul.storeAt(sum, out, outOffset + i);
         }
         accumulateFrom(i, rows, base, a, out, outOffset, headDim);
     }
