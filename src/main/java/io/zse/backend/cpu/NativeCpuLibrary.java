@@ -34,7 +34,7 @@ public final class NativeCpuLibrary {
     public static final NativeLibraryLocation LOCATION =
             new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
 
-    /** The kernels, taking heap arrays ({@code critical}); GraalVM needs these registered. */
+    /** The kernels, critical downcalls (heap access for the converter's tables); GraalVM needs these registered. */
     public static final Map<String, FunctionDescriptor> KERNELS = kernels();
     /** The library's queries and settings (ordinary downcalls). */
     public static final Map<String, FunctionDescriptor> QUERIES = queries();
