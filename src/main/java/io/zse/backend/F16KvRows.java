@@ -32,10 +32,11 @@ public final class F16KvRows implements KvRows {
     }
 
     @Override
-    public void write(int slot, float[] source, int sourceOffset) {
+    public void write(int slot, MemorySegment source, long sourceOffset) {
         long base = (long) slot * kvDim;
         for (int i = 0; i < kvDim; i++) {
-            data.setAtIndex(ValueLayout.JAVA_SHORT, base + i, Float.floatToFloat16(source[sourceOffset + i]));
+            data.setAtIndex(ValueLayout.JAVA_SHORT, base + i,
+                    Float.floatToFloat16(source.getAtIndex(ValueLayout.JAVA_FLOAT, sourceOffset + i)));
         }
     }
 

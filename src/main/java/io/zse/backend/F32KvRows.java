@@ -32,8 +32,9 @@ public final class F32KvRows implements KvRows {
     }
 
     @Override
-    public void write(int slot, float[] source, int sourceOffset) {
-        MemorySegment.copy(source, sourceOffset, data, ValueLayout.JAVA_FLOAT, (long) slot * kvDim * Float.BYTES, kvDim);
+    public void write(int slot, MemorySegment source, long sourceOffset) {
+        MemorySegment.copy(source, ValueLayout.JAVA_FLOAT, sourceOffset * Float.BYTES, data, ValueLayout.JAVA_FLOAT,
+                (long) slot * kvDim * Float.BYTES, kvDim);
     }
 
     @Override

@@ -51,18 +51,19 @@ public final class Int8KvRows implements KvRows {
     }
 
     @Override
-    public void write(int slot, float[] source, int sourceOffset) {
+    public void write(int slot, MemorySegment source, long sourceOffset) {
         for (int head = 0; head < numKvHeads; head++) {
-            int from = sourceOffset + head * headDim;
+            long from = sourceOffset + (long) head * headDim;
             long to = (long) slot * kvDim() + (long) head * headDim;
             float absMax = 0;
             for (int i = 0; i < headDim; i++) {
-                absMax = Math.max(absMax, Math.abs(source[from + i]));
+                absMax = Math.max(absMax, Math.abs(source.getAtIndex(ValueLayout.JAVA_FLOAT, from + i)));
             }
             float inverse = absMax == 0 ? 0 : MAX_CODE / absMax;
             for (int i = 0; i < headDim; i++) {
                 codes.set(ValueLayout.JAVA_BYTE, to + i,
-                        (byte) Math.clamp(Math.round(source[from + i] * inverse), -MAX_CODE, MAX_CODE));
+                        (byte) Math.clamp(Math.round(source.getAtIndex(ValueLayout.JAVA_FLOAT, from + i) * inverse),
+                                -MAX_CODE, MAX_CODE));
             }
             scales.setAtIndex(ValueLayout.JAVA_FLOAT, (long) slot * numKvHeads + head, absMax / MAX_CODE);
         }

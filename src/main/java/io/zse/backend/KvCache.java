@@ -1,6 +1,7 @@
 package io.zse.backend;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
@@ -204,20 +205,29 @@ public final class KvCache {
         return table[position / blockSize] * blockSize + position % blockSize;
     }
 
-    /** Writes rows rowOffset..rowOffset+n-1 of k and v [rows, kvDim] for {@code layer} at positions startPos... */
-    public void store(int layer, int startPos, int n, float[] k, float[] v, int rowOffset) {
+    /**
+     * Writes rows rowOffset..rowOffset+n-1 of k and v [rows, kvDim] (F32 in native order: a CPU backend's off-heap
+     * activations) for {@code layer} at positions startPos...
+     */
+    public void store(int layer, int startPos, int n, MemorySegment k, MemorySegment v, int rowOffset) {
         checkWritable(layer, startPos, n);
         int kvDim = pool.kvDim();
-        if (k.length < (rowOffset + n) * kvDim || v.length < (rowOffset + n) * kvDim) {
+        long needed = (long) (rowOffset + n) * kvDim * Float.BYTES;
+        if (k.byteSize() < needed || v.byteSize() < needed) {
             throw new IllegalArgumentException("k and v need " + (rowOffset + n) + " rows of " + kvDim);
         }
         KvRows keys = pool.keys(layer);
         KvRows values = pool.values(layer);
         for (int i = 0; i < n; i++) {
             int slot = slot(startPos + i);
-            keys.write(slot, k, (rowOffset + i) * kvDim);
-            values.write(slot, v, (rowOffset + i) * kvDim);
+            keys.write(slot, k, (long) (rowOffset + i) * kvDim);
+            values.write(slot, v, (long) (rowOffset + i) * kvDim);
         }
+    }
+
+    /** {@link #store(int, int, int, MemorySegment, MemorySegment, int)} of float arrays. */
+    public void store(int layer, int startPos, int n, float[] k, float[] v, int rowOffset) {
+        store(layer, startPos, n, MemorySegment.ofArray(k), MemorySegment.ofArray(v), rowOffset);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.zse.backend;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 
 /**
  * The keys, or the values, of one layer: one row of kvDim = numKvHeads * headDim elements per slot, stored off-heap in
@@ -29,8 +30,16 @@ public sealed interface KvRows permits F32KvRows, F16KvRows, Int8KvRows {
     /** Slots these rows hold. */
     int slots();
 
-    /** Stores source[sourceOffset .. sourceOffset + kvDim) as the row of {@code slot}. */
-    void write(int slot, float[] source, int sourceOffset);
+    /**
+     * Stores source[sourceOffset .. sourceOffset + kvDim) as the row of {@code slot}: F32 in native order, off-heap
+     * activations or a float array's segment, offsets in floats.
+     */
+    void write(int slot, MemorySegment source, long sourceOffset);
+
+    /** {@link #write(int, MemorySegment, long)} from a float array. */
+    default void write(int slot, float[] source, int sourceOffset) {
+        write(slot, MemorySegment.ofArray(source), sourceOffset);
+    }
 
     /** Decodes the row of {@code slot} into out[offset .. offset + kvDim). */
     void read(int slot, float[] out, int offset);

@@ -446,6 +446,17 @@ public final class LlamaModel {
         }
     }
 
+    /**
+     * Frees the activation buffers of the forward pass now (off-heap on the CPU backend, device memory on CUDA) rather
+     * than when the backend closes; a later pass allocates them again. For an engine shutting down.
+     */
+    public synchronized void releaseBuffers() {
+        if (workspace != null) {
+            workspace.close();
+            workspace = null;
+        }
+    }
+
     private static int powerOfTwoAtLeast(int n) {
         return n <= 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
     }

@@ -172,7 +172,10 @@ public final class BatchingEngine implements AutoCloseable {
         return true;
     }
 
-    /** Stops the engine: every queued and running sequence gets {@link GenerationListener#onError}; the pool is freed. */
+    /**
+     * Stops the engine: every queued and running sequence gets {@link GenerationListener#onError}; the pool and the
+     * model's activation buffers are freed.
+     */
     @Override
     public void close() {
         admitting = false;
@@ -185,6 +188,7 @@ public final class BatchingEngine implements AutoCloseable {
         }
         if (!thread.isAlive()) {
             pool.close(); // a step still running would fail on the closed memory, not crash: the arena is shared
+            model.releaseBuffers();
         }
     }
 

@@ -76,6 +76,19 @@ class BatchingEngineTest extends OnTinyStoriesQ8 {
     }
 
     @Test
+    void closingTheEngineFreesTheModelsActivationBuffers() throws Exception {
+        try (BatchingEngine engine = engine(EngineLimits.DEFAULT)) {
+            Collected c = new Collected();
+            engine.submit(new GenerationRequest(tokenizer.encode(PROMPTS[0], true), 5, SamplingParameters.GREEDY, 0,
+                    List.of()), c);
+            c.finish.get(60, TimeUnit.SECONDS);
+            assertTrue(engine.awaitIdle(Duration.ofSeconds(5)));
+            assertTrue(backend.openBuffers() > 0, "the forward pass keeps its buffers between steps");
+        }
+        assertEquals(0, backend.openBuffers(), "off-heap activations freed at engine shutdown");
+    }
+
+    @Test
     void cancellingFreesTheKvCacheAtTheNextStep() throws Exception {
         try (BatchingEngine engine = engine(EngineLimits.DEFAULT)) {
             AtomicLong bytesWhileRunning = new AtomicLong();

@@ -5,7 +5,7 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvRows;
 
-import java.util.Arrays;
+import java.lang.foreign.MemorySegment;
 
 /**
  * Scaled dot-product attention over paged {@link KvCache}s of any storage type, for every row of a batch in one call,
@@ -17,7 +17,7 @@ final class CpuAttention {
     }
 
     /** See {@link io.zse.backend.Backend#attention}. */
-    static void attend(float[] q, BatchLayout batch, int layer, AttentionShape shape, float[] out,
+    static void attend(MemorySegment q, BatchLayout batch, int layer, AttentionShape shape, MemorySegment out,
                        KvRowProducts products, CpuThreads threads) {
         int headDim = shape.headDim();
         int queryDim = shape.queryDim();
@@ -43,7 +43,7 @@ final class CpuAttention {
                 KvRows values = segment.cache().values(layer);
                 int position = batch.position(i);
                 int first = shape.firstVisible(position);
-                int qOffset = i * queryDim + head * headDim;
+                long qOffset = (long) i * queryDim + head * headDim;
                 int kvOffset = (head / headsPerKv) * headDim;
 
                 float max = Float.NEGATIVE_INFINITY;
@@ -59,7 +59,7 @@ final class CpuAttention {
                     scores[t] = (float) Math.exp(scores[t] - max);
                     sum += scores[t];
                 }
-                Arrays.fill(out, qOffset, qOffset + headDim, 0f);
+                out.asSlice(qOffset * Float.BYTES, (long) headDim * Float.BYTES).fill((byte) 0);
                 for (int t = first; t <= position; t++) {
                     products.accumulate(values, segmentSlots[t], kvOffset, scores[t] / sum, out, qOffset, headDim);
                 }

@@ -7,13 +7,23 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseTensor;
 
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static io.zse.backend.cpu.HostActivations.FLOAT;
+
 /**
  * The CPU backend: {@link CpuKernels} (Vector API or plain Java, see {@link CpuKernelChoice}) reading weights in place
- * from the mapped file, work split over a fixed pool of {@link CpuThreads}. The element-wise ops are plain loops.
+ * from the mapped file, work split over a fixed pool of {@link CpuThreads}; activations are off-heap
+ * {@link HostActivations} the kernels read and write in place. The element-wise ops are plain loops.
  */
 public final class CpuBackend implements Backend {
     private final CpuThreads threads;
     private final CpuKernels kernels;
+    /** The releases of the activation buffers not closed yet: what {@link #close} frees. */
+    private final Set<Runnable> open = ConcurrentHashMap.newKeySet();
 
     /** Uses {@link CpuThreads#defaultThreads()} threads ({@code zse.threads}, else every core). */
     public CpuBackend() {
@@ -45,61 +55,68 @@ public final class CpuBackend implements Backend {
 
     @Override
     public ActivationBuffer allocate(long floats) {
-        if (floats < 0 || floats > Integer.MAX_VALUE - 8) {
+        if (floats < 0 || floats > Long.MAX_VALUE / Float.BYTES - 16) {
             throw new IllegalArgumentException("an activation buffer of " + floats + " floats");
         }
-        return new HostActivations((int) floats);
+        return new HostActivations(floats, open);
+    }
+
+    /** Activation buffers allocated here and not closed yet (off-heap memory this backend still holds). */
+    public int openBuffers() {
+        return open.size();
     }
 
     @Override
     public void write(float[] values, ActivationBuffer into) {
-        System.arraycopy(values, 0, array(into), 0, values.length);
+        MemorySegment.copy(values, 0, segment(into), FLOAT, 0, values.length);
     }
 
     @Override
     public void read(ActivationBuffer from, float[] into, int count) {
-        System.arraycopy(array(from), 0, into, 0, count);
+        MemorySegment.copy(segment(from), FLOAT, 0, into, 0, count);
     }
 
     @Override
     public void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into) {
-        float[] source = array(from);
-        float[] target = array(into);
+        MemorySegment source = segment(from);
+        MemorySegment target = segment(into);
+        long rowBytes = (long) width * Float.BYTES;
         for (int i = 0; i < rows.length; i++) {
-            System.arraycopy(source, rows[i] * width, target, i * width, width);
+            MemorySegment.copy(source, rows[i] * rowBytes, target, i * rowBytes, rowBytes);
         }
     }
 
     @Override
     public void matmul(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer out) {
-        matmulOf(w).multiply(array(x), n, array(out), threads);
+        matmulOf(w).multiply(segment(x), n, segment(out), threads);
     }
 
     @Override
     public void addBias(ActivationBuffer x, int n, float[] bias) {
-        float[] rows = array(x);
+        MemorySegment rows = segment(x);
         for (int i = 0; i < n; i++) {
-            int offset = i * bias.length;
+            long offset = (long) i * bias.length;
             for (int k = 0; k < bias.length; k++) {
-                rows[offset + k] += bias[k];
+                rows.setAtIndex(FLOAT, offset + k, rows.getAtIndex(FLOAT, offset + k) + bias[k]);
             }
         }
     }
 
     @Override
     public void rmsNorm(ActivationBuffer input, int n, float[] weight, float eps, ActivationBuffer output) {
-        float[] x = array(input);
-        float[] out = array(output);
+        MemorySegment x = segment(input);
+        MemorySegment out = segment(output);
         int dim = weight.length;
         for (int i = 0; i < n; i++) {
-            int row = i * dim;
+            long row = (long) i * dim;
             double sumOfSquares = 0;
             for (int k = 0; k < dim; k++) {
-                sumOfSquares += (double) x[row + k] * x[row + k];
+                float v = x.getAtIndex(FLOAT, row + k);
+                sumOfSquares += (double) v * v;
             }
             float inverseRms = (float) (1.0 / Math.sqrt(sumOfSquares / dim + eps));
             for (int k = 0; k < dim; k++) {
-                out[row + k] = weight[k] * (x[row + k] * inverseRms);
+                out.setAtIndex(FLOAT, row + k, weight[k] * (x.getAtIndex(FLOAT, row + k) * inverseRms));
             }
         }
     }
@@ -107,7 +124,7 @@ public final class CpuBackend implements Backend {
     @Override
     public void rope(ActivationBuffer rows, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
                      float[] inverseFrequencies) {
-        float[] x = array(rows);
+        MemorySegment x = segment(rows);
         int half = headDim / 2;
         for (int i = fromRow; i < toRow; i++) {
             float position = batch.position(i);
@@ -117,11 +134,11 @@ public final class CpuBackend implements Backend {
                 float cos = (float) Math.cos(angle);
                 float sin = (float) Math.sin(angle);
                 for (int h = 0; h < heads; h++) {
-                    int base = (i * heads + h) * headDim;
-                    float a = x[base + j];
-                    float b = x[base + j + half];
-                    x[base + j] = a * cos - b * sin;
-                    x[base + j + half] = b * cos + a * sin;
+                    long base = ((long) i * heads + h) * headDim;
+                    float a = x.getAtIndex(FLOAT, base + j);
+                    float b = x.getAtIndex(FLOAT, base + j + half);
+                    x.setAtIndex(FLOAT, base + j, a * cos - b * sin);
+                    x.setAtIndex(FLOAT, base + j + half, b * cos + a * sin);
                 }
             }
         }
@@ -130,68 +147,68 @@ public final class CpuBackend implements Backend {
     @Override
     public void storeKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer) {
         for (BatchLayout.Segment s : batch.segments()) {
-            s.cache().store(layer, s.startPos(), s.length(), array(k), array(v), s.offset());
+            s.cache().store(layer, s.startPos(), s.length(), segment(k), segment(v), s.offset());
         }
     }
 
     @Override
     public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
-        CpuAttention.attend(array(q), batch, layer, shape, array(out), kernels.kvRowProducts(), threads);
+        CpuAttention.attend(segment(q), batch, layer, shape, segment(out), kernels.kvRowProducts(), threads);
     }
 
     @Override
     public void swiglu(ActivationBuffer gates, ActivationBuffer ups, int length) {
-        kernels.swiglu(array(gates), array(ups), length);
+        kernels.swiglu(segment(gates), segment(ups), length);
     }
 
     /** Plain Java on every kernel family: one multiply-add per element, far from where the time goes. */
     @Override
     public void reluSquaredGlu(ActivationBuffer gates, ActivationBuffer ups, int length) {
-        float[] gate = array(gates);
-        float[] up = array(ups);
-        for (int k = 0; k < length; k++) {
-            float g = Math.max(gate[k], 0f);
-            gate[k] = g * g * up[k];
+        MemorySegment gate = segment(gates);
+        MemorySegment up = segment(ups);
+        for (long k = 0; k < length; k++) {
+            float g = Math.max(gate.getAtIndex(FLOAT, k), 0f);
+            gate.setAtIndex(FLOAT, k, g * g * up.getAtIndex(FLOAT, k));
         }
     }
 
     @Override
     public void geglu(ActivationBuffer gates, ActivationBuffer ups, int length) {
-        kernels.geglu(array(gates), array(ups), length);
+        kernels.geglu(segment(gates), segment(ups), length);
     }
 
     @Override
     public void scale(ActivationBuffer xs, int length, float factor) {
-        float[] x = array(xs);
-        for (int k = 0; k < length; k++) {
-            x[k] *= factor;
+        MemorySegment x = segment(xs);
+        for (long k = 0; k < length; k++) {
+            x.setAtIndex(FLOAT, k, x.getAtIndex(FLOAT, k) * factor);
         }
     }
 
     @Override
     public void embed(WeightMatrix table, int[] tokens, ActivationBuffer output) {
         CpuWeight m = matmulOf(table);
-        float[] out = array(output);
+        MemorySegment out = segment(output);
         for (int i = 0; i < tokens.length; i++) {
             if (tokens[i] < 0 || tokens[i] >= m.rows()) {
                 throw new IllegalArgumentException("token id " + tokens[i] + " outside the vocabulary 0.." + (m.rows() - 1));
             }
-            m.decodeRow(tokens[i], out, i * m.cols());
+            m.decodeRow(tokens[i], out, (long) i * m.cols());
         }
     }
 
     @Override
     public void add(ActivationBuffer xs, ActivationBuffer ys, int length) {
-        float[] x = array(xs);
-        float[] y = array(ys);
-        for (int k = 0; k < length; k++) {
-            x[k] += y[k];
+        MemorySegment x = segment(xs);
+        MemorySegment y = segment(ys);
+        for (long k = 0; k < length; k++) {
+            x.setAtIndex(FLOAT, k, x.getAtIndex(FLOAT, k) + y.getAtIndex(FLOAT, k));
         }
     }
 
-    private static float[] array(ActivationBuffer buffer) {
+    private static MemorySegment segment(ActivationBuffer buffer) {
         if (buffer instanceof HostActivations h) {
-            return h.data;
+            return h.segment();
         }
         throw new IllegalArgumentException("activations " + buffer + " were not allocated by the CPU backend");
     }
@@ -203,8 +220,23 @@ public final class CpuBackend implements Backend {
         throw new IllegalArgumentException("weight " + w + " was not prepared by the CPU backend");
     }
 
+    /** Stops the worker threads and frees every activation buffer still open. */
     @Override
     public void close() {
-        threads.close();
+        RuntimeException failure = null;
+        try {
+            threads.close();
+        } finally {
+            for (Runnable release : List.copyOf(open)) {
+                try {
+                    release.run();
+                } catch (RuntimeException e) { // a buffer still in a native call (a step that outlived its engine)
+                    failure = failure == null ? e : failure;
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 }

@@ -17,11 +17,14 @@ public sealed interface CpuKernels permits VectorKernels, ScalarKernels, NativeK
     /** Prepares a 2-D weight of any storage type; it stays a view of the mapped bytes. */
     CpuWeight weight(ZseTensor tensor);
 
-    /** gate[k] = silu(gate[k]) * up[k] for k < length: SwiGLU, whose exponential is a visible share of a prefill. */
-    void swiglu(float[] gate, float[] up, int length);
+    /**
+     * gate[k] = silu(gate[k]) * up[k] for k < length, over F32 activations in native order ({@link HostActivations}):
+     * SwiGLU, whose exponential is a visible share of a prefill.
+     */
+    void swiglu(MemorySegment gate, MemorySegment up, int length);
 
     /** gate[k] = gelu_tanh(gate[k]) * up[k] for k < length: Gemma's GeGLU. */
-    void geglu(float[] gate, float[] up, int length);
+    void geglu(MemorySegment gate, MemorySegment up, int length);
 
     /** The products attention takes with cached key and value rows. */
     KvRowProducts kvRowProducts();

@@ -11,6 +11,10 @@ import jdk.incubator.vector.VectorOperators;
 
 import java.nio.ByteOrder;
 
+import java.lang.foreign.MemorySegment;
+
+import static io.zse.backend.cpu.HostActivations.FLOAT;
+
 /**
  * The K-quant types (ggml's super-blocks of 256 elements, held bit for bit: docs/zse-format.md): what their kernels
  * share. A row is {@code cols / 256} super-blocks; each kernel walks one at a time, its codes in 32-byte runs that a
@@ -42,10 +46,12 @@ public abstract sealed class KQuantMatmul extends Matmul permits KQuantMatmul.Wi
     }
 
     @Override
-    public void decodeRow(int row, float[] out, int offset) {
+    public void decodeRow(int row, MemorySegment out, long offset) {
         long first = (long) row * superBlocks;
+        float[] block = new float[SUPER];
         for (int s = 0; s < superBlocks; s++) {
-            KQuantBlocks.decode(type, data, scales, first + s, out, offset + s * SUPER);
+            KQuantBlocks.decode(type, data, scales, first + s, block, 0);
+            MemorySegment.copy(block, 0, out, FLOAT, (offset + (long) s * SUPER) * Float.BYTES, SUPER);
         }
     }
 
@@ -59,41 +65,41 @@ public abstract sealed class KQuantMatmul extends Matmul permits KQuantMatmul.Wi
         }
 
         /** Σ q·x over sub-blocks 2c and 2c + 1 of super-block s (elements 64c.. of x at xAt), as two vectors. */
-        abstract void chunkProducts(long s, int c, float[] x, int xAt, FloatVector[] sums);
+        abstract void chunkProducts(long s, int c, MemorySegment x, long xAt, FloatVector[] sums);
 
         @Override
-        public float dot(int row, float[] x, int xOffset) {
+        public float dot(int row, MemorySegment x, long xOffset) {
             return dot(row, x, xOffset, subBlockSums(x, xOffset));
         }
 
         @Override
-        protected void multiplyVector(float[] x, float[] out, CpuThreads threads) {
+        protected void multiplyVector(MemorySegment x, MemorySegment out, CpuThreads threads) {
             float[] sums = subBlockSums(x, 0);
             threads.parallelFor(rows, cols, (start, end) -> {
                 FloatVector[] pair = new FloatVector[2];
                 for (int r = start; r < end; r++) {
-                    out[r] = dot(r, x, 0, sums, pair);
+                    out.setAtIndex(FLOAT, r, dot(r, x, 0, sums, pair));
                 }
             });
         }
 
-        private float[] subBlockSums(float[] x, int xOffset) {
+        private float[] subBlockSums(MemorySegment x, long xOffset) {
             float[] sums = new float[cols / 32];
             for (int b = 0; b < sums.length; b++) {
                 FloatVector s = FloatVector.zero(FLOATS);
                 for (int j = 0; j < 32; j += FLOATS.length()) {
-                    s = s.add(FloatVector.fromArray(FLOATS, x, xOffset + 32 * b + j));
+                    s = s.add(floatsAt(x, xOffset + 32 * b + j));
                 }
                 sums[b] = s.reduceLanes(VectorOperators.ADD);
             }
             return sums;
         }
 
-        private float dot(int row, float[] x, int xOffset, float[] subSums) {
+        private float dot(int row, MemorySegment x, long xOffset, float[] subSums) {
             return dot(row, x, xOffset, subSums, new FloatVector[2]);
         }
 
-        private float dot(int row, float[] x, int xOffset, float[] subSums, FloatVector[] pair) {
+        private float dot(int row, MemorySegment x, long xOffset, float[] subSums, FloatVector[] pair) {
             long first = (long) row * superBlocks;
             FloatVector acc = FloatVector.zero(FLOATS);
             float mins = 0;
@@ -104,7 +110,7 @@ public abstract sealed class KQuantMatmul extends Matmul permits KQuantMatmul.Wi
                 float dmin = half(sc + 2);
                 float blockMins = 0;
                 for (int c = 0; c < 4; c++) {
-                    chunkProducts(s, c, x, xOffset + sb * SUPER + 64 * c, pair);
+                    chunkProducts(s, c, x, xOffset + (long) sb * SUPER + 64 * c, pair);
                     acc = pair[0].fma(FloatVector.broadcast(FLOATS, d * KQuantBlocks.scale(scales, sc + 4, 2 * c)), acc);
                     acc = pair[1].fma(FloatVector.broadcast(FLOATS, d * KQuantBlocks.scale(scales, sc + 4, 2 * c + 1)),
                             acc);

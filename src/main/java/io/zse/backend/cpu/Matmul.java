@@ -5,6 +5,8 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The Vector API kernels: one subclass per storage type supplies a vectorised fused dot product and row decode, and
  * prefill tiles go through {@link TileProduct}. Loaded only when {@link CpuKernelChoice} chose the vector kernels,
@@ -40,7 +42,18 @@ public abstract sealed class Matmul extends CpuWeight
     }
 
     @Override
-    final void multiplyTile(float[] tile, int tileRows, float[] x, int n, float[] out, int outStride, int firstRow) {
+    final void multiplyTile(MemorySegment tile, int tileRows, MemorySegment x, int n, MemorySegment out, int outStride,
+                            int firstRow) {
         TileProduct.multiply(tile, tileRows, x, n, cols, out, outStride, firstRow);
+    }
+
+    /** FLOATS.length() F32 activations from element {@code index} of x ({@link HostActivations}: native order). */
+    static FloatVector floatsAt(MemorySegment x, long index) {
+        return FloatVector.fromMemorySegment(FLOATS, x, index * Float.BYTES, HostActivations.ORDER);
+    }
+
+    /** Stores v as F32 activations from element {@code index} of out. */
+    static void storeAt(FloatVector v, MemorySegment out, long index) {
+        v.intoMemorySegment(out, index * Float.BYTES, HostActivations.ORDER);
     }
 }

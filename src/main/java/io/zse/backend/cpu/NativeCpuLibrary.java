@@ -22,9 +22,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * FFM bindings to libzse_cpu (src/main/native/cpu/zse_cpu.h), one method handle per function. The kernels are bound
- * as critical downcalls: they never call back into Java and run for at most milliseconds, so they may read and write
- * Java arrays in place (no copy into native memory). The C side checks nothing: {@link NativeWeight} validates every
- * size before a call.
+ * as critical downcalls: they never call back into Java and run for at most milliseconds. The products get only
+ * off-heap addresses (the weights' mapping, the backend's activations, the quantized activations), so nothing is
+ * copied or pinned; the converter's quantizers may also be handed Java arrays, which a critical downcall reads in
+ * place. The C side checks nothing: {@link NativeWeight} validates every size before a call.
  */
 public final class NativeCpuLibrary {
     /** The ABI version this binding was written against (ZSE_CPU_ABI_VERSION). */
@@ -33,7 +34,7 @@ public final class NativeCpuLibrary {
     public static final NativeLibraryLocation LOCATION =
             new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
 
-    /** The kernels, taking heap arrays ({@code critical}); GraalVM needs these registered. */
+    /** The kernels, critical downcalls (heap access for the converter's tables); GraalVM needs these registered. */
     public static final Map<String, FunctionDescriptor> KERNELS = kernels();
     /** The library's queries and settings (ordinary downcalls). */
     public static final Map<String, FunctionDescriptor> QUERIES = queries();
@@ -166,32 +167,30 @@ public final class NativeCpuLibrary {
         }
     }
 
-    void quantizeRows(float[] x, int n, int cols, byte[] codes, float[] scales, float[] sums) {
+    /** Quantizes x[n, cols] (F32 activations) into {@code q} per block of 32. */
+    void quantizeRows(MemorySegment x, int n, int cols, QuantizedRows q) {
         try {
-            handles.get("zse_cpu_quantize_rows").invokeExact(MemorySegment.ofArray(x), n, cols,
-                    MemorySegment.ofArray(codes), MemorySegment.ofArray(scales), MemorySegment.ofArray(sums));
+            handles.get("zse_cpu_quantize_rows").invokeExact(x, n, cols, q.codes(), q.scales(), q.sums());
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     void matmulQ8(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, QuantizedRows x, int n,
-                  float[] out, int outStride) {
+                  MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd,
-                    MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.scales()), n,
-                    MemorySegment.ofArray(out), outStride);
+            handles.get("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), n,
+                    out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     void matmulQ4(MemorySegment w, MemorySegment scales, int group, int cols, int rowBegin, int rowEnd,
-                  QuantizedRows x, int n, float[] out, int outStride) {
+                  QuantizedRows x, int n, MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd,
-                    MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.scales()),
-                    MemorySegment.ofArray(x.sums()), n, MemorySegment.ofArray(out), outStride);
+            handles.get("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd, x.codes(),
+                    x.scales(), x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -199,7 +198,7 @@ public final class NativeCpuLibrary {
 
     /** Q4_K, Q5_K or Q6_K weights (super-blocks of 256) with activations quantized per block of 32. */
     void matmulKQuant(TensorType type, MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd,
-                      QuantizedRows x, int n, float[] out, int outStride) {
+                      QuantizedRows x, int n, MemorySegment out, int outStride) {
         String function = switch (type) {
             case Q4_K -> "zse_cpu_matmul_q4_k";
             case Q5_K -> "zse_cpu_matmul_q5_k";
@@ -207,9 +206,8 @@ public final class NativeCpuLibrary {
             default -> throw new IllegalArgumentException(type + " is not a K-quant type");
         };
         try {
-            handles.get(function).invokeExact(w, scales, cols, rowBegin, rowEnd, MemorySegment.ofArray(x.codes()),
-                    MemorySegment.ofArray(x.scales()), MemorySegment.ofArray(x.sums()), n,
-                    MemorySegment.ofArray(out), outStride);
+            handles.get(function).invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n,
+                    out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -217,26 +215,24 @@ public final class NativeCpuLibrary {
 
     /** Q8 or Q4/32 weights in layout interleaved-16; rowBegin and rowEnd multiples of 16 or equal to rows. */
     void matmulInterleaved(TensorType type, MemorySegment w, MemorySegment scales, int rows, int cols, int rowBegin,
-                           int rowEnd, QuantizedRows x, int n, float[] out, int outStride) {
+                           int rowEnd, QuantizedRows x, int n, MemorySegment out, int outStride) {
         MethodHandle kernel = switch (type) {
             case Q8 -> handles.get("zse_cpu_matmul_q8_x16");
             case Q4 -> handles.get("zse_cpu_matmul_q4_x16");
             default -> throw new IllegalArgumentException(type + " weights are not stored interleaved");
         };
         try {
-            kernel.invokeExact(w, scales, rows, cols, rowBegin, rowEnd, MemorySegment.ofArray(x.codes()),
-                    MemorySegment.ofArray(x.scales()), MemorySegment.ofArray(x.sums()), n,
-                    MemorySegment.ofArray(out), outStride);
+            kernel.invokeExact(w, scales, rows, cols, rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n, out,
+                    outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    void matmulNf4(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, float[] x, int n,
-                   float[] out, int outStride) {
+    void matmulNf4(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, MemorySegment x, int n,
+                   MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, MemorySegment.ofArray(x),
-                    n, MemorySegment.ofArray(out), outStride);
+            handles.get("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, x, n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -276,19 +272,18 @@ public final class NativeCpuLibrary {
 
     /** TERNARY weights (scale s) with activations quantized per row as BitNet does. */
     void matmulTernary(MemorySegment w, float scale, int cols, int rowBegin, int rowEnd, TernaryActivations x, int n,
-                       float[] out, int outStride) {
+                       MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd,
-                    MemorySegment.ofArray(x.codes()), MemorySegment.ofArray(x.divisors()),
-                    MemorySegment.ofArray(x.sums()), n, MemorySegment.ofArray(out), outStride);
+            handles.get("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd, x.codes(),
+                    x.divisors(), x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     /** F32, F16 or BF16 weights. */
-    void matmulFloat(TensorType type, MemorySegment w, int cols, int rowBegin, int rowEnd, float[] x, int n,
-                     float[] out, int outStride) {
+    void matmulFloat(TensorType type, MemorySegment w, int cols, int rowBegin, int rowEnd, MemorySegment x, int n,
+                     MemorySegment out, int outStride) {
         String function = switch (type) {
             case F32 -> "zse_cpu_matmul_f32";
             case F16 -> "zse_cpu_matmul_f16";
@@ -296,8 +291,7 @@ public final class NativeCpuLibrary {
             default -> throw new IllegalArgumentException(type + " weights take the integer kernels");
         };
         try {
-            handles.get(function).invokeExact(w, cols, rowBegin, rowEnd, MemorySegment.ofArray(x), n,
-                    MemorySegment.ofArray(out), outStride);
+            handles.get(function).invokeExact(w, cols, rowBegin, rowEnd, x, n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -33,12 +33,12 @@ public final class NativeKernels implements CpuKernels {
     }
 
     @Override
-    public void swiglu(float[] gate, float[] up, int length) {
+    public void swiglu(MemorySegment gate, MemorySegment up, int length) {
         java.swiglu(gate, up, length);
     }
 
     @Override
-    public void geglu(float[] gate, float[] up, int length) {
+    public void geglu(MemorySegment gate, MemorySegment up, int length) {
         java.geglu(gate, up, length);
     }
 

@@ -9,6 +9,8 @@ import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
 
+import static io.zse.backend.cpu.HostActivations.FLOAT;
+
 /**
  * A weight whose products run in the native kernels ({@link NativeCpuLibrary}), read in place from the mapped file.
  * Q8, Q4 and the K-quants multiply activations quantized to int8 per block of 32 (integer dot products are the fast
@@ -59,51 +61,60 @@ public final class NativeWeight extends CpuWeight {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOffset) {
+    public float dot(int row, MemorySegment x, long xOffset) {
         if (!interleaved) {
             return java.dot(row, x, xOffset);
         }
-        float[] decoded = new float[cols];
-        decodeRow(row, decoded, 0);
+        float[] decoded = decodedRow(row);
         float sum = 0;
         for (int k = 0; k < cols; k++) {
-            sum += decoded[k] * x[xOffset + k];
+            sum += decoded[k] * x.getAtIndex(FLOAT, xOffset + k);
         }
         return sum;
     }
 
     @Override
-    public void decodeRow(int row, float[] out, int offset) {
+    public void decodeRow(int row, MemorySegment out, long offset) {
         if (!interleaved) {
             java.decodeRow(row, out, offset);
             return;
         }
+        MemorySegment.copy(decodedRow(row), 0, out, FLOAT, offset * Float.BYTES, cols);
+    }
+
+    /** An interleaved tensor's row gathered out of its tile and decoded (single rows only: not where the time is). */
+    private float[] decodedRow(int row) {
         MemorySegment rowData = MemorySegment.ofArray(new byte[(int) type.dataBytes(cols)]);
         MemorySegment rowScales = MemorySegment.ofArray(new byte[(int) type.scaleBytes(cols, groupSize)]);
         InterleavedRows.readRow(tensor, row, rowData, rowScales);
-        TensorDecoder.decode(type, groupSize, rowData, rowScales, 0, cols, out, offset);
+        float[] decoded = new float[cols];
+        TensorDecoder.decode(type, groupSize, rowData, rowScales, 0, cols, decoded, 0);
+        return decoded;
     }
 
     /** Unused: {@link #multiply} runs every product in the native kernels. */
     @Override
-    void multiplyTile(float[] tile, int tileRows, float[] x, int n, float[] out, int outStride, int firstRow) {
+    void multiplyTile(MemorySegment tile, int tileRows, MemorySegment x, int n, MemorySegment out, int outStride,
+                      int firstRow) {
         for (int r = 0; r < tileRows; r++) {
             for (int i = 0; i < n; i++) {
                 float sum = 0;
                 for (int k = 0; k < cols; k++) {
-                    sum += tile[r * cols + k] * x[i * cols + k];
+                    sum += tile.getAtIndex(FLOAT, (long) r * cols + k) * x.getAtIndex(FLOAT, (long) i * cols + k);
                 }
-                out[i * outStride + firstRow + r] = sum;
+                out.setAtIndex(FLOAT, (long) i * outStride + firstRow + r, sum);
             }
         }
     }
 
     @Override
-    public void multiply(float[] x, int n, float[] out, CpuThreads threads) {
-        if (n < 1 || x.length < (long) n * cols || out.length < (long) n * rows) {
+    public void multiply(MemorySegment x, int n, MemorySegment out, CpuThreads threads) {
+        long inputs = x.byteSize() / Float.BYTES;
+        long outputs = out.byteSize() / Float.BYTES;
+        if (n < 1 || inputs < (long) n * cols || outputs < (long) n * rows) {
             throw new IllegalArgumentException("a product of " + n + " rows with a [" + rows + ", " + cols
                     + "] weight needs " + (long) n * cols + " inputs and " + (long) n * rows + " outputs, not "
-                    + x.length + " and " + out.length);
+                    + inputs + " and " + outputs);
         }
         if (interleaved) {
             multiplyInterleaved(x, n, out, threads);
@@ -114,7 +125,7 @@ public final class NativeWeight extends CpuWeight {
         switch (type) {
             case Q8, Q4, Q4_K, Q5_K, Q6_K -> {
                 QuantizedRows q = QuantizedRows.forThread(n * cols);
-                library.quantizeRows(x, n, cols, q.codes(), q.scales(), q.sums());
+                library.quantizeRows(x, n, cols, q);
                 threads.parallelFor(items, work, (start, end) -> {
                     int first = start * ROWS_PER_ITEM;
                     int last = Math.min(rows, end * ROWS_PER_ITEM);
@@ -139,9 +150,9 @@ public final class NativeWeight extends CpuWeight {
     }
 
     /** Threads take whole tiles of 16 rows; the rows after the last tile go with the last item. */
-    private void multiplyInterleaved(float[] x, int n, float[] out, CpuThreads threads) {
+    private void multiplyInterleaved(MemorySegment x, int n, MemorySegment out, CpuThreads threads) {
         QuantizedRows q = QuantizedRows.forThread(n * cols);
-        library.quantizeRows(x, n, cols, q.codes(), q.scales(), q.sums());
+        library.quantizeRows(x, n, cols, q);
         int tiles = Math.max(1, rows / InterleavedRows.ROWS);
         threads.parallelFor(tiles, (long) InterleavedRows.ROWS * cols * n, (start, end) -> {
             int first = start * InterleavedRows.ROWS;

@@ -10,6 +10,8 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
+import java.lang.foreign.MemorySegment;
+
 
 /**
  * NF4 weights: Q4's nibble packing, codes looked up in the 16-entry NormalFloat table, one F16 absmax per group of
@@ -56,7 +58,7 @@ public final class Nf4Matmul extends NibbleMatmul {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOffset) {
+    public float dot(int row, MemorySegment x, long xOffset) {
         int half = GROUP / 2;
         long base = (long) row * cols / 2;
         long firstGroup = (long) row * cols / GROUP;
@@ -65,9 +67,9 @@ public final class Nf4Matmul extends NibbleMatmul {
             FloatVector groupSum = FloatVector.zero(FLOATS);
             for (int j = 0; j < half; j += FLOATS.length()) {
                 IntVector p = packed(base + k / 2 + j);
-                groupSum = lookup(lowCodes(p)).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + j), groupSum);
+                groupSum = lookup(lowCodes(p)).fma(floatsAt(x, xOffset + k + j), groupSum);
                 groupSum = lookup(highCodes(p))
-                        .fma(FloatVector.fromArray(FLOATS, x, xOffset + k + half + j), groupSum);
+                        .fma(floatsAt(x, xOffset + k + half + j), groupSum);
             }
             acc = groupSum.fma(FloatVector.broadcast(FLOATS, absmax(firstGroup + g)), acc);
         }
@@ -75,7 +77,7 @@ public final class Nf4Matmul extends NibbleMatmul {
     }
 
     @Override
-    public void decodeRow(int row, float[] out, int offset) {
+    public void decodeRow(int row, MemorySegment out, long offset) {
         int half = GROUP / 2;
         long base = (long) row * cols / 2;
         long firstGroup = (long) row * cols / GROUP;
@@ -83,8 +85,8 @@ public final class Nf4Matmul extends NibbleMatmul {
             float a = absmax(firstGroup + g);
             for (int j = 0; j < half; j += FLOATS.length()) {
                 IntVector p = packed(base + k / 2 + j);
-                lookup(lowCodes(p)).mul(a).intoArray(out, offset + k + j);
-                lookup(highCodes(p)).mul(a).intoArray(out, offset + k + half + j);
+                lookup(lowCodes(p)).mul(a).intoMemorySegment(out, (offset + k + j) * 4L, HostActivations.ORDER);
+                lookup(highCodes(p)).mul(a).intoMemorySegment(out, (offset + k + half + j) * 4L, HostActivations.ORDER);
             }
         }
     }

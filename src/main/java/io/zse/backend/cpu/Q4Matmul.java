@@ -7,6 +7,10 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 
+import java.lang.foreign.MemorySegment;
+
+import static io.zse.backend.cpu.HostActivations.FLOAT;
+
 /**
  * Q4 weights: per group of g elements, g/2 bytes (byte j: element j in the low nibble, element j + g/2 in the high
  * nibble) and F16 (d, m); w = q * d + m. A group's dot is d·Σ q·x + m·Σ x.
@@ -57,50 +61,50 @@ public final class Q4Matmul extends NibbleMatmul {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOffset) {
+    public float dot(int row, MemorySegment x, long xOffset) {
         return dot(row, x, xOffset, blockSums(x, xOffset));
     }
 
     /** The m·Σx half of every row's dot shares Σx per block: summed once per vector, not once per row. */
     @Override
-    protected void multiplyVector(float[] x, float[] out, CpuThreads threads) {
+    protected void multiplyVector(MemorySegment x, MemorySegment out, CpuThreads threads) {
         float[] sums = blockSums(x, 0);
         threads.parallelFor(rows, cols, (start, end) -> {
             for (int r = start; r < end; r++) {
-                out[r] = dot(r, x, 0, sums);
+                out.setAtIndex(FLOAT, r, dot(r, x, 0, sums));
             }
         });
     }
 
     /** Σ x over the 32 elements of each block of x[xOffset .. xOffset + cols). */
-    private float[] blockSums(float[] x, int xOffset) {
+    private float[] blockSums(MemorySegment x, long xOffset) {
         int half = groupSize / 2;
         float[] sums = new float[cols / BLOCK];
         for (int b = 0; b < sums.length; b++) {
-            int low = xOffset + lowStart(b);
+            long low = xOffset + lowStart(b);
             FloatVector s = FloatVector.zero(FLOATS);
             for (int j = 0; j < BLOCK_BYTES; j += FLOATS.length()) {
-                s = s.add(FloatVector.fromArray(FLOATS, x, low + j)).add(FloatVector.fromArray(FLOATS, x, low + half + j));
+                s = s.add(floatsAt(x, low + j)).add(floatsAt(x, low + half + j));
             }
             sums[b] = s.reduceLanes(VectorOperators.ADD);
         }
         return sums;
     }
 
-    private float dot(int row, float[] x, int xOffset, float[] blockSums) {
+    private float dot(int row, MemorySegment x, long xOffset, float[] blockSums) {
         int half = groupSize / 2;
         long rowBytes = (long) row * cols / 2;
         long firstGroup = (long) row * cols / groupSize;
         float mSum = 0;
         FloatVector acc = FloatVector.zero(FLOATS);
         for (int b = 0; b < blockSums.length; b++) {
-            int low = xOffset + lowStart(b);
+            long low = xOffset + lowStart(b);
             long bytes = rowBytes + (long) b * BLOCK_BYTES;
             FloatVector qx = FloatVector.zero(FLOATS);
             for (int j = 0; j < BLOCK_BYTES; j += FLOATS.length()) {
                 IntVector p = packed(bytes + j);
-                qx = low(p).fma(FloatVector.fromArray(FLOATS, x, low + j), qx);
-                qx = high(p).fma(FloatVector.fromArray(FLOATS, x, low + half + j), qx);
+                qx = low(p).fma(floatsAt(x, low + j), qx);
+                qx = high(p).fma(floatsAt(x, low + half + j), qx);
             }
             int dm = scalePair(firstGroup + (b >>> blockShift));
             acc = qx.fma(FloatVector.broadcast(FLOATS, d(dm)), acc);
@@ -110,20 +114,20 @@ public final class Q4Matmul extends NibbleMatmul {
     }
 
     @Override
-    public void decodeRow(int row, float[] out, int offset) {
+    public void decodeRow(int row, MemorySegment out, long offset) {
         int half = groupSize / 2;
         long rowBytes = (long) row * cols / 2;
         long firstGroup = (long) row * cols / groupSize;
         for (int b = 0, blocks = cols / BLOCK; b < blocks; b++) {
-            int low = offset + lowStart(b);
+            long low = offset + lowStart(b);
             long bytes = rowBytes + (long) b * BLOCK_BYTES;
             int dm = scalePair(firstGroup + (b >>> blockShift));
             float d = d(dm);
             float m = m(dm);
             for (int j = 0; j < BLOCK_BYTES; j += FLOATS.length()) {
                 IntVector p = packed(bytes + j);
-                low(p).fma(d, m).intoArray(out, low + j);
-                high(p).fma(d, m).intoArray(out, low + half + j);
+                low(p).fma(d, m).intoMemorySegment(out, (low + j) * 4L, HostActivations.ORDER);
+                high(p).fma(d, m).intoMemorySegment(out, (low + half + j) * 4L, HostActivations.ORDER);
             }
         }
     }

@@ -5,6 +5,8 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * Q5_K weights: Q4_K's nibbles and scales, and per super-block 32 bytes of fifth bits (bit 2c of byte l for element
  * 64c + l, bit 2c + 1 for element 64c + 32 + l); w = d·scale·q - dmin·min, q in 0..31.
@@ -15,7 +17,7 @@ public final class Q5KMatmul extends KQuantMatmul.WithMins {
     }
 
     @Override
-    void chunkProducts(long s, int c, float[] x, int xAt, FloatVector[] sums) {
+    void chunkProducts(long s, int c, MemorySegment x, long xAt, FloatVector[] sums) {
         long codes = s * 160 + 32L * c;
         long fifth = s * 160 + 128;
         FloatVector low = FloatVector.zero(FLOATS);
@@ -25,8 +27,8 @@ public final class Q5KMatmul extends KQuantMatmul.WithMins {
             IntVector h = bytes(fifth + j).lanewise(VectorOperators.LSHR, 2 * c);
             IntVector lowCodes = p.and(0x0F).or(h.and(1).lanewise(VectorOperators.LSHL, 4));
             IntVector highCodes = p.lanewise(VectorOperators.LSHR, 4).or(h.and(2).lanewise(VectorOperators.LSHL, 3));
-            low = floats(lowCodes).fma(FloatVector.fromArray(FLOATS, x, xAt + j), low);
-            high = floats(highCodes).fma(FloatVector.fromArray(FLOATS, x, xAt + 32 + j), high);
+            low = floats(lowCodes).fma(floatsAt(x, xAt + j), low);
+            high = floats(highCodes).fma(floatsAt(x, xAt + 32 + j), high);
         }
         sums[0] = low;
         sums[1] = high;

@@ -5,6 +5,8 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * Q6_K weights: per super-block of 256, ql[128] and qh[64] (ggml's order: in half h, byte l of ql and qh carry
  * elements 128h + l, + 32, + 64, + 96) and d with 16 int8 scales, one per 16 elements; w = d·scale·(q - 32).
@@ -19,7 +21,7 @@ public final class Q6KMatmul extends KQuantMatmul {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOffset) {
+    public float dot(int row, MemorySegment x, long xOffset) {
         long first = (long) row * superBlocks;
         FloatVector acc = FloatVector.zero(FLOATS);
         for (int sb = 0; sb < superBlocks; sb++) {
@@ -29,7 +31,7 @@ public final class Q6KMatmul extends KQuantMatmul {
             for (int h = 0; h < 2; h++) {
                 long ql = s * 192 + 64L * h;
                 long qh = s * 192 + 128 + 32L * h;
-                int xAt = xOffset + sb * SUPER + 128 * h;
+                long xAt = xOffset + (long) sb * SUPER + 128 * h;
                 // A vector of at most 16 lanes lies within one group of 16 elements, so one scale per product.
                 for (int j = 0; j < 32; j += FLOATS.length()) {
                     IntVector l1 = bytes(ql + j);
@@ -47,9 +49,9 @@ public final class Q6KMatmul extends KQuantMatmul {
     }
 
     /** acc + factor·Σ(q - 32)·x, q = the low 4 bits with bits {@code shift}, +1 of the high byte above them. */
-    private static FloatVector term(IntVector low4, IntVector high, int shift, float[] x, int xAt, float factor,
+    private static FloatVector term(IntVector low4, IntVector high, int shift, MemorySegment x, long xAt, float factor,
                                     FloatVector acc) {
         IntVector q = low4.or(high.lanewise(VectorOperators.LSHR, shift).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
-        return floats(q).mul(FloatVector.fromArray(FLOATS, x, xAt)).fma(FloatVector.broadcast(FLOATS, factor), acc);
+        return floats(q).mul(floatsAt(x, xAt)).fma(FloatVector.broadcast(FLOATS, factor), acc);
     }
 }

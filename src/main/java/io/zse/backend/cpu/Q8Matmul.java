@@ -9,6 +9,8 @@ import jdk.incubator.vector.VectorOperators;
 
 import java.nio.ByteOrder;
 
+import java.lang.foreign.MemorySegment;
+
 /** Q8 weights: int8 codes, one F16 scale d per group of 32; w = q * d. */
 public final class Q8Matmul extends Matmul {
     /** The only group size Q8 has; as a constant the JIT unrolls the group loop (read from the field, 2.5x slower). */
@@ -29,7 +31,7 @@ public final class Q8Matmul extends Matmul {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOffset) {
+    public float dot(int row, MemorySegment x, long xOffset) {
         long base = (long) row * cols;
         long firstGroup = base / GROUP;
         FloatVector acc = FloatVector.zero(FLOATS);
@@ -37,7 +39,7 @@ public final class Q8Matmul extends Matmul {
             // Σ q·x over the group, then one multiply by its scale.
             FloatVector groupSum = FloatVector.zero(FLOATS);
             for (int j = 0; j < GROUP; j += FLOATS.length()) {
-                groupSum = codes(base + k + j).fma(FloatVector.fromArray(FLOATS, x, xOffset + k + j), groupSum);
+                groupSum = codes(base + k + j).fma(floatsAt(x, xOffset + k + j), groupSum);
             }
             acc = groupSum.fma(FloatVector.broadcast(FLOATS, scale(firstGroup + g)), acc);
         }
@@ -45,13 +47,13 @@ public final class Q8Matmul extends Matmul {
     }
 
     @Override
-    public void decodeRow(int row, float[] out, int offset) {
+    public void decodeRow(int row, MemorySegment out, long offset) {
         long base = (long) row * cols;
         long firstGroup = base / GROUP;
         for (int k = 0, g = 0; k < cols; k += GROUP, g++) {
             float d = scale(firstGroup + g);
             for (int j = 0; j < GROUP; j += FLOATS.length()) {
-                codes(base + k + j).mul(d).intoArray(out, offset + k + j);
+                codes(base + k + j).mul(d).intoMemorySegment(out, (offset + k + j) * 4L, HostActivations.ORDER);
             }
         }
     }

@@ -6,6 +6,8 @@ import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
 
+import static io.zse.backend.cpu.HostActivations.FLOAT;
+
 /** The plain-Java kernels: {@link ScalarMatmul} for every weight type, {@link ScalarKvRowProducts} for attention. */
 public final class ScalarKernels implements CpuKernels {
     public static final ScalarKernels INSTANCE = new ScalarKernels();
@@ -24,29 +26,29 @@ public final class ScalarKernels implements CpuKernels {
     }
 
     @Override
-    public void swiglu(float[] gate, float[] up, int length) {
+    public void swiglu(MemorySegment gate, MemorySegment up, int length) {
         swiglu(gate, up, 0, length);
     }
 
     /** The elements [from, to). */
-    void swiglu(float[] gate, float[] up, int from, int to) {
-        for (int k = from; k < to; k++) {
-            float g = gate[k];
-            gate[k] = g / (1f + (float) Math.exp(-g)) * up[k];
+    void swiglu(MemorySegment gate, MemorySegment up, int from, int to) {
+        for (long k = from; k < to; k++) {
+            float g = gate.getAtIndex(FLOAT, k);
+            gate.setAtIndex(FLOAT, k, g / (1f + (float) Math.exp(-g)) * up.getAtIndex(FLOAT, k));
         }
     }
 
     @Override
-    public void geglu(float[] gate, float[] up, int length) {
+    public void geglu(MemorySegment gate, MemorySegment up, int length) {
         geglu(gate, up, 0, length);
     }
 
     /** The elements [from, to), in F32 as PyTorch's gelu(approximate="tanh"): 0.5 g (1 + tanh(√(2/π) (g + 0.044715 g³))). */
-    void geglu(float[] gate, float[] up, int from, int to) {
-        for (int k = from; k < to; k++) {
-            float g = gate[k];
+    void geglu(MemorySegment gate, MemorySegment up, int from, int to) {
+        for (long k = from; k < to; k++) {
+            float g = gate.getAtIndex(FLOAT, k);
             float inner = GELU_SQRT_2_OVER_PI * (g + GELU_CUBIC * (g * g * g));
-            gate[k] = 0.5f * g * (1f + (float) Math.tanh(inner)) * up[k];
+            gate.setAtIndex(FLOAT, k, 0.5f * g * (1f + (float) Math.tanh(inner)) * up.getAtIndex(FLOAT, k));
         }
     }
 

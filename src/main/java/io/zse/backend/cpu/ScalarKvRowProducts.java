@@ -5,7 +5,10 @@ import io.zse.backend.F32KvRows;
 import io.zse.backend.Int8KvRows;
 import io.zse.backend.KvRows;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+
+import static io.zse.backend.cpu.HostActivations.FLOAT;
 
 /** {@link KvRowProducts} one element at a time; the vector kernels finish their rows' tails with its loops. */
 final class ScalarKvRowProducts implements KvRowProducts {
@@ -15,30 +18,31 @@ final class ScalarKvRowProducts implements KvRowProducts {
     }
 
     @Override
-    public float dot(KvRows rows, int slot, int headOffset, float[] q, int qOffset, int headDim) {
+    public float dot(KvRows rows, int slot, int headOffset, MemorySegment q, long qOffset, int headDim) {
         long base = (long) slot * rows.kvDim() + headOffset;
         return dotFrom(0, 0f, rows, base, q, qOffset, headDim) * rowScale(rows, slot, headOffset, headDim);
     }
 
     @Override
-    public void accumulate(KvRows rows, int slot, int headOffset, float p, float[] out, int outOffset,
+    public void accumulate(KvRows rows, int slot, int headOffset, float p, MemorySegment out, long outOffset,
                            int headDim) {
         long base = (long) slot * rows.kvDim() + headOffset;
         accumulateFrom(0, rows, base, p * rowScale(rows, slot, headOffset, headDim), out, outOffset, headDim);
     }
 
     /** sum + Σ stored[base + i] · q[qOffset + i] for from <= i < headDim, unscaled (the vector kernels' tail too). */
-    static float dotFrom(int from, float sum, KvRows rows, long base, float[] q, int qOffset, int headDim) {
+    static float dotFrom(int from, float sum, KvRows rows, long base, MemorySegment q, long qOffset, int headDim) {
         for (int i = from; i < headDim; i++) {
-            sum += element(rows, base + i) * q[qOffset + i];
+            sum += element(rows, base + i) * q.getAtIndex(FLOAT, qOffset + i);
         }
         return sum;
     }
 
     /** out[outOffset + i] += a · stored[base + i] for from <= i < headDim (the vector kernels' tail too). */
-    static void accumulateFrom(int from, KvRows rows, long base, float a, float[] out, int outOffset, int headDim) {
+    static void accumulateFrom(int from, KvRows rows, long base, float a, MemorySegment out, long outOffset,
+                               int headDim) {
         for (int i = from; i < headDim; i++) {
-            out[outOffset + i] += a * element(rows, base + i);
+            out.setAtIndex(FLOAT, outOffset + i, out.getAtIndex(FLOAT, outOffset + i) + a * element(rows, base + i));
         }
     }
 

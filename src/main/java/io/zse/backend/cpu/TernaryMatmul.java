@@ -8,6 +8,8 @@ import jdk.incubator.vector.VectorOperators;
 
 import java.nio.ByteOrder;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * TERNARY weights (BitNet b1.58): 2-bit codes in blocks of 128, one F32 scale per tensor (docs/zse-format.md).
  * Products take int8 activations ({@link TernaryActivations}, as BitNet defines them); Σ t·q is summed in float lanes,
@@ -30,14 +32,15 @@ public final class TernaryMatmul extends Matmul {
     }
 
     @Override
-    protected float ternaryCodeDot(int row, byte[] q, int qOffset) {
+    protected float ternaryCodeDot(int row, MemorySegment q, long qOffset) {
         long rowBytes = (long) row * cols / 4;
         FloatVector acc = FloatVector.zero(FLOATS);
         for (int block = 0; block < cols; block += TernaryBlocks.BLOCK) {
             long blockBytes = rowBytes + block / 4;
             for (int part = 0; part < 4; part++) {
                 for (int j = 0; j < TernaryBlocks.BLOCK_BYTES; j += FLOATS.length()) {
-                    FloatVector x = (FloatVector) ByteVector.fromArray(BYTES, q, qOffset + block + 32 * part + j)
+                    FloatVector x = (FloatVector) ByteVector.fromMemorySegment(BYTES, q,
+                                    qOffset + block + 32 * part + j, ByteOrder.LITTLE_ENDIAN)
                             .convertShape(VectorOperators.B2F, FLOATS, 0);
                     acc = weights(blockBytes + j, part).fma(x, acc);
                 }
@@ -47,18 +50,18 @@ public final class TernaryMatmul extends Matmul {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOffset) {
+    public float dot(int row, MemorySegment x, long xOffset) {
         return ternaryDot(row, x, xOffset);
     }
 
     @Override
-    public void decodeRow(int row, float[] out, int offset) {
+    public void decodeRow(int row, MemorySegment out, long offset) {
         long rowBytes = (long) row * cols / 4;
         for (int block = 0; block < cols; block += TernaryBlocks.BLOCK) {
             for (int part = 0; part < 4; part++) {
                 for (int j = 0; j < TernaryBlocks.BLOCK_BYTES; j += FLOATS.length()) {
                     weights(rowBytes + block / 4 + j, part).mul(scale)
-                            .intoArray(out, offset + block + 32 * part + j);
+                            .intoMemorySegment(out, (offset + block + 32 * part + j) * 4L, HostActivations.ORDER);
                 }
             }
         }

@@ -30,27 +30,29 @@ public final class VectorKernels implements CpuKernels {
 
     /** The exponential is the JDK's vectorized one (a few ulps from Math.exp), then scalar for the tail. */
     @Override
-    public void swiglu(float[] gate, float[] up, int length) {
+    public void swiglu(MemorySegment gate, MemorySegment up, int length) {
         var species = Matmul.FLOATS;
         int k = 0;
         for (int bound = species.loopBound(length); k < bound; k += species.length()) {
-            FloatVector g = FloatVector.fromArray(species, gate, k);
+            FloatVector g = FloatVector.fromMemorySegment(species, gate, 4L * k, HostActivations.ORDER);
             FloatVector silu = g.div(g.neg().lanewise(VectorOperators.EXP).add(1f));
-            silu.mul(FloatVector.fromArray(species, up, k)).intoArray(gate, k);
+            silu.mul(FloatVector.fromMemorySegment(species, up, 4L * k, HostActivations.ORDER))
+                    .intoMemorySegment(gate, 4L * k, HostActivations.ORDER);
         }
         ScalarKernels.INSTANCE.swiglu(gate, up, k, length);
     }
 
     /** The JDK's vectorized tanh (a few ulps from Math.tanh), then scalar for the tail. */
     @Override
-    public void geglu(float[] gate, float[] up, int length) {
+    public void geglu(MemorySegment gate, MemorySegment up, int length) {
         var species = Matmul.FLOATS;
         int k = 0;
         for (int bound = species.loopBound(length); k < bound; k += species.length()) {
-            FloatVector g = FloatVector.fromArray(species, gate, k);
+            FloatVector g = FloatVector.fromMemorySegment(species, gate, 4L * k, HostActivations.ORDER);
             FloatVector inner = g.mul(g).mul(g).mul(ScalarKernels.GELU_CUBIC).add(g).mul(ScalarKernels.GELU_SQRT_2_OVER_PI);
             FloatVector gelu = g.mul(0.5f).mul(inner.lanewise(VectorOperators.TANH).add(1f));
-            gelu.mul(FloatVector.fromArray(species, up, k)).intoArray(gate, k);
+            gelu.mul(FloatVector.fromMemorySegment(species, up, 4L * k, HostActivations.ORDER))
+                    .intoMemorySegment(gate, 4L * k, HostActivations.ORDER);
         }
         ScalarKernels.INSTANCE.geglu(gate, up, k, length);
     }

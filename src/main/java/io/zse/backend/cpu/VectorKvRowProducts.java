@@ -10,6 +10,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 
 import static io.zse.backend.cpu.ScalarKvRowProducts.accumulateFrom;
@@ -26,27 +27,27 @@ final class VectorKvRowProducts implements KvRowProducts {
     }
 
     @Override
-    public float dot(KvRows rows, int slot, int headOffset, float[] q, int qOffset, int headDim) {
+    public float dot(KvRows rows, int slot, int headOffset, MemorySegment q, long qOffset, int headDim) {
         long base = (long) slot * rows.kvDim() + headOffset;
         FloatVector acc = FloatVector.zero(Matmul.FLOATS);
         int i = 0;
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
-            acc = load(rows, base + i).fma(FloatVector.fromArray(Matmul.FLOATS, q, qOffset + i), acc);
+            acc = load(rows, base + i).fma(Matmul.floatsAt(q, qOffset + i), acc);
         }
         float sum = dotFrom(i, acc.reduceLanes(VectorOperators.ADD), rows, base, q, qOffset, headDim);
         return sum * rowScale(rows, slot, headOffset, headDim);
     }
 
     @Override
-    public void accumulate(KvRows rows, int slot, int headOffset, float p, float[] out, int outOffset,
+    public void accumulate(KvRows rows, int slot, int headOffset, float p, MemorySegment out, long outOffset,
                            int headDim) {
         long base = (long) slot * rows.kvDim() + headOffset;
         float a = p * rowScale(rows, slot, headOffset, headDim);
         FloatVector broadcast = FloatVector.broadcast(Matmul.FLOATS, a);
         int i = 0;
         for (int upper = Matmul.FLOATS.loopBound(headDim); i < upper; i += LANES) {
-            load(rows, base + i).fma(broadcast, FloatVector.fromArray(Matmul.FLOATS, out, outOffset + i))
-                    .intoArray(out, outOffset + i);
+            FloatVector sum = load(rows, base + i).fma(broadcast, Matmul.floatsAt(out, outOffset + i));
+            Matmul.storeAt(sum, out, outOffset + i);
         }
         accumulateFrom(i, rows, base, a, out, outOffset, headDim);
     }

@@ -15,6 +15,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 
@@ -142,14 +144,21 @@ class KernelAgreementTest {
                     magnitude += Math.abs((double) decoded[offset + i] * q[3 + i]);
                 }
                 String where = type + " position " + p + " head " + head;
-                float dot = vector.dot(rows, p, offset, q, 3, headDim);
-                assertTrue(Math.abs(dot) > 0, where);
-                assertEquals(dot, scalar.dot(rows, p, offset, q, 3, headDim), 1e-5 * magnitude, where + " q·k");
+                float[] outVector;
+                float[] outScalar;
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment query = TestActivations.of(q, arena);
+                    float dot = vector.dot(rows, p, offset, query, 3, headDim);
+                    assertTrue(Math.abs(dot) > 0, where);
+                    assertEquals(dot, scalar.dot(rows, p, offset, query, 3, headDim), 1e-5 * magnitude, where + " q·k");
 
-                float[] outVector = q.clone();
-                float[] outScalar = q.clone();
-                vector.accumulate(rows, p, offset, 0.37f, outVector, 3, headDim);
-                scalar.accumulate(rows, p, offset, 0.37f, outScalar, 3, headDim);
+                    MemorySegment intoVector = TestActivations.of(q, arena);
+                    MemorySegment intoScalar = TestActivations.of(q, arena);
+                    vector.accumulate(rows, p, offset, 0.37f, intoVector, 3, headDim);
+                    scalar.accumulate(rows, p, offset, 0.37f, intoScalar, 3, headDim);
+                    outVector = TestActivations.toArray(intoVector);
+                    outScalar = TestActivations.toArray(intoScalar);
+                }
                 for (int i = 0; i < headDim; i++) {
                     assertEquals(outVector[3 + i], outScalar[3 + i],
                             1e-6 * (Math.abs(q[3 + i]) + Math.abs(decoded[offset + i])), where + " p·v[" + i + "]");
@@ -169,10 +178,17 @@ class KernelAgreementTest {
             gate[k] = (float) random.nextDouble(-30, 30);
             up[k] = (float) random.nextDouble(-4, 4);
         }
-        float[] vector = gate.clone();
-        float[] scalar = gate.clone();
-        VectorKernels.INSTANCE.swiglu(vector, up, length);
-        ScalarKernels.INSTANCE.swiglu(scalar, up, length);
+        float[] vector;
+        float[] scalar;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment ups = TestActivations.of(up, arena);
+            MemorySegment intoVector = TestActivations.of(gate, arena);
+            MemorySegment intoScalar = TestActivations.of(gate, arena);
+            VectorKernels.INSTANCE.swiglu(intoVector, ups, length);
+            ScalarKernels.INSTANCE.swiglu(intoScalar, ups, length);
+            vector = TestActivations.toArray(intoVector);
+            scalar = TestActivations.toArray(intoScalar);
+        }
         for (int k = 0; k < length; k++) {
             assertEquals(scalar[k], vector[k], 4 * Math.ulp(scalar[k]) + 1e-30f, "silu(" + gate[k] + ") * " + up[k]);
         }
