@@ -41,7 +41,7 @@ public final class ConvertCommand implements Callable<Integer> {
     @Option(names = "--lm-head", paramLabel = "TYPE", description = "Type of lm_head, and of tied embeddings (same default).")
     String lmHead;
 
-    @Option(names = "--layout", paramLabel = "LAYOUT", description = "Q8 and Q4/32 weights: interleaved (16 rows side "
+    @Option(names = "--layout", paramLabel = "LAYOUT", description = "Q8 and Q4 weights: interleaved (16 rows side "
             + "by side, what the native CPU kernels multiply fastest), row-groups, or auto (default): interleaved where "
             + "this machine runs the native SIMD kernels.")
     String layout;
