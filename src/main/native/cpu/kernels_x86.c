@@ -579,65 +579,10 @@ ALWAYS_INLINE void q4x16_tile(int g, const uint8_t *w, const uint16_t *scales, i
     }
 }
 
-/*
- * Runs TILE(N) over the tiled rows of [row_begin, row_end) in steps of LANES, then the rows after the last whole tile
- * (row-groups) with ROW_GROUPS.
- */
-#define FOR_EACH_X16_TILE(TILE, ROW_GROUPS)                                                                       \
-    int64_t full = rows & ~15;                                                                                    \
-    int64_t tiled_end = row_end < full ? row_end : full;                                                          \
-    for (int64_t r = row_begin; r < tiled_end; r += LANES) {                                                      \
-        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
-            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
-            if (rn == TILE_N) {                                                                                   \
-                TILE(TILE_N);                                                                                     \
-            } else if (rn == 1) {                                                                                 \
-                TILE(1);                                                                                          \
-            } else {                                                                                              \
-                TILE(rn);                                                                                         \
-            }                                                                                                     \
-        }                                                                                                         \
-    }                                                                                                             \
-    if (row_end > full) {                                                                                         \
-        ROW_GROUPS(row_begin > full ? row_begin : full);                                                          \
-    }
-
-static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                          int32_t out_stride) {
-#define Q8X_TILE(N) q8x16_tile(w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
-#define Q8X_REST(first) matmul_q8(w, scales, cols, (int32_t) (first), row_end, xq, xd, n, out, out_stride)
-    FOR_EACH_X16_TILE(Q8X_TILE, Q8X_REST)
-#undef Q8X_TILE
-#undef Q8X_REST
-}
-
-/* One copy of the walk per group size, each with g a constant. */
-ALWAYS_INLINE void matmul_q4_x16_group(int g, const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols,
-                                       int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd,
-                                       const float *xs, int32_t n, float *out, int32_t out_stride) {
-#define Q4X_TILE(N) q4x16_tile(g, w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
-#define Q4X_REST(first) matmul_q4(w, scales, g, cols, (int32_t) (first), row_end, xq, xd, xs, n, out, out_stride)
-    FOR_EACH_X16_TILE(Q4X_TILE, Q4X_REST)
-#undef Q4X_TILE
-#undef Q4X_REST
-}
-
-static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
-                          int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
-                          int32_t n, float *out, int32_t out_stride) {
-    switch (group) {
-        case 32:
-            matmul_q4_x16_group(32, w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-        case 64:
-            matmul_q4_x16_group(64, w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-        default:
-            matmul_q4_x16_group(128, w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
-            break;
-    }
-}
+/* matmul_q8_x16 and matmul_q4_x16: the walk over q8x16_tile and q4x16_tile, LANES rows at a time (tiles.h). */
+#define X16_ROW_STEP LANES
+#define X16_TILE_N TILE_N
+X16_KERNELS
 
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 
