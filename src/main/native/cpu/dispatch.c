@@ -135,10 +135,10 @@ void zse_cpu_matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows
     KERNEL(matmul_q8_x16)(w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
-void zse_cpu_matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                           int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                           int32_t out_stride) {
-    KERNEL(matmul_q4_x16)(w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+void zse_cpu_matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
+                           int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
+                           int32_t n, float *out, int32_t out_stride) {
+    KERNEL(matmul_q4_x16)(w, scales, group, rows, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
 void zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,

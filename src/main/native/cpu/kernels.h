@@ -24,9 +24,9 @@ struct zse_cpu_kernels {
     void (*matmul_q8_x16)(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
                           int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                           int32_t out_stride);
-    void (*matmul_q4_x16)(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                          int32_t out_stride);
+    void (*matmul_q4_x16)(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
+                          int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
+                          int32_t n, float *out, int32_t out_stride);
     void (*matmul_nf4)(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                        const float *x, int32_t n, float *out, int32_t out_stride);
     void (*matmul_f32)(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,

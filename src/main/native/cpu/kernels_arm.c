@@ -1,7 +1,7 @@
 /*
  * kernels_arm.c: the aarch64 kernel set (zse_cpu_neon_dotprod), for CPUs with Advanced SIMD and the Armv8.2 dot
- * product (SDOT: four int8 products summed into each int32 lane, the int8 path of Q8 and Q4). Compiled with
- * -march=armv8.2-a+dotprod; dispatch.c uses it only where the CPU reports the feature (HWCAP_ASIMDDP).
+ * product (SDOT: four int8 products summed into each int32 lane, the int8 path of Q8 and Q4 in both layouts).
+ * Compiled with -march=armv8.2-a+dotprod; dispatch.c uses it only where the CPU reports the feature (HWCAP_ASIMDDP).
  *
  * The same structure as kernels_x86.c: outputs in tiles of TILE_M weight rows by TILE_N activation rows held in
  * registers (32 vector registers: 4 × 4 accumulators and the loads fit), four rows of weights in flight when decoding.
@@ -138,6 +138,185 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
 /* matmul_q4: the walk over q4_tile for each group size (tiles.h). */
 Q4_KERNEL
 
+/*
+ * ---- Layout interleaved-16: Q8 and Q4 ----
+ *
+ * A tile stores 4 bytes of each of its 16 rows side by side, so one 16-byte load holds one step of 4 rows and four
+ * loads the step of the whole tile. SDOT by lane multiplies each row's 4 bytes with the 4 activation codes of that step,
+ * taken from a 16-byte load of activations (4 steps): every lane keeps its own row's sum, with no horizontal sums,
+ * and a block's scales are 4 vectors for the tile's 16 rows.
+ */
+#define X16_ROW_STEP 16
+#define X16_TILE_N 2
+
+/* acc + the dot products of w's 4-byte groups with 4-byte group `lane` of x (lane a constant after inlining). */
+ALWAYS_INLINE int32x4_t dot_lane(int32x4_t acc, int8x16_t w, int8x16_t x, int lane) {
+    switch (lane) {
+        case 0:
+            return vdotq_laneq_s32(acc, w, x, 0);
+        case 1:
+            return vdotq_laneq_s32(acc, w, x, 1);
+        case 2:
+            return vdotq_laneq_s32(acc, w, x, 2);
+        default:
+            return vdotq_laneq_s32(acc, w, x, 3);
+    }
+}
+
+/* 16 F16 scales (one per row of a tile) as 4 float vectors. */
+ALWAYS_INLINE void x16_scales(const uint16_t *p, float32x4_t out[4]) {
+    for (int q = 0; q < 4; q++) {
+        out[q] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + 4 * q)));
+    }
+}
+
+/* The 16 rows of the tile at r by rn activation rows from i. */
+ALWAYS_INLINE void q8x16_tile(const int8_t *w, const uint16_t *scales, int64_t cols, int64_t r, const int8_t *xq,
+                              const float *xd, const float *xs, int64_t i, int rn, float *out, int64_t stride) {
+    (void) xs;
+    const int64_t blocks = cols / 32;
+    const int8_t *tile = w + r * cols;
+    const uint16_t *tile_scales = scales + r * blocks;
+    float32x4_t acc[X16_TILE_N][4];
+    for (int j = 0; j < rn; j++) {
+        for (int q = 0; q < 4; q++) {
+            acc[j][q] = vdupq_n_f32(0);
+        }
+    }
+    for (int64_t b = 0; b < blocks; b++) {
+        const int8_t *steps = tile + b * 8 * 64;
+        __builtin_prefetch(steps + 8 * 64 * 2);
+        int32x4_t dot[X16_TILE_N][4];
+        for (int j = 0; j < rn; j++) {
+            for (int q = 0; q < 4; q++) {
+                dot[j][q] = vdupq_n_s32(0);
+            }
+        }
+        /* Steps 4h .. 4h + 3 take activation codes 16h .. 16h + 15. */
+        for (int h = 0; h < 2; h++) {
+            int8x16_t x[X16_TILE_N];
+            for (int j = 0; j < rn; j++) {
+                x[j] = vld1q_s8(xq + ((i + j) * blocks + b) * 32 + 16 * h);
+            }
+            for (int c = 0; c < 4; c++) {
+                for (int q = 0; q < 4; q++) {
+                    int8x16_t codes = vld1q_s8(steps + (4 * h + c) * 64 + 16 * q);
+                    for (int j = 0; j < rn; j++) {
+                        dot[j][q] = dot_lane(dot[j][q], codes, x[j], c);
+                    }
+                }
+            }
+        }
+        float32x4_t d[4];
+        x16_scales(tile_scales + b * 16, d);
+        for (int j = 0; j < rn; j++) {
+            float dx = xd[(i + j) * blocks + b];
+            for (int q = 0; q < 4; q++) {
+                acc[j][q] = vfmaq_f32(acc[j][q], vcvtq_f32_s32(dot[j][q]), vmulq_n_f32(d[q], dx));
+            }
+        }
+    }
+    for (int j = 0; j < rn; j++) {
+        for (int q = 0; q < 4; q++) {
+            vst1q_f32(out + (i + j) * stride + r + 4 * q, acc[j][q]);
+        }
+    }
+}
+
+/*
+ * Q4, group g: step s of a group holds elements 4s.. in its low nibbles and g/2 + 4s.. in its high ones. For g = 32
+ * both halves lie in one activation block (one sum); for 64 and 128 a run of 8 steps covers 32 low elements (one
+ * block) and 32 high ones (the block g/64 further on), whose sums take the two blocks' scales.
+ */
+ALWAYS_INLINE void q4x16_tile(int g, const uint8_t *w, const uint16_t *scales, int64_t cols, int64_t r,
+                              const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
+                              int64_t stride) {
+    const int64_t blocks = cols / 32;
+    const int64_t groups = cols / g;
+    const int run = g == 32 ? 4 : 8;
+    const uint8_t *tile = w + r * cols / 2;
+    const uint16_t *tile_scales = scales + r * 2 * groups;
+    const uint8x16_t low4 = vdupq_n_u8(0x0F);
+    float32x4_t acc[X16_TILE_N][4];
+    for (int j = 0; j < rn; j++) {
+        for (int q = 0; q < 4; q++) {
+            acc[j][q] = vdupq_n_f32(0);
+        }
+    }
+    for (int64_t gi = 0; gi < groups; gi++) {
+        const uint8_t *steps = tile + gi * (g / 8) * 64;
+        const int64_t first_block = gi * (g / 32);
+        float32x4_t d[4];
+        float32x4_t m[4];
+        x16_scales(tile_scales + gi * 32, d);
+        x16_scales(tile_scales + gi * 32 + 16, m);
+        for (int s0 = 0; s0 < g / 8; s0 += run) {
+            int32x4_t low[X16_TILE_N][4];
+            int32x4_t high[X16_TILE_N][4];
+            for (int j = 0; j < rn; j++) {
+                for (int q = 0; q < 4; q++) {
+                    low[j][q] = vdupq_n_s32(0);
+                    high[j][q] = vdupq_n_s32(0);
+                }
+            }
+            /* Four steps at a time share one 16-byte load of activation codes per half. */
+            for (int c = s0; c < s0 + run; c += 4) {
+                int8x16_t x_low[X16_TILE_N];
+                int8x16_t x_high[X16_TILE_N];
+                for (int j = 0; j < rn; j++) {
+                    const int8_t *x = xq + ((i + j) * blocks + first_block) * 32 + 4 * c;
+                    x_low[j] = vld1q_s8(x);
+                    x_high[j] = vld1q_s8(x + g / 2);
+                }
+                for (int k = 0; k < 4; k++) {
+                    for (int q = 0; q < 4; q++) {
+                        uint8x16_t bytes = vld1q_u8(steps + (c + k) * 64 + 16 * q);
+                        int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(bytes, low4));
+                        int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(bytes, 4));
+                        for (int j = 0; j < rn; j++) {
+                            low[j][q] = dot_lane(low[j][q], lo, x_low[j], k);
+                            high[j][q] = dot_lane(high[j][q], hi, x_high[j], k);
+                        }
+                    }
+                }
+            }
+            const int64_t low_block = first_block + 4 * s0 / 32;
+            const int64_t high_block = first_block + (g / 2 + 4 * s0) / 32;
+            for (int j = 0; j < rn; j++) {
+                const float *dx = xd + (i + j) * blocks;
+                for (int q = 0; q < 4; q++) {
+                    if (g == 32) {
+                        float32x4_t dot = vcvtq_f32_s32(vaddq_s32(low[j][q], high[j][q]));
+                        acc[j][q] = vfmaq_f32(acc[j][q], dot, vmulq_n_f32(d[q], dx[low_block]));
+                    } else {
+                        acc[j][q] = vfmaq_f32(acc[j][q], vcvtq_f32_s32(low[j][q]), vmulq_n_f32(d[q], dx[low_block]));
+                        acc[j][q] = vfmaq_f32(acc[j][q], vcvtq_f32_s32(high[j][q]), vmulq_n_f32(d[q], dx[high_block]));
+                    }
+                }
+            }
+        }
+        /* m Σ s over the group's blocks. */
+        for (int j = 0; j < rn; j++) {
+            const float *sx = xs + (i + j) * blocks + first_block;
+            float group_sum = 0;
+            for (int b = 0; b < g / 32; b++) {
+                group_sum += sx[b];
+            }
+            for (int q = 0; q < 4; q++) {
+                acc[j][q] = vfmaq_n_f32(acc[j][q], m[q], group_sum);
+            }
+        }
+    }
+    for (int j = 0; j < rn; j++) {
+        for (int q = 0; q < 4; q++) {
+            vst1q_f32(out + (i + j) * stride + r + 4 * q, acc[j][q]);
+        }
+    }
+}
+
+/* matmul_q8_x16 and matmul_q4_x16: the walk over q8x16_tile and q4x16_tile, a whole tile at a time (tiles.h). */
+X16_KERNELS
+
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 
 /*
@@ -230,6 +409,8 @@ const struct zse_cpu_kernels zse_cpu_neon_dotprod = {
     .quantize_rows = quantize_rows,
     .matmul_q8 = matmul_q8,
     .matmul_q4 = matmul_q4,
+    .matmul_q8_x16 = matmul_q8_x16,
+    .matmul_q4_x16 = matmul_q4_x16,
     .matmul_nf4 = matmul_nf4,
     .matmul_f32 = matmul_f32,
     .matmul_f16 = matmul_f16,

@@ -134,7 +134,7 @@ KQUANT_MATMUL(matmul_q4_k, 4)
 KQUANT_MATMUL(matmul_q5_k, 5)
 KQUANT_MATMUL(matmul_q6_k, 6)
 
-/* Layout interleaved-16: the same sums as matmul_q8 and matmul_q4 (groups of 32), each byte found by zse_x16_byte. */
+/* Layout interleaved-16: the same sums as matmul_q8 and matmul_q4, each byte found by zse_x16_byte. */
 static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
                           int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                           int32_t out_stride) {
@@ -157,24 +157,30 @@ static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows,
     }
 }
 
-static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                          int32_t out_stride) {
+static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
+                          int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
+                          int32_t n, float *out, int32_t out_stride) {
     int64_t blocks = cols / 32;
+    int64_t groups = cols / group;
+    int64_t half = group / 2;
     int64_t full = rows & ~15;
     for (int64_t r = row_begin; r < row_end; r++) {
         for (int64_t i = 0; i < n; i++) {
             float sum = 0;
-            for (int64_t b = 0; b < blocks; b++) {
-                const int8_t *xb = xq + i * cols + b * 32;
-                int32_t dot = 0;
-                for (int k = 0; k < 16; k++) {
-                    uint8_t packed = w[zse_x16_byte(r, cols / 2, b * 16 + k, full)];
-                    dot += (packed & 0x0F) * xb[k] + (packed >> 4) * xb[k + 16];
+            for (int64_t g = 0; g < groups; g++) {
+                float d = zse_f16_to_f32(scales[zse_x16_scale(r, 2 * groups, 2 * g, full)]);
+                float m = zse_f16_to_f32(scales[zse_x16_scale(r, 2 * groups, 2 * g + 1, full)]);
+                for (int64_t b = 0; b < group / 32; b++) {
+                    /* Group byte j holds elements j (low nibble) and j + group/2 (high nibble). */
+                    int32_t dot = 0;
+                    for (int64_t k = b * 32; k < b * 32 + 32; k++) {
+                        int64_t j = k < half ? k : k - half;
+                        uint8_t packed = w[zse_x16_byte(r, cols / 2, g * half + j, full)];
+                        dot += (k < half ? packed & 0x0F : packed >> 4) * xq[i * cols + g * group + k];
+                    }
+                    int64_t block = i * blocks + g * (group / 32) + b;
+                    sum += d * xd[block] * (float) dot + m * xs[block];
                 }
-                float d = zse_f16_to_f32(scales[zse_x16_scale(r, 2 * blocks, 2 * b, full)]);
-                float m = zse_f16_to_f32(scales[zse_x16_scale(r, 2 * blocks, 2 * b + 1, full)]);
-                sum += d * xd[i * blocks + b] * (float) dot + m * xs[i * blocks + b];
             }
             out[i * out_stride + r] = sum;
         }

@@ -369,7 +369,7 @@ KQUANT_MATMUL(matmul_q4_k, 4)
 KQUANT_MATMUL(matmul_q5_k, 5)
 KQUANT_MATMUL(matmul_q6_k, 6)
 /*
- * ---- Layout interleaved-16: Q8 and Q4 (groups of 32) ----
+ * ---- Layout interleaved-16: Q8 and Q4 ----
  *
  * A tile of 16 rows stores 4 bytes of each row side by side, so one vector load holds the same 4-byte step of LANES
  * rows (16 in a 512-bit register, 8 in a 256-bit one: AVX2 takes a tile as two halves). The int8 dot product of each
@@ -512,38 +512,66 @@ ALWAYS_INLINE void q8x16_tile(const int8_t *w, const uint16_t *scales, int64_t c
     }
 }
 
-ALWAYS_INLINE void q4x16_tile(const uint8_t *w, const uint16_t *scales, int64_t cols, int64_t r, const int8_t *xq,
-                              const float *xd, const float *xs, int64_t i, int rn, float *out, int64_t stride) {
+/*
+ * Q4, group g: a group is g / 8 steps; step s holds elements 4s.. of the group in its low nibbles and g/2 + 4s.. in its
+ * high ones. For g = 32 both halves lie in one activation block, so a group is one run of 4 steps with one sum; for
+ * 64 and 128 a run of 8 steps covers 32 low elements (one block) and 32 high ones (the block g/64 further on), whose
+ * sums take the two blocks' scales.
+ */
+ALWAYS_INLINE void q4x16_tile(int g, const uint8_t *w, const uint16_t *scales, int64_t cols, int64_t r,
+                              const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
+                              int64_t stride) {
     const int64_t blocks = cols / 32;
-    X16_ROWS(w, cols / 2, scales, 2 * blocks, r);
+    const int64_t groups = cols / g;
+    const int run = g == 32 ? 4 : 8;
+    X16_ROWS(w, cols / 2, scales, 2 * groups, r);
     vfloat acc[TILE_N];
     vfloat offset[TILE_N];
     for (int j = 0; j < rn; j++) {
         acc[j] = vfloat_zero();
         offset[j] = vfloat_zero();
     }
-    for (int64_t b = 0; b < blocks; b++) {
-        const int8_t *steps = tile + b * 4 * 64;
-        vint low[TILE_N];
-        vint high[TILE_N];
-        for (int j = 0; j < rn; j++) {
-            low[j] = vint_zero();
-            high[j] = vint_zero();
-        }
-        /* Step c holds elements 4c.. in its low nibbles and 16 + 4c.. in its high ones. */
-        for (int c = 0; c < 4; c++) {
-            vint codes = vint_load(steps + c * 64);
+    for (int64_t gi = 0; gi < groups; gi++) {
+        const int8_t *steps = tile + gi * (g / 8) * 64;
+        const int64_t first_block = gi * (g / 32);
+        vfloat d = vfloat_from_f16(tile_scales + gi * 32);
+        vfloat m = vfloat_from_f16(tile_scales + gi * 32 + 16);
+        for (int s0 = 0; s0 < g / 8; s0 += run) {
+            vint low[TILE_N];
+            vint high[TILE_N];
             for (int j = 0; j < rn; j++) {
-                const int8_t *x = xq + ((i + j) * blocks + b) * 32 + 4 * c;
-                q4_dot(&low[j], &high[j], codes, vint_bcast4(x), vint_bcast4(x + 16));
+                low[j] = vint_zero();
+                high[j] = vint_zero();
+            }
+            for (int c = s0; c < s0 + run; c++) {
+                vint codes = vint_load(steps + c * 64);
+                for (int j = 0; j < rn; j++) {
+                    const int8_t *x = xq + ((i + j) * blocks + first_block) * 32 + 4 * c;
+                    q4_dot(&low[j], &high[j], codes, vint_bcast4(x), vint_bcast4(x + g / 2));
+                }
+            }
+            const int64_t low_block = first_block + 4 * s0 / 32;
+            const int64_t high_block = first_block + (g / 2 + 4 * s0) / 32;
+            for (int j = 0; j < rn; j++) {
+                const float *dx = xd + (i + j) * blocks;
+                if (g == 32) {
+                    vfloat dot = vfloat_from_int(q4_sum(low[j], high[j]));
+                    acc[j] = vfloat_fma(vfloat_mul(d, vfloat_set1(dx[low_block])), dot, acc[j]);
+                } else {
+                    vfloat dot_low = vfloat_from_int(low[j]);
+                    vfloat dot_high = vfloat_from_int(q4_sum(vint_zero(), high[j]));
+                    acc[j] = vfloat_fma(vfloat_mul(d, vfloat_set1(dx[low_block])), dot_low, acc[j]);
+                    acc[j] = vfloat_fma(vfloat_mul(d, vfloat_set1(dx[high_block])), dot_high, acc[j]);
+                }
             }
         }
-        vfloat d = vfloat_from_f16(tile_scales + b * 32);
-        vfloat m = vfloat_from_f16(tile_scales + b * 32 + 16);
         for (int j = 0; j < rn; j++) {
-            vfloat dot = vfloat_from_int(q4_sum(low[j], high[j]));
-            acc[j] = vfloat_fma(vfloat_mul(d, vfloat_set1(xd[(i + j) * blocks + b])), dot, acc[j]);
-            offset[j] = vfloat_fma(m, vfloat_set1(xs[(i + j) * blocks + b]), offset[j]);
+            const float *sx = xs + (i + j) * blocks + first_block;
+            float group_sum = 0;
+            for (int b = 0; b < g / 32; b++) {
+                group_sum += sx[b];
+            }
+            offset[j] = vfloat_fma(m, vfloat_set1(group_sum), offset[j]);
         }
     }
     for (int j = 0; j < rn; j++) {
@@ -551,48 +579,10 @@ ALWAYS_INLINE void q4x16_tile(const uint8_t *w, const uint16_t *scales, int64_t 
     }
 }
 
-/*
- * Runs TILE(N) over the tiled rows of [row_begin, row_end) in steps of LANES, then the rows after the last whole tile
- * (row-groups) with ROW_GROUPS.
- */
-#define FOR_EACH_X16_TILE(TILE, ROW_GROUPS)                                                                       \
-    int64_t full = rows & ~15;                                                                                    \
-    int64_t tiled_end = row_end < full ? row_end : full;                                                          \
-    for (int64_t r = row_begin; r < tiled_end; r += LANES) {                                                      \
-        for (int64_t i = 0; i < n; i += TILE_N) {                                                                 \
-            int rn = n - i < TILE_N ? (int) (n - i) : TILE_N;                                                     \
-            if (rn == TILE_N) {                                                                                   \
-                TILE(TILE_N);                                                                                     \
-            } else if (rn == 1) {                                                                                 \
-                TILE(1);                                                                                          \
-            } else {                                                                                              \
-                TILE(rn);                                                                                         \
-            }                                                                                                     \
-        }                                                                                                         \
-    }                                                                                                             \
-    if (row_end > full) {                                                                                         \
-        ROW_GROUPS(row_begin > full ? row_begin : full);                                                          \
-    }
-
-static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                          int32_t out_stride) {
-#define Q8X_TILE(N) q8x16_tile(w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
-#define Q8X_REST(first) matmul_q8(w, scales, cols, (int32_t) (first), row_end, xq, xd, n, out, out_stride)
-    FOR_EACH_X16_TILE(Q8X_TILE, Q8X_REST)
-#undef Q8X_TILE
-#undef Q8X_REST
-}
-
-static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                          int32_t out_stride) {
-#define Q4X_TILE(N) q4x16_tile(w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
-#define Q4X_REST(first) matmul_q4(w, scales, 32, cols, (int32_t) (first), row_end, xq, xd, xs, n, out, out_stride)
-    FOR_EACH_X16_TILE(Q4X_TILE, Q4X_REST)
-#undef Q4X_TILE
-#undef Q4X_REST
-}
+/* matmul_q8_x16 and matmul_q4_x16: the walk over q8x16_tile and q4x16_tile, LANES rows at a time (tiles.h). */
+#define X16_ROW_STEP LANES
+#define X16_TILE_N TILE_N
+X16_KERNELS
 
 /* ---- NF4: w = NF4[code] * absmax per group of 64, float activations ---- */
 

@@ -132,6 +132,70 @@ static inline float read_f32(float v) {
     }
 #define Q4_TILE(M, N) q4_tile(w, scales, g, cols, r, M, xq, xd, xs, i, N, out, out_stride)
 
+/*
+ * Layout interleaved-16: runs TILE(N) over the tiled rows of [row_begin, row_end) in steps of X16_ROW_STEP (16, or 8
+ * where a vector holds half a tile), N activation rows at a time (at most X16_TILE_N), then the rows after the last
+ * whole tile (stored as row-groups) with ROW_GROUPS(first row).
+ */
+#define FOR_EACH_X16_TILE(TILE, ROW_GROUPS)                                                                       \
+    int64_t full = rows & ~15;                                                                                    \
+    int64_t tiled_end = row_end < full ? row_end : full;                                                          \
+    for (int64_t r = row_begin; r < tiled_end; r += X16_ROW_STEP) {                                               \
+        for (int64_t i = 0; i < n; i += X16_TILE_N) {                                                             \
+            int rn = n - i < X16_TILE_N ? (int) (n - i) : X16_TILE_N;                                             \
+            if (rn == X16_TILE_N) {                                                                               \
+                TILE(X16_TILE_N);                                                                                 \
+            } else if (rn == 1) {                                                                                 \
+                TILE(1);                                                                                          \
+            } else {                                                                                              \
+                TILE(rn);                                                                                         \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+    if (row_end > full) {                                                                                         \
+        ROW_GROUPS(row_begin > full ? row_begin : full);                                                          \
+    }
+
+/*
+ * The interleaved-16 products over the including file's q8x16_tile(w, scales, cols, r, xq, xd, xs, i, rn, out,
+ * stride) and q4x16_tile(g, w, scales, cols, r, xq, xd, xs, i, rn, out, stride), each computing X16_ROW_STEP rows
+ * from r; the rows after the last tile go to its matmul_q8 and matmul_q4. Q4 gets one copy of the walk per group size.
+ */
+#define X16_KERNELS                                                                                               \
+    static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols,                \
+                              int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd,              \
+                              const float *xs, int32_t n, float *out, int32_t out_stride) {                       \
+        FOR_EACH_X16_TILE(Q8X_TILE, Q8X_REST)                                                                     \
+    }                                                                                                             \
+    static inline __attribute__((always_inline)) void matmul_q4_x16_group(                                        \
+        int g, const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,           \
+        int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,               \
+        int32_t out_stride) {                                                                                     \
+        FOR_EACH_X16_TILE(Q4X_TILE, Q4X_REST)                                                                     \
+    }                                                                                                             \
+    static void matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows,              \
+                              int32_t cols, int32_t row_begin, int32_t row_end, const int8_t *xq,                 \
+                              const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {      \
+        switch (group) {                                                                                          \
+            case 32:                                                                                              \
+                matmul_q4_x16_group(32, w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out,            \
+                                    out_stride);                                                                  \
+                break;                                                                                            \
+            case 64:                                                                                              \
+                matmul_q4_x16_group(64, w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out,            \
+                                    out_stride);                                                                  \
+                break;                                                                                            \
+            default:                                                                                              \
+                matmul_q4_x16_group(128, w, scales, rows, cols, row_begin, row_end, xq, xd, xs, n, out,           \
+                                    out_stride);                                                                  \
+                break;                                                                                            \
+        }                                                                                                         \
+    }
+#define Q8X_TILE(N) q8x16_tile(w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
+#define Q8X_REST(first) matmul_q8(w, scales, cols, (int32_t) (first), row_end, xq, xd, n, out, out_stride)
+#define Q4X_TILE(N) q4x16_tile(g, w, scales, cols, r, xq, xd, xs, i, N, out, out_stride)
+#define Q4X_REST(first) matmul_q4(w, scales, g, cols, (int32_t) (first), row_end, xq, xd, xs, n, out, out_stride)
+
 #define matmul_f32_TILE(M, N) matmul_f32_tile(w, cols, r, M, x, i, N, out, out_stride)
 #define matmul_f16_TILE(M, N) matmul_f16_tile(w, cols, r, M, x, i, N, out, out_stride)
 #define matmul_bf16_TILE(M, N) matmul_bf16_tile(w, cols, r, M, x, i, N, out, out_stride)

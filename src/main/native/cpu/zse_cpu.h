@@ -24,7 +24,7 @@ extern "C" {
 
 #pragma GCC visibility push(default)
 
-#define ZSE_CPU_ABI_VERSION 2
+#define ZSE_CPU_ABI_VERSION 3
 /* Elements per block of quantized activations. */
 #define ZSE_CPU_BLOCK 32
 /* Layout `interleaved-16` (code 1, docs/zse-format.md): rows per tile, bytes per row and step. */
@@ -59,15 +59,15 @@ void zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, 
 void zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
 /*
- * The Q8 and Q4 products on weights in layout interleaved-16 (Q4: groups of 32 only). `rows` is the whole matrix's (its
- * last rows % 16 are stored as row-groups); row_begin and row_end are multiples of 16 or equal to rows.
+ * The Q8 and Q4 products on weights in layout interleaved-16 (Q4: group 32, 64 or 128). `rows` is the whole matrix's
+ * (its last rows % 16 are stored as row-groups); row_begin and row_end are multiples of 16 or equal to rows.
  */
 void zse_cpu_matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
                            int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
                            int32_t out_stride);
-void zse_cpu_matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                           int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                           int32_t out_stride);
+void zse_cpu_matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
+                           int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
+                           int32_t n, float *out, int32_t out_stride);
 void zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                         const float *x, int32_t n, float *out, int32_t out_stride);
 void zse_cpu_matmul_f32(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,

@@ -1,7 +1,8 @@
 /*
  * kernel_check.c: every kernel set the CPU runs against the portable C set, through the exported ABI, on random
  * weights and activations of every storage type and at every tile edge (rows not a multiple of 4, activation rows
- * 1..5, tails). The Java tests (NativeKernelsTest) do this on the build machine; this program does it where no JVM
+ * 1..5, tails), and the products on layout interleaved-16 against the row-groups ones on the bytes they were made
+ * from. The Java tests (NativeKernelsTest) do this on the build machine; this program does it where no JVM
  * runs, such as an aarch64 library under qemu-user (check.sh). Exit status 1 on any difference beyond rounding.
  */
 #include <math.h>
@@ -49,13 +50,35 @@ struct inputs {
     int rows, cols, n;
     uint8_t *w;
     uint16_t *scales;
+    uint8_t *w_x16; /* w and scales in layout interleaved-16 (Q8, Q4) */
+    uint16_t *scales_x16;
     float *x;
     int8_t *xq;
     float *xd, *xs;
 };
 
+/* The x16 products over the tiles in two calls ([0, 16) and the rest), as the Java side splits rows between threads. */
+static void run_x16(const char *type, int group, const struct inputs *in, float *out) {
+    int split = in->rows > 16 ? 16 : in->rows;
+    int ranges[2][2] = {{0, split}, {split, in->rows}};
+    for (int k = 0; k < 2; k++) {
+        if (ranges[k][0] == ranges[k][1]) {
+            continue;
+        }
+        if (strcmp(type, "q8x16") == 0) {
+            zse_cpu_matmul_q8_x16((const int8_t *) in->w_x16, in->scales_x16, in->rows, in->cols, ranges[k][0],
+                                  ranges[k][1], in->xq, in->xd, in->xs, in->n, out, in->rows);
+        } else {
+            zse_cpu_matmul_q4_x16(in->w_x16, in->scales_x16, group, in->rows, in->cols, ranges[k][0], ranges[k][1],
+                                  in->xq, in->xd, in->xs, in->n, out, in->rows);
+        }
+    }
+}
+
 static void run(const char *type, int group, const struct inputs *in, float *out) {
-    if (strcmp(type, "q8") == 0) {
+    if (strstr(type, "x16") != NULL) {
+        run_x16(type, group, in, out);
+    } else if (strcmp(type, "q8") == 0) {
         zse_cpu_matmul_q8((const int8_t *) in->w, in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->n, out,
                           in->rows);
     } else if (strcmp(type, "q4") == 0) {
@@ -102,9 +125,36 @@ static void fill_weights(const char *type, int group, struct inputs *in) {
     }
 }
 
+/*
+ * Layout interleaved-16 (docs/zse-format.md), written here from its definition: in each whole tile of 16 rows, unit k
+ * (of `unit` bytes) of tile row a moves from a * units + k to k * 16 + a.
+ */
+static uint8_t *interleaved(const uint8_t *bytes, int rows, size_t row_bytes, size_t unit) {
+    uint8_t *out = malloc(rows * row_bytes + 1);
+    memcpy(out, bytes, rows * row_bytes);
+    size_t units = row_bytes / unit;
+    for (int tile = 0; tile + 16 <= rows; tile += 16) {
+        for (int a = 0; a < 16; a++) {
+            for (size_t k = 0; k < units; k++) {
+                memcpy(out + tile * row_bytes + (k * 16 + a) * unit, bytes + (tile + a) * row_bytes + k * unit, unit);
+            }
+        }
+    }
+    return out;
+}
+
 static void check(const char *type, int group, int rows, int cols, int n, const char *sets) {
-    struct inputs in = {rows, cols, n, NULL, NULL, NULL, NULL, NULL, NULL};
-    fill_weights(type, group, &in);
+    struct inputs in = {rows, cols, n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    /* An x16 product is checked against the generic row-groups product of the same weights. */
+    int x16 = strstr(type, "x16") != NULL;
+    const char *reference = !x16 ? type : strcmp(type, "q8x16") == 0 ? "q8" : "q4";
+    fill_weights(reference, group, &in);
+    if (x16) {
+        size_t row_bytes = strcmp(reference, "q8") == 0 ? (size_t) cols : (size_t) cols / 2;
+        size_t slots = strcmp(reference, "q8") == 0 ? (size_t) cols / 32 : 2 * (size_t) cols / group;
+        in.w_x16 = interleaved(in.w, rows, row_bytes, 4);
+        in.scales_x16 = (uint16_t *) interleaved((const uint8_t *) in.scales, rows, 2 * slots, 2);
+    }
     in.x = malloc(sizeof(float) * n * cols);
     for (int k = 0; k < n * cols; k++) {
         in.x[k] = uniform() * 3.0f;
@@ -120,7 +170,7 @@ static void check(const char *type, int group, int rows, int cols, int n, const 
     float *expected = malloc(sizeof(float) * n * rows);
     float *actual = malloc(sizeof(float) * n * rows);
     zse_cpu_use("generic");
-    run(type, group, &in, expected);
+    run(reference, group, &in, expected);
 
     char what[96];
     snprintf(what, sizeof what, "%s (group %d) %d x %d, %d activation rows", type, group, rows, cols, n);
@@ -151,6 +201,8 @@ static void check(const char *type, int group, int rows, int cols, int n, const 
     }
     free(in.w);
     free(in.scales);
+    free(in.w_x16);
+    free(in.scales_x16);
     free(in.x);
     free(in.xq);
     free(in.xd);
@@ -178,7 +230,14 @@ int main(void) {
             check("f32", 0, rows + 28, 45, n, sets);
             check("f16", 0, rows + 28, 45, n, sets);
             check("bf16", 0, rows, 67, n, sets);
-            checks += 9;
+            /* interleaved-16: whole tiles and a tail of rows (rows + 28: 29, 33, 37), a tail only (rows) */
+            check("q8x16", 32, rows + 28, 96, n, sets);
+            check("q8x16", 32, rows, 64, n, sets);
+            check("q4x16", 32, rows + 28, 96, n, sets);
+            check("q4x16", 64, rows + 28, 320, n, sets);
+            check("q4x16", 128, rows + 12, 256, n, sets);
+            check("q4x16", 128, rows + 44, 384, n, sets);
+            checks += 15;
         }
     }
     printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");

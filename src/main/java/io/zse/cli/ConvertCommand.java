@@ -41,9 +41,9 @@ public final class ConvertCommand implements Callable<Integer> {
     @Option(names = "--lm-head", paramLabel = "TYPE", description = "Type of lm_head, and of tied embeddings (same default).")
     String lmHead;
 
-    @Option(names = "--layout", paramLabel = "LAYOUT", description = "Q8 and Q4/32 weights: interleaved (16 rows side "
-            + "by side, what the native CPU kernels multiply fastest), row-groups, or auto (default): interleaved where "
-            + "this machine runs the native SIMD kernels.")
+    @Option(names = "--layout", paramLabel = "LAYOUT", description = "Q8 and Q4 weights (of a checkpoint, or a GGUF's "
+            + "Q8_0, Q4_0 and Q4_1 ones): interleaved (16 rows side by side, what the native CPU kernels multiply "
+            + "fastest), row-groups, or auto (default): interleaved where this machine runs the native SIMD kernels.")
     String layout;
 
     @Option(names = "--force", description = "Replace OUT if it exists.")
@@ -56,12 +56,18 @@ public final class ConvertCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         long start = System.nanoTime();
         if (!java.nio.file.Files.isDirectory(input)) {
-            if (quant != null || groupSize != null || embeddings != null || lmHead != null || layout != null) {
-                throw new IllegalArgumentException("--quant, --group-size, --embeddings, --lm-head and --layout apply to "
+            if (quant != null || groupSize != null || embeddings != null || lmHead != null) {
+                throw new IllegalArgumentException("--quant, --group-size, --embeddings and --lm-head apply to "
                         + "checkpoint directories; " + input + " keeps the types it was quantized with");
             }
+            boolean gguf = ModelImport.kindOf(input) == ModelImport.Kind.GGUF;
+            if (layout != null && !gguf) {
+                throw new IllegalArgumentException("--layout applies to checkpoint directories and GGUF files; "
+                        + input + " is imported in layout row-groups");
+            }
             ProgressDisplay progress = progressOn();
-            ModelConverter.Result result = ModelImport.convertFile(input, output, force, progress);
+            ModelConverter.Result result = ModelImport.convertFile(input, output, force, gguf && interleave(),
+                    progress);
             progress.done();
             return report(result, start);
         }

@@ -10,7 +10,7 @@ import io.zse.format.TensorType;
  * @param embeddings type of {@code model.embed_tokens.weight}, or null for the default (docs/zse-format.md)
  * @param lmHead     type of {@code lm_head.weight} (and of tied embeddings), or null for the default
  * @param force      replace an existing output file
- * @param interleave store Q8 and Q4/32 weights in layout interleaved-16 (InterleavedRows), which the native CPU
+ * @param interleave store Q8 and Q4 weights in layout interleaved-16 (InterleavedRows), which the native CPU
  *                   kernels multiply fastest; otherwise row-groups
  */
 public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddings, TensorType lmHead,

@@ -64,11 +64,26 @@ public final class ModelImport {
         throw new IllegalArgumentException(path + " is not a .zse, GGUF or zse-engine file, nor a checkpoint directory");
     }
 
-    /** Converts a GGUF or zse-engine file into a .zse file. */
+    /** Converts a GGUF or zse-engine file into a .zse file, in layout row-groups throughout. */
     public static ModelConverter.Result convertFile(Path input, Path out, boolean force, ModelConverter.Progress progress)
             throws IOException {
-        return switch (kindOf(input)) {
-            case GGUF -> GgufConverter.convert(input, out, force, progress);
+        return convertFile(input, out, force, false, progress);
+    }
+
+    /**
+     * Converts a GGUF or zse-engine file into a .zse file.
+     *
+     * @param interleave store a GGUF's 2-D Q8 and Q4 tensors in layout interleaved-16 (refused for zse-engine files)
+     */
+    public static ModelConverter.Result convertFile(Path input, Path out, boolean force, boolean interleave,
+                                                    ModelConverter.Progress progress) throws IOException {
+        Kind kind = kindOf(input);
+        if (interleave && kind == Kind.ZSE_ENGINE) {
+            throw new IllegalArgumentException(input + " is a zse-engine file, which is imported in layout row-groups "
+                    + "only; --layout interleaved applies to checkpoint directories and GGUF files");
+        }
+        return switch (kind) {
+            case GGUF -> GgufConverter.convert(input, out, force, interleave, progress);
             case ZSE_ENGINE -> ZseEngineConverter.convert(input, out, force, progress);
             case ZSE -> throw new IllegalArgumentException(input + " is already a .zse file of this format");
             case HF_DIRECTORY -> throw new IllegalArgumentException(input + " is a directory, not a file");

@@ -10,7 +10,7 @@ import java.lang.foreign.ValueLayout;
  * 0..15, slot 1 of rows 0..15, ... (a slot is one F16: Q8's d per group, Q4's d then m per group). Rows after the last
  * whole tile stay in row-groups. A tile sits where its rows sit in row-groups, so data and scale lengths are the same.
  * One SIMD load then holds the same 4 bytes of 16 rows, which the native integer kernels multiply into 16 row sums at
- * once. Only Q8 and Q4 with groups of 32 are stored this way; the converter writes it, readers that want rows use
+ * once. Only Q8 and Q4 (every group size) are stored this way; the converter writes it, readers that want rows use
  * {@link #readRow} or {@link #toRowGroups}.
  */
 public final class InterleavedRows {
@@ -25,7 +25,7 @@ public final class InterleavedRows {
 
     /** Whether a tensor of this type, group size and shape may be stored interleaved. */
     public static boolean allows(TensorType type, int groupSize, long[] shape) {
-        return shape.length == 2 && (type == TensorType.Q8 || type == TensorType.Q4 && groupSize == 32);
+        return shape.length == 2 && (type == TensorType.Q8 || type == TensorType.Q4);
     }
 
     /** Rows held in whole tiles. */

@@ -132,7 +132,7 @@ public final class TensorIndex {
         }
         if (layout == ZseLayout.LAYOUT_INTERLEAVED_16 && !InterleavedRows.allows(type, groupSize, shape)) {
             throw in.fail(what + " is " + type + "/" + groupSize + " " + t.shapeString()
-                    + " in layout interleaved-16, which holds only 2-D Q8 and Q4/32 tensors");
+                    + " in layout interleaved-16, which holds only 2-D Q8 and Q4 tensors");
         }
         if (t.dataLength() != type.dataBytes(n)) {
             throw in.fail(what + " " + type + " " + t.shapeString() + " needs " + type.dataBytes(n)

@@ -31,7 +31,7 @@ public final class ZseLayout {
     public static final int MAX_RANK = 8;
     public static final int MAX_NAME_BYTES = 1024;
     public static final int LAYOUT_ROW_GROUPS = 0;
-    /** 16 rows side by side in 4-byte steps (Q8, Q4 with groups of 32): {@link InterleavedRows}. */
+    /** 16 rows side by side in 4-byte steps (Q8, Q4): {@link InterleavedRows}. */
     public static final int LAYOUT_INTERLEAVED_16 = 1;
 
 

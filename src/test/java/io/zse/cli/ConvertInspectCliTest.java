@@ -75,6 +75,23 @@ class ConvertInspectCliTest {
     }
 
     @Test
+    void ggufImportTakesTheLayoutFlag() throws Exception {
+        Path gguf = io.zse.convert.gguf.GgufFixtures.gguf("tinystories-656k-q4_0", dir);
+        for (String layout : new String[]{"interleaved", "row-groups"}) {
+            Path zse = dir.resolve("gguf-" + layout + ".zse");
+            Run convert = run("convert", gguf.toString(), "-o", zse.toString(), "--layout", layout);
+            assertEquals(0, convert.exit, convert.err);
+            try (ZseFile file = ZseFile.open(zse)) {
+                int expected = layout.equals("interleaved") ? ZseLayout.LAYOUT_INTERLEAVED_16 : ZseLayout.LAYOUT_ROW_GROUPS;
+                assertEquals(expected, file.tensor("model.layers.0.mlp.down_proj.weight").info().layout());
+            }
+        }
+        Run quant = run("convert", gguf.toString(), "-o", dir.resolve("q.zse").toString(), "--quant", "q8");
+        assertEquals(1, quant.exit);
+        assertTrue(quant.err.contains("keeps the types it was quantized with"), quant.err);
+    }
+
+    @Test
     void failuresExitNonZeroWithOneLine() throws Exception {
         Run missing = run("inspect", dir.resolve("none.zse").toString());
         assertEquals(1, missing.exit);

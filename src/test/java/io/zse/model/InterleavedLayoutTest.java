@@ -36,10 +36,12 @@ class InterleavedLayoutTest {
     @TempDir
     Path dir;
 
-    @ParameterizedTest(name = "{0} on {1} kernels")
-    @CsvSource({"Q8, auto", "Q4, auto", "Q8, scalar", "Q4, vector"})
-    void convertedFileReadsBackAndDecodesLikeRowGroups(TensorType type, String kernels) throws IOException {
-        ConvertOptions options = ConvertOptions.of(type);
+    @ParameterizedTest(name = "{0}/{1} on {2} kernels")
+    @CsvSource({"Q8, 32, auto", "Q4, 32, auto", "Q4, 128, auto", "Q8, 32, scalar", "Q4, 32, vector", "Q4, 64, vector",
+            "Q4, 128, scalar"})
+    void convertedFileReadsBackAndDecodesLikeRowGroups(TensorType type, int groupSize, String kernels)
+            throws IOException {
+        ConvertOptions options = new ConvertOptions(type, groupSize, null, null, false);
         Path plain = TestModels.convert(TestModels.tinyStories(), options, dir.resolve("row-groups.zse"));
         Path tiled = TestModels.convert(TestModels.tinyStories(), options.withInterleave(true),
                 dir.resolve("interleaved.zse"));
@@ -52,11 +54,14 @@ class InterleavedLayoutTest {
             assertSameBytesRearranged(a, b);
             LlamaModel rowGroups = LlamaModel.load(a, backend);
             LlamaModel interleaved = LlamaModel.load(b, backend);
-            // The Java kernels multiply the very same bytes (a row-groups copy). The native ones sum in another order,
-            // and a rounding difference that moves an activation across an int8 rounding boundary changes its code:
-            // through the layers that grows to about 1e-3 of a logit (Q4, whose d·Σqx and m·Σx nearly cancel).
+            // The Java kernels multiply the very same bytes (a row-groups copy). The native ones sum in another order
+            // (each product within about 1e-6 of the row-groups one, NativeKernelsTest), and a rounding difference
+            // that moves an activation across an int8 rounding boundary changes its code: through the layers that
+            // grows to 1e-3 of a logit, and to a few 1e-2 where a code flips in the first steps and the KV cache
+            // carries it on (Q4/128; Q4/64 on the native kernels flips at a near tie whose side depends on the
+            // threads' split, so it is checked on the vector kernels here and product by product in NativeKernelsTest).
             boolean exact = !backend.kernels().name().equals("native");
-            double tolerance = exact ? 1e-4 : 2e-2;
+            double tolerance = exact ? 1e-4 : 5e-2;
             double maxDiff = 0;
             int compared = 0;
             for (JsonNode c : golden.get("cases")) {
@@ -80,8 +85,8 @@ class InterleavedLayoutTest {
                     compared++;
                 }
             }
-            System.out.printf("TinyStories %s interleaved vs row-groups on %s (%s): %d greedy steps equal, "
-                    + "max |logit diff| = %.2e%n", type, kernels, backend.kernels().name(), compared, maxDiff);
+            System.out.printf("TinyStories %s/%d interleaved vs row-groups on %s (%s): %d greedy steps equal, "
+                    + "max |logit diff| = %.2e%n", type, groupSize, kernels, backend.kernels().name(), compared, maxDiff);
             assertTrue(compared >= 4 * golden.get("cases").size(), compared + " steps compared");
             if (backend.kernels().name().equals("scalar")) {
                 assertEquals(0.0, maxDiff, "the scalar kernels multiply the very same bytes in the same order");
@@ -104,8 +109,18 @@ class InterleavedLayoutTest {
         return first - second;
     }
 
-    /** Layout 1 exactly on the 2-D Q8 and Q4/32 tensors, whose bytes rearranged back are the row-groups file's. */
+    /** Layout 1 exactly on the 2-D Q8 and Q4 tensors, whose bytes rearranged back are the row-groups file's. */
     private static void assertSameBytesRearranged(ZseFile rowGroups, ZseFile interleaved) {
+        assertEquals(15, sameBytesRearranged(rowGroups, interleaved),
+                "the embedding table and 7 matrices per layer of 2 layers");
+    }
+
+    /**
+     * Asserts layout 1 exactly on the 2-D Q8 and Q4 tensors of {@code interleaved}, whose bytes rearranged back are
+     * those of the same tensors in {@code rowGroups}, and every other tensor as it is there; returns how many are tiled.
+     */
+    static int sameBytesRearranged(ZseFile rowGroups, ZseFile interleaved) {
+        assertEquals(rowGroups.tensors().size(), interleaved.tensors().size());
         int tiled = 0;
         for (TensorInfo info : interleaved.tensors()) {
             boolean expected = InterleavedRows.allows(info.type(), info.groupSize(), info.shape());
@@ -119,6 +134,6 @@ class InterleavedLayoutTest {
                     back.scales().toArray(ValueLayout.JAVA_BYTE), info.name());
             tiled += expected ? 1 : 0;
         }
-        assertEquals(15, tiled, "the embedding table and 7 matrices per layer of 2 layers");
+        return tiled;
     }
 }

@@ -29,7 +29,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class NativeCpuLibrary {
     /** The ABI version this binding was written against (ZSE_CPU_ABI_VERSION). */
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
 
     public static final NativeLibraryLocation LOCATION =
             new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
@@ -95,10 +95,10 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_matmul_q4_k", kQuantKernel);
         f.put("zse_cpu_matmul_q5_k", kQuantKernel);
         f.put("zse_cpu_matmul_q6_k", kQuantKernel);
-        FunctionDescriptor interleaved = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
-                JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
-        f.put("zse_cpu_matmul_q8_x16", interleaved);
-        f.put("zse_cpu_matmul_q4_x16", interleaved);
+        f.put("zse_cpu_matmul_q8_x16", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
+                JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        f.put("zse_cpu_matmul_q4_x16", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
+                JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
         f.put("zse_cpu_matmul_nf4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
                 JAVA_INT, ADDRESS, JAVA_INT));
         f.put("zse_cpu_matmul_ternary", FunctionDescriptor.ofVoid(ADDRESS, JAVA_FLOAT, JAVA_INT, JAVA_INT, JAVA_INT,
@@ -213,17 +213,20 @@ public final class NativeCpuLibrary {
         }
     }
 
-    /** Q8 or Q4/32 weights in layout interleaved-16; rowBegin and rowEnd multiples of 16 or equal to rows. */
-    void matmulInterleaved(TensorType type, MemorySegment w, MemorySegment scales, int rows, int cols, int rowBegin,
-                           int rowEnd, QuantizedRows x, int n, MemorySegment out, int outStride) {
-        MethodHandle kernel = switch (type) {
-            case Q8 -> handles.get("zse_cpu_matmul_q8_x16");
-            case Q4 -> handles.get("zse_cpu_matmul_q4_x16");
-            default -> throw new IllegalArgumentException(type + " weights are not stored interleaved");
-        };
+    /**
+     * Q8 or Q4 weights (group 32, 64 or 128; Q8's is 32) in layout interleaved-16; rowBegin and rowEnd multiples of 16
+     * or equal to rows.
+     */
+    void matmulInterleaved(TensorType type, MemorySegment w, MemorySegment scales, int group, int rows, int cols,
+                           int rowBegin, int rowEnd, QuantizedRows x, int n, MemorySegment out, int outStride) {
         try {
-            kernel.invokeExact(w, scales, rows, cols, rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n, out,
-                    outStride);
+            switch (type) {
+                case Q8 -> handles.get("zse_cpu_matmul_q8_x16").invokeExact(w, scales, rows, cols, rowBegin, rowEnd,
+                        x.codes(), x.scales(), x.sums(), n, out, outStride);
+                case Q4 -> handles.get("zse_cpu_matmul_q4_x16").invokeExact(w, scales, group, rows, cols, rowBegin,
+                        rowEnd, x.codes(), x.scales(), x.sums(), n, out, outStride);
+                default -> throw new IllegalArgumentException(type + " weights are not stored interleaved");
+            }
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -157,7 +157,7 @@ public final class NativeWeight extends CpuWeight {
         threads.parallelFor(tiles, (long) InterleavedRows.ROWS * cols * n, (start, end) -> {
             int first = start * InterleavedRows.ROWS;
             int last = end == tiles ? rows : end * InterleavedRows.ROWS;
-            library.matmulInterleaved(type, data, scales, rows, cols, first, last, q, n, out, rows);
+            library.matmulInterleaved(type, data, scales, groupSize, rows, cols, first, last, q, n, out, rows);
         });
     }
 }

@@ -5,11 +5,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.convert.ChunkEncoder;
 import io.zse.convert.ModelConverter;
+import io.zse.format.InterleavedRows;
 import io.zse.format.LittleEndian;
 import io.zse.format.SectionKind;
 import io.zse.format.TensorDecoder;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseWriter;
 import io.zse.model.ModelConfig;
 import io.zse.model.ModelTensors;
@@ -35,7 +37,9 @@ import java.util.function.LongUnaryOperator;
  * types of the same names); Q5_0 and Q5_1 are decoded and re-quantized to Q8. Every
  * step that is not exact is measured against the GGUF's own values and reported. Llama's q/k rows, which llama.cpp
  * interleaves for its RoPE, are put back in Hugging Face order. Phi-3's fused attn_qkv and ffn_up are split as its
- * safetensors checkpoint is ({@link ModelTensors#source}), LongRoPE's attention factor folded into q and k.
+ * safetensors checkpoint is ({@link ModelTensors#source}), LongRoPE's attention factor folded into q and k. Asked to
+ * interleave, it stores the 2-D Q8 and Q4 tensors in layout interleaved-16 ({@link InterleavedRows}): the same bytes,
+ * only reordered.
  */
 public final class GgufConverter {
     private static final int CHUNK_ELEMENTS = 1 << 22;
@@ -60,22 +64,29 @@ public final class GgufConverter {
     private GgufConverter() {
     }
 
+    /** Converts into layout row-groups throughout. */
     public static ModelConverter.Result convert(Path gguf, Path out, boolean force, ModelConverter.Progress progress)
             throws IOException {
+        return convert(gguf, out, force, false, progress);
+    }
+
+    /** @param interleave store the 2-D Q8 and Q4 tensors in layout interleaved-16 */
+    public static ModelConverter.Result convert(Path gguf, Path out, boolean force, boolean interleave,
+                                                ModelConverter.Progress progress) throws IOException {
         if (Files.exists(out) && !force) {
             throw new FileAlreadyExistsException(out.toString(), null, "output exists (use --force to replace it)");
         }
         try (GgufFile file = GgufFile.open(gguf)) {
             try {
-                return convert(file, out, progress);
+                return convert(file, out, interleave, progress);
             } catch (IllegalArgumentException e) {
                 throw new ImportFormatException(gguf, e.getMessage());
             }
         }
     }
 
-    private static ModelConverter.Result convert(GgufFile file, Path out, ModelConverter.Progress progress)
-            throws IOException {
+    private static ModelConverter.Result convert(GgufFile file, Path out, boolean interleave,
+                                                 ModelConverter.Progress progress) throws IOException {
         GgufMetadata metadata = new GgufMetadata(file.metadata());
         Map<String, GgufFile.GgufTensor> byName = new LinkedHashMap<>();
         file.tensors().forEach(t -> byName.put(t.name(), t));
@@ -89,6 +100,9 @@ public final class GgufConverter {
                 factors(file, byName.get(GgufTensorNames.ROPE_FACTORS_SHORT)),
                 factors(file, byName.get(GgufTensorNames.ROPE_FACTORS_LONG)), Math.toIntExact(embeddings.dims()[1]));
         List<Planned> plan = plan(file, metadata, config, byName);
+        if (interleave) {
+            plan = plan.stream().map(GgufConverter::interleaved).toList();
+        }
         GgufTokenizer.Files tokenizer = GgufTokenizer.build(metadata);
         Map<SectionKind, byte[]> sections = new LinkedHashMap<>();
         sections.put(SectionKind.CONFIG, config.toJson().getBytes(StandardCharsets.UTF_8));
@@ -243,6 +257,16 @@ public final class GgufConverter {
                 scale);
     }
 
+    /** The tensor in layout interleaved-16 where that layout holds it, else as planned. */
+    private static Planned interleaved(Planned p) {
+        TensorInfo t = p.target;
+        if (!InterleavedRows.allows(t.type(), t.groupSize(), t.shape())) {
+            return p;
+        }
+        return new Planned(p.ggufName, p.source, t.withLayout(ZseLayout.LAYOUT_INTERLEAVED_16), p.mode, p.sourceRow,
+                p.scale);
+    }
+
     /** Writes one tensor; returns the error added where the values changed (empty for exact steps). */
     private static AddedError write(GgufFile file, Planned p, ZseWriter.TensorSink sink) throws IOException {
         TensorInfo t = p.target;
@@ -256,6 +280,10 @@ public final class GgufConverter {
             rows = t.elementCount();
         }
         int chunkRows = (int) Math.max(1, Math.min(rows, CHUNK_ELEMENTS / rowLength));
+        boolean interleave = t.layout() == ZseLayout.LAYOUT_INTERLEAVED_16;
+        if (interleave && chunkRows < rows) { // chunks start on a tile of 16 rows
+            chunkRows = Math.max(InterleavedRows.ROWS, chunkRows / InterleavedRows.ROWS * InterleavedRows.ROWS);
+        }
         int chunk = chunkRows * rowLength;
         MemorySegment data = MemorySegment.ofArray(new byte[(int) t.type().dataBytes(chunk)]);
         MemorySegment scales = MemorySegment.ofArray(new byte[(int) t.type().scaleBytes(chunk, Math.max(1, t.groupSize()))]);
@@ -306,6 +334,9 @@ public final class GgufConverter {
             if (measure) {
                 TensorDecoder.decode(t.type(), t.groupSize(), data, scales, 0, count, decoded, 0);
                 error.add(values, decoded, count);
+            }
+            if (interleave) {
+                InterleavedRows.interleave(t.type(), t.groupSize(), n, rowLength, data, scales);
             }
             sink.writeData(data.asSlice(0, t.type().dataBytes(count)));
             if (t.scalesLength() > 0) {

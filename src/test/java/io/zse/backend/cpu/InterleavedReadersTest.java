@@ -37,9 +37,10 @@ class InterleavedReadersTest {
     }
 
     @ParameterizedTest(name = "{0} [{1} x {2}]")
-    @CsvSource({"Q8, 16, 64", "Q8, 37, 96", "Q8, 5, 32", "Q4, 48, 64", "Q4, 37, 96", "Q4, 5, 32"})
-    void interleavingIsUndoneExactly(TensorType type, int rows, int cols) {
-        ZseTensor rowGroups = MatmulTest.randomTensor(type, 32, rows, cols, rows * 31L + cols);
+    @CsvSource({"Q8, 32, 16, 64", "Q8, 32, 37, 96", "Q8, 32, 5, 32", "Q4, 32, 48, 64", "Q4, 32, 37, 96",
+            "Q4, 32, 5, 32", "Q4, 64, 37, 192", "Q4, 128, 48, 256"})
+    void interleavingIsUndoneExactly(TensorType type, int groupSize, int rows, int cols) {
+        ZseTensor rowGroups = MatmulTest.randomTensor(type, groupSize, rows, cols, rows * 31L + cols);
         ZseTensor interleaved = NativeKernelsTest.interleaved(rowGroups);
         if (rows >= InterleavedRows.ROWS) {
             assertNotEquals(java.util.Arrays.toString(bytes(rowGroups.data())), java.util.Arrays.toString(bytes(interleaved.data())),
@@ -56,9 +57,10 @@ class InterleavedReadersTest {
     }
 
     @ParameterizedTest(name = "{0} {1} [{2} x {3}]")
-    @CsvSource({"scalar, Q8, 37, 96", "scalar, Q4, 37, 96", "vector, Q8, 37, 96", "vector, Q4, 50, 64"})
-    void javaKernelsReadItAsTheRowGroupsItCameFrom(String kernels, TensorType type, int rows, int cols) {
-        ZseTensor rowGroups = MatmulTest.randomTensor(type, 32, rows, cols, rows + 7L * cols);
+    @CsvSource({"scalar, Q8, 32, 37, 96", "scalar, Q4, 32, 37, 96", "vector, Q8, 32, 37, 96", "vector, Q4, 32, 50, 64",
+            "scalar, Q4, 128, 37, 256", "vector, Q4, 64, 50, 192"})
+    void javaKernelsReadItAsTheRowGroupsItCameFrom(String kernels, TensorType type, int groupSize, int rows, int cols) {
+        ZseTensor rowGroups = MatmulTest.randomTensor(type, groupSize, rows, cols, rows + 7L * cols);
         CpuKernels family = TestKernels.named(kernels);
         CpuWeight expected = family.weight(rowGroups);
         CpuWeight actual = family.weight(NativeKernelsTest.interleaved(rowGroups));
@@ -74,11 +76,11 @@ class InterleavedReadersTest {
     }
 
     @ParameterizedTest(name = "{0} [{1} x {2}]")
-    @CsvSource({"Q8, 37, 96", "Q4, 37, 96", "Q4, 16, 32"})
-    void nativeWeightGathersSingleRows(TensorType type, int rows, int cols) {
+    @CsvSource({"Q8, 32, 37, 96", "Q4, 32, 37, 96", "Q4, 32, 16, 32", "Q4, 64, 37, 192", "Q4, 128, 20, 256"})
+    void nativeWeightGathersSingleRows(TensorType type, int groupSize, int rows, int cols) {
         NativeCpuLibrary library = NativeLibraryProbe.result().library().orElse(null);
         org.junit.jupiter.api.Assumptions.assumeTrue(library != null, "no libzse_cpu here");
-        ZseTensor rowGroups = MatmulTest.randomTensor(type, 32, rows, cols, rows + 3L * cols);
+        ZseTensor rowGroups = MatmulTest.randomTensor(type, groupSize, rows, cols, rows + 3L * cols);
         CpuWeight expected = ScalarKernels.INSTANCE.weight(rowGroups);
         CpuWeight actual = new NativeKernels(library, ScalarKernels.INSTANCE).weight(
                 NativeKernelsTest.interleaved(rowGroups));
@@ -90,10 +92,11 @@ class InterleavedReadersTest {
     }
 
     @Test
-    void onlyQ8AndQ4WithGroupsOf32AreInterleaved() {
+    void onlyQ8AndQ4AreInterleaved() {
         assertTrue(InterleavedRows.allows(TensorType.Q8, 32, new long[]{16, 64}));
         assertTrue(InterleavedRows.allows(TensorType.Q4, 32, new long[]{16, 64}));
-        assertTrue(!InterleavedRows.allows(TensorType.Q4, 64, new long[]{16, 64}));
+        assertTrue(InterleavedRows.allows(TensorType.Q4, 64, new long[]{16, 64}));
+        assertTrue(InterleavedRows.allows(TensorType.Q4, 128, new long[]{16, 128}));
         assertTrue(!InterleavedRows.allows(TensorType.NF4, 64, new long[]{16, 64}));
         assertTrue(!InterleavedRows.allows(TensorType.Q8, 32, new long[]{64}));
         NativeCpuLibrary library = NativeLibraryProbe.result().library().orElse(null);

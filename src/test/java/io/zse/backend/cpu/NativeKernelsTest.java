@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Every kernel set of libzse_cpu this CPU runs (AVX-512, AVX2 and the portable C on an AVX-512 machine), for every
  * storage type and shapes with tile edges, against products computed here in double. Q8, Q4 and the K-quants
  * multiply int8 activations: they must match the product with the activations as quantized exactly, and stay within
- * the quantization's own error bound of the float product. Q8 and Q4/32 also run in layout interleaved-16, whose
+ * the quantization's own error bound of the float product. Q8 and Q4 (each group size) also run in layout interleaved-16, whose
  * products are checked against the same sums computed from the row-groups bytes it was made from.
  */
 class NativeKernelsTest {
@@ -53,6 +53,8 @@ class NativeKernelsTest {
             "Q8 x16, 32, 5, 32, 2", "Q8 x16, 32, 48, 64, 9",
             "Q4 x16, 32, 32, 96, 1", "Q4 x16, 32, 37, 96, 1", "Q4 x16, 32, 37, 64, 5", "Q4 x16, 32, 50, 256, 4",
             "Q4 x16, 32, 5, 32, 2", "Q4 x16, 32, 48, 64, 9",
+            "Q4 x16, 64, 37, 192, 1", "Q4 x16, 64, 48, 320, 5", "Q4 x16, 64, 5, 64, 2",
+            "Q4 x16, 128, 37, 256, 1", "Q4 x16, 128, 50, 384, 4", "Q4 x16, 128, 16, 128, 9",
     };
 
     private static final CpuThreads THREADS = new CpuThreads(2);
