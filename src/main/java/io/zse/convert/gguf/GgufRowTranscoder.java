@@ -11,7 +11,9 @@ import java.lang.foreign.ValueLayout;
  * 32 (ggml already puts element j in the low nibble and j + 16 in the high nibble of byte j, as Q4 does; Q4_0's
  * {@code (q - 8) d} is Q4's {@code q d + m} with m = -8 d, exact in F16), and Q4_K, Q5_K and Q6_K are the .zse types
  * of the same names: each super-block's code bytes go to the data region and its scale bytes to the scale region,
- * every bit kept.
+ * every bit kept. Q5_0 is Q8 too: its value {@code (q - 16) d} with q in 0..31 is Q8's {@code c d} with the int8 code
+ * c = q - 16 and the same d (8 bits a weight where ggml spends 5.5, but the values exact and every Q8 kernel
+ * available).
  */
 final class GgufRowTranscoder {
     private GgufRowTranscoder() {
@@ -42,7 +44,7 @@ final class GgufRowTranscoder {
                 }
                 return true;
             }
-            case Q4_1, Q4_K, Q5_K, Q6_K -> {
+            case Q4_1, Q5_0, Q4_K, Q5_K, Q6_K -> {
                 return true;
             }
             default -> {
@@ -52,7 +54,7 @@ final class GgufRowTranscoder {
     }
 
     /**
-     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q4_0, Q4_1 or K-quant tensor into the
+     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q5_0, Q4_0, Q4_1 or K-quant tensor into the
      * data and scale bytes of row-group layout at the given offsets.
      */
     static void move(GgmlType type, MemorySegment tensor, long sourceRow, int rowLength, MemorySegment data,
@@ -65,6 +67,21 @@ final class GgufRowTranscoder {
                     long block = at + 34L * b;
                     scales.set(LittleEndian.SHORT, scalesOffset + 2L * b, tensor.get(LittleEndian.SHORT, block));
                     MemorySegment.copy(tensor, block + 2, data, dataOffset + 32L * b, 32);
+                }
+            }
+            case Q5_0 -> {
+                // element j: low nibble of qs[j] | bit j of qh << 4; element j + 16: high nibble | bit j + 16 << 4
+                for (int b = 0; b < rowLength / 32; b++) {
+                    long block = at + 22L * b;
+                    scales.set(LittleEndian.SHORT, scalesOffset + 2L * b, tensor.get(LittleEndian.SHORT, block));
+                    int qh = tensor.get(LittleEndian.INT, block + 2);
+                    long codes = dataOffset + 32L * b;
+                    for (int j = 0; j < 16; j++) {
+                        int q = tensor.get(ValueLayout.JAVA_BYTE, block + 6 + j) & 0xFF;
+                        data.set(ValueLayout.JAVA_BYTE, codes + j, (byte) (((q & 0xF) | (qh >>> j & 1) << 4) - 16));
+                        data.set(ValueLayout.JAVA_BYTE, codes + j + 16,
+                                (byte) (((q >> 4) | (qh >>> (j + 16) & 1) << 4) - 16));
+                    }
                 }
             }
             case Q4_0, Q4_1 -> {
