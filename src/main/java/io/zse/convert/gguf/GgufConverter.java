@@ -34,8 +34,9 @@ import java.util.function.LongUnaryOperator;
 /**
  * Converts a GGUF file (llama.cpp) into a {@code .zse} file. Tensors keep their bits wherever a .zse type holds them
  * (F32, F16, BF16 as they are; Q8_0 as Q8; Q4_0 and Q4_1 as Q4 with groups of 32; Q4_K, Q5_K and Q6_K as the .zse
- * types of the same names; Q5_0 as Q8 with codes q - 16); BitNet b1.58 projections (TQ1_0, TQ2_0, or ternary floats)
- * as TERNARY ({@link GgufTernaryProjection}); Q5_1 is decoded and re-quantized to Q8. Every
+ * types of the same names; Q5_0 and Q5_1 as Q5); BitNet b1.58 projections (TQ1_0, TQ2_0, or ternary floats) as
+ * TERNARY ({@link GgufTernaryProjection}); blocks no .zse type holds as they are (a Q8_0 code -128, a Q4_0/Q5_0 d
+ * too large for m = -8d/-16d in F16, Phi-3's scaled q/k rows) are decoded and re-quantized to Q8. Every
  * step that is not exact is measured against the GGUF's own values and reported. Llama's q/k rows, which llama.cpp
  * interleaves for its RoPE, are put back in Hugging Face order. Phi-3's fused attn_qkv and ffn_up are split as its
  * safetensors checkpoint is ({@link ModelTensors#source}), LongRoPE's attention factor folded into q and k.
@@ -281,8 +282,9 @@ public final class GgufConverter {
                     scale == 1f ? Mode.COPY : Mode.DECODE, rows, scale);
         }
         TensorType moved = switch (type) {
-            case Q8_0, Q5_0 -> TensorType.Q8;
+            case Q8_0 -> TensorType.Q8;
             case Q4_0, Q4_1 -> TensorType.Q4;
+            case Q5_0, Q5_1 -> TensorType.Q5;
             case Q4_K -> TensorType.Q4_K;
             case Q5_K -> TensorType.Q5_K;
             case Q6_K -> TensorType.Q6_K;
