@@ -21,7 +21,7 @@ from gguf import GGUFReader
 from gguf.quants import dequantize
 from transformers import LlamaConfig, LlamaForCausalLM
 
-TYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "BF16", "F16"]
+TYPES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "BF16", "F16", "TQ1_0", "TQ2_0"]
 ELEMENTS = 512
 TENSOR = "blk.0.ffn_up.weight"
 

@@ -124,6 +124,11 @@ void zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, 
     KERNEL(matmul_q5_k)(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
 }
 
+void zse_cpu_matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                       const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
+    KERNEL(matmul_q5)(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);
+}
+
 void zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
     KERNEL(matmul_q6_k)(w, scales, cols, row_begin, row_end, xq, xd, xs, n, out, out_stride);

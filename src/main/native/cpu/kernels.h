@@ -38,6 +38,10 @@ struct zse_cpu_kernels {
     void (*matmul_ternary)(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
                            const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
                            int32_t out_stride);
+    /* Q5 (ggml's Q5_0/Q5_1 codes), groups of 32: 20 bytes each (16 of nibbles, a u32 of fifth bits), scales F16
+     * (d, m) per group; activations as for Q4. Not in ZSE_CPU_FULL_SET: a set without it runs the generic one. */
+    void (*matmul_q5)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
 };
 
 /* A set that defines every kernel under its field's name (static functions) lists them all with this. */

@@ -134,6 +134,34 @@ KQUANT_MATMUL(matmul_q4_k, 4)
 KQUANT_MATMUL(matmul_q5_k, 5)
 KQUANT_MATMUL(matmul_q6_k, 6)
 
+/* Q5: per group of 32, d·d_x·Σ(q·x_q) + m·s (s = d_x Σ x_q, the block sum), q = nibble | fifth bit << 4. */
+static void matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
+    int64_t groups = cols / 32;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int64_t g = 0; g < groups; g++) {
+                const uint8_t *group = w + (r * groups + g) * 20;
+                const uint8_t *pair = scales + (r * groups + g) * 4;
+                uint32_t qh;
+                memcpy(&qh, group + 16, 4);
+                const int8_t *x = xq + i * cols + g * 32;
+                int32_t dot = 0;
+                for (int k = 0; k < 32; k++) {
+                    int q = (k < 16 ? group[k] & 0x0F : group[k - 16] >> 4) | ((qh >> k) & 1) << 4;
+                    dot += q * x[k];
+                }
+                int64_t block = i * groups + g;
+                float d = zse_f16_to_f32((uint16_t) (pair[0] | pair[1] << 8));
+                float m = zse_f16_to_f32((uint16_t) (pair[2] | pair[3] << 8));
+                sum += d * xd[block] * (float) dot + m * xs[block];
+            }
+            out[i * out_stride + r] = sum;
+        }
+    }
+}
+
 /* Layout interleaved-16: the same sums as matmul_q8 and matmul_q4, each byte found by zse_x16_byte. */
 static void matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
                           int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
@@ -251,4 +279,5 @@ static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t 
 
 const struct zse_cpu_kernels zse_cpu_generic = {
     ZSE_CPU_FULL_SET("generic"),
+    .matmul_q5 = matmul_q5,
 };

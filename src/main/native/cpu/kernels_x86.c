@@ -700,6 +700,60 @@ ALWAYS_INLINE void ternary_tile(const uint8_t *w, float scale, int64_t cols, int
     }
 }
 
+/*
+ * ---- Q5 (ggml's Q5_0/Q5_1 codes), groups of 32 ----
+ * The 32 codes of a group: Q4's nibbles (elements 0..15 low, 16..31 high) with bit k of the u32 qh set as 0x10 in
+ * byte k (qh's bytes broadcast to their 8 lanes, each lane testing its own bit). Then as Q4: d·d_x·Σ(q·x_q) + m·s.
+ */
+ALWAYS_INLINE __m256i q5_codes(const uint8_t *group) {
+    uint32_t qh;
+    memcpy(&qh, group + 16, 4);
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long) 0x8040201008040201ULL);
+    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32((int) qh), spread);
+    __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+    return _mm256_or_si256(q4_codes(group, 32, 0), _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
+}
+
+ALWAYS_INLINE void q5_tile(const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm, const int8_t *xq,
+                           const float *xd, const float *xs, int64_t i, int rn, float *out, int64_t stride) {
+    const uint64_t groups = (uint64_t) cols / 32;
+    DECLARE_TILE_ACCUMULATORS(acc);
+    float offset[TILE_M][TILE_N] = {{0}};
+    for (uint64_t g = 0; g < groups; g++) {
+        __m256i codes[TILE_M];
+        float d[TILE_M];
+        float m[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            uint64_t at = (uint64_t) (r + a) * groups + g;
+            codes[a] = q5_codes(w + at * 20);
+            d[a] = zse_f16_to_f32((uint16_t) (scales[4 * at] | scales[4 * at + 1] << 8));
+            m[a] = zse_f16_to_f32((uint16_t) (scales[4 * at + 2] | scales[4 * at + 3] << 8));
+        }
+        for (int j = 0; j < rn; j++) {
+            uint64_t block = (uint64_t) (i + j) * groups + g;
+            __m256i x = _mm256_loadu_si256((const __m256i *) (xq + block * 32));
+            for (int a = 0; a < rm; a++) {
+                __m256 dot = _mm256_cvtepi32_ps(dot_u8s8(codes[a], x));
+                acc[a][j] = _mm256_fmadd_ps(_mm256_set1_ps(d[a] * xd[block]), dot, acc[a][j]);
+                offset[a][j] += m[a] * xs[block];
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            out[(i + j) * stride + r + a] = hsum(acc[a][j]) + offset[a][j];
+        }
+    }
+}
+
+#define matmul_q5_TILE(M, N) q5_tile(w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+static void matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
+    FOR_EACH_TILE(matmul_q5_TILE)
+}
+
 #define matmul_ternary_TILE(M, N) ternary_tile(w, scale, cols, r, M, xq, xdiv, xsum, i, N, out, out_stride)
 static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
                            const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
@@ -709,4 +763,5 @@ static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t 
 
 const struct zse_cpu_kernels KERNELS = {
     ZSE_CPU_FULL_SET(KERNELS_NAME),
+    .matmul_q5 = matmul_q5,
 };

@@ -59,6 +59,13 @@ void zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, 
 void zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
 /*
+ * Q5 (ggml's Q5_0/Q5_1 codes), groups of 32 (cols a multiple of 32): `w` 20 bytes per group (16 bytes of nibbles,
+ * byte j holding elements j and j + 16, then a little-endian u32 whose bit j is bit 4 of element j), `scales` F16
+ * (d, m) per group; w = q d + m. Activations as for Q4 (added in ABI version 3).
+ */
+void zse_cpu_matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                       const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+/*
  * The Q8 and Q4 products on weights in layout interleaved-16 (Q4: group 32, 64 or 128). `rows` is the whole matrix's
  * (its last rows % 16 are stored as row-groups); row_begin and row_end are multiples of 16 or equal to rows.
  */

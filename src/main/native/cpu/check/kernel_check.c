@@ -84,6 +84,9 @@ static void run(const char *type, int group, const struct inputs *in, float *out
     } else if (strcmp(type, "q4") == 0) {
         zse_cpu_matmul_q4(in->w, in->scales, group, in->cols, 0, in->rows, in->xq, in->xd, in->xs, in->n, out,
                           in->rows);
+    } else if (strcmp(type, "q5") == 0) {
+        zse_cpu_matmul_q5(in->w, (const uint8_t *) in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->xs, in->n,
+                          out, in->rows);
     } else if (strcmp(type, "nf4") == 0) {
         zse_cpu_matmul_nf4(in->w, in->scales, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
     } else if (strcmp(type, "f32") == 0) {
@@ -112,16 +115,21 @@ static void fill_weights(const char *type, int group, struct inputs *in) {
             uint32_t bits;
             memcpy(&bits, &v, 4);
             ((uint16_t *) in->w)[k] = (uint16_t) (bits >> 16);
+        } else if (strcmp(type, "q5") == 0) {
+            if (k < elements / 32 * 20) {
+                in->w[k] = (uint8_t) next(); /* 20 bytes per group: nibbles and fifth bits */
+            }
         } else if (k < elements / 2) {
             in->w[k] = (uint8_t) next(); /* q4, nf4: two codes per byte */
         }
     }
     size_t scale_count = strcmp(type, "q8") == 0 ? elements / 32
-                         : strcmp(type, "q4") == 0 ? 2 * elements / group
+                         : strcmp(type, "q4") == 0 || strcmp(type, "q5") == 0 ? 2 * elements / group
                          : strcmp(type, "nf4") == 0 ? elements / 64 : 0;
     for (size_t k = 0; k < scale_count; k++) {
-        /* Q4's m (odd entries) is negative, as the converter writes it for weights centred on 0. */
-        in->scales[k] = (uint16_t) (f16_scale() | (strcmp(type, "q4") == 0 && k % 2 == 1 ? 0x8000 : 0));
+        /* Q4's and Q5's m (odd entries) is negative, as for weights centred on 0. */
+        int offset = strcmp(type, "q4") == 0 || strcmp(type, "q5") == 0;
+        in->scales[k] = (uint16_t) (f16_scale() | (offset && k % 2 == 1 ? 0x8000 : 0));
     }
 }
 
@@ -226,6 +234,7 @@ int main(void) {
             check("q4", 32, rows + 28, 96, n, sets);
             check("q4", 64, rows, 320, n, sets);
             check("q4", 128, rows + 12, 256, n, sets);
+            check("q5", 32, rows + 28, 96, n, sets);
             check("nf4", 64, rows + 28, 192, n, sets);
             check("f32", 0, rows + 28, 45, n, sets);
             check("f16", 0, rows + 28, 45, n, sets);
@@ -237,7 +246,7 @@ int main(void) {
             check("q4x16", 64, rows + 28, 320, n, sets);
             check("q4x16", 128, rows + 12, 256, n, sets);
             check("q4x16", 128, rows + 44, 384, n, sets);
-            checks += 15;
+            checks += 16;
         }
     }
     printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");

@@ -47,6 +47,8 @@ public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer
             case NF4 -> new Nf4Quantizer();
             case Q4_K, Q5_K, Q6_K -> throw new IllegalArgumentException(type + " holds ggml's K-quant bits: it is "
                     + "written by importing a GGUF, not by quantizing");
+            case Q5 -> throw new IllegalArgumentException("Q5 holds ggml's Q5_0/Q5_1 bits: it is written by importing a "
+                    + "GGUF, not by quantizing");
             case F32, F16, BF16 -> throw new AssertionError(type);
             // One scale for the whole tensor: TernaryEncoder takes the tensor, not groups of it.
             case TERNARY -> throw new IllegalArgumentException("TERNARY weights come only from ternary checkpoints");

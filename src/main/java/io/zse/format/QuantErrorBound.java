@@ -41,7 +41,7 @@ public final class QuantErrorBound {
             case Q4 -> range / 30 + SCALE_ROUNDING * (Math.abs((double) min) + range) + SUBNORMAL_FLOOR;
             case NF4 -> Nf4.MAX_HALF_GAP * absmax * (1 + SCALE_ROUNDING) + SUBNORMAL_FLOOR;
             case F32, F16, BF16 -> throw new IllegalArgumentException(type + " is not quantized in groups");
-            case Q4_K, Q5_K, Q6_K -> throw new IllegalArgumentException(type + " is not written by a quantizer");
+            case Q5, Q4_K, Q5_K, Q6_K -> throw new IllegalArgumentException(type + " is not written by a quantizer");
             case TERNARY -> throw new IllegalArgumentException("TERNARY has one scale per tensor: no per-group bound");
         };
     }
@@ -57,7 +57,7 @@ public final class QuantErrorBound {
             case F32 -> 0;
             case F16 -> Math.max(magnitude * 0x1p-11, 0x1p-25);
             case BF16 -> Math.max(magnitude * 0x1p-8, 0x1p-134);
-            case Q8, Q4, NF4, Q4_K, Q5_K, Q6_K, TERNARY ->
+            case Q8, Q4, Q5, NF4, Q4_K, Q5_K, Q6_K, TERNARY ->
                     throw new IllegalArgumentException(type + " is quantized: use forGroup");
         };
     }

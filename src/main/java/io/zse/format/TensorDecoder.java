@@ -48,6 +48,16 @@ public final class TensorDecoder {
                     KQuantBlocks.decode(type, data, scales, (firstElement + i) / groupSize, out, outOffset + i);
                 }
             }
+            case Q5 -> {
+                for (int i = 0; i < count; i += 32) {
+                    long group = (firstElement + i) / 32;
+                    float d = scale(scales, 2 * group);
+                    float m = scale(scales, 2 * group + 1);
+                    for (int j = 0; j < 32; j++) {
+                        out[outOffset + i + j] = Q5Groups.code(data, group, j) * d + m;
+                    }
+                }
+            }
             case TERNARY -> {
                 float s = TernaryBlocks.scale(scales);
                 for (int i = 0; i < count; i++) {

@@ -18,6 +18,11 @@ public enum TensorType {
     /** 4-bit NormalFloat code book in groups of 64; one F16 absmax per group: w = NF4[q] * absmax. */
     NF4(5, 64),
     /**
+     * ggml's Q5_0/Q5_1 codes in groups of 32: per group 16 bytes of nibbles (byte j: element j low, j + 16 high) and a
+     * little-endian u32 of fifth bits (bit j: element j); F16 (d, m) per group: w = q * d + m, q in 0..31.
+     */
+    Q5(6, 32),
+    /**
      * ggml's Q4_K bits in super-blocks of 256: 4-bit codes (data), F16 d and dmin with eight 6-bit (scale, min) pairs
      * (scales); w = d·scale·q - dmin·min per sub-block of 32.
      */
@@ -57,7 +62,7 @@ public enum TensorType {
     public boolean allowsGroupSize(int groupSize) {
         return switch (this) {
             case F32, F16, BF16 -> groupSize == 0;
-            case Q8 -> groupSize == 32;
+            case Q8, Q5 -> groupSize == 32;
             case Q4 -> groupSize == 32 || groupSize == 64 || groupSize == 128;
             case NF4 -> groupSize == 64;
             case Q4_K, Q5_K, Q6_K -> groupSize == 256;
@@ -72,6 +77,7 @@ public enum TensorType {
             case F16, BF16 -> count * 2;
             case Q8 -> count;
             case Q4, NF4, Q4_K -> (count + 1) / 2;
+            case Q5 -> count / 32 * 20;
             case Q5_K -> count / 256 * 160;
             case Q6_K -> count / 256 * 192;
             case TERNARY -> (count + 3) / 4;
@@ -84,7 +90,7 @@ public enum TensorType {
     }
 
     /**
-     * Bytes of scale data: F16 values, one per group (two for Q4: d then m); per K-quant super-block, 16 bytes
+     * Bytes of scale data: F16 values, one per group (two for Q4 and Q5: d then m); per K-quant super-block, 16 bytes
      * (Q4_K, Q5_K: d, dmin, 12 bytes of packed 6-bit pairs) or 18 (Q6_K: d, 16 int8 scales); one F32 per tensor for
      * TERNARY.
      */
@@ -97,7 +103,7 @@ public enum TensorType {
         }
         long groups = count / groupSize;
         return switch (this) {
-            case Q4 -> groups * 4;
+            case Q4, Q5 -> groups * 4;
             case Q4_K, Q5_K -> groups * 16;
             case Q6_K -> groups * 18;
             default -> groups * 2;

@@ -40,7 +40,7 @@ class ModelConverterTest {
     Path dir;
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE)
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE)
     void everyTypeDecodesWithinItsErrorBound(TensorType type) throws IOException {
         Path zse = TestModels.convertTinyStories(type, dir);
         try (ZseFile file = ZseFile.open(zse); HfCheckpoint source = HfCheckpoint.open(TestModels.tinyStories())) {
@@ -66,11 +66,12 @@ class ModelConverterTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"})
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5"})
     void theKQuantTypesAreRefusedForCheckpoints(TensorType type) {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> ConvertOptions.of(type));
-        assertEquals(type.name().toLowerCase() + " holds ggml's K-quant bits and is written only when importing a "
+        assertEquals(type.name().toLowerCase() + " holds ggml's " + (type == TensorType.Q5 ? "Q5_0/Q5_1" : "K-quant")
+                + " bits and is written only when importing a "
                 + "GGUF; for a checkpoint use q8, q4 or nf4", e.getMessage());
     }
 

@@ -33,6 +33,7 @@ public abstract sealed class Matmul extends CpuWeight
             case BF16 -> new Bf16Matmul(tensor);
             case Q8 -> new Q8Matmul(tensor);
             case Q4 -> new Q4Matmul(tensor);
+            case Q5 -> new Q5Matmul(tensor);
             case NF4 -> new Nf4Matmul(tensor);
             case Q4_K -> new Q4KMatmul(tensor);
             case Q5_K -> new Q5KMatmul(tensor);

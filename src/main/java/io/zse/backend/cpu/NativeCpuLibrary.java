@@ -95,6 +95,7 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_matmul_q4_k", kQuantKernel);
         f.put("zse_cpu_matmul_q5_k", kQuantKernel);
         f.put("zse_cpu_matmul_q6_k", kQuantKernel);
+        f.put("zse_cpu_matmul_q5", kQuantKernel); // Q5 groups of 32 take the K-quant kernels' arguments
         f.put("zse_cpu_matmul_q8_x16", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
                 JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
         f.put("zse_cpu_matmul_q4_x16", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
@@ -196,13 +197,17 @@ public final class NativeCpuLibrary {
         }
     }
 
-    /** Q4_K, Q5_K or Q6_K weights (super-blocks of 256) with activations quantized per block of 32. */
+    /**
+     * Q4_K, Q5_K or Q6_K weights (super-blocks of 256), or Q5 (groups of 32, the same arguments), with activations
+     * quantized per block of 32.
+     */
     void matmulKQuant(TensorType type, MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd,
                       QuantizedRows x, int n, MemorySegment out, int outStride) {
         String function = switch (type) {
             case Q4_K -> "zse_cpu_matmul_q4_k";
             case Q5_K -> "zse_cpu_matmul_q5_k";
             case Q6_K -> "zse_cpu_matmul_q6_k";
+            case Q5 -> "zse_cpu_matmul_q5";
             default -> throw new IllegalArgumentException(type + " is not a K-quant type");
         };
         try {

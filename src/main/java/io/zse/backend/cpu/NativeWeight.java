@@ -41,7 +41,7 @@ public final class NativeWeight extends CpuWeight {
                     + " is not stored in layout interleaved-16");
         }
         switch (type) {
-            case Q8 -> requireGroupSize(32);
+            case Q8, Q5 -> requireGroupSize(32);
             case NF4 -> requireGroupSize(64);
             case TERNARY -> requireGroupSize(TernaryBlocks.BLOCK);
             case Q4 -> requireGroupSize(groupSize == 64 || groupSize == 128 ? groupSize : 32);
@@ -123,7 +123,7 @@ public final class NativeWeight extends CpuWeight {
         int items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
         long work = (long) ROWS_PER_ITEM * cols * n;
         switch (type) {
-            case Q8, Q4, Q4_K, Q5_K, Q6_K -> {
+            case Q8, Q4, Q5, Q4_K, Q5_K, Q6_K -> {
                 QuantizedRows q = QuantizedRows.forThread(n * cols);
                 library.quantizeRows(x, n, cols, q);
                 threads.parallelFor(items, work, (start, end) -> {

@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
  * The 4-bit types' shared packing: in each group, byte j holds element j in its low nibble and element j + g/2 in its
  * high nibble, so one load of packed bytes yields two runs of codes with no shuffle.
  */
-public abstract sealed class NibbleMatmul extends Matmul permits Q4Matmul, Nf4Matmul {
+public abstract sealed class NibbleMatmul extends Matmul permits Q4Matmul, Q5Matmul, Nf4Matmul {
     NibbleMatmul(ZseTensor tensor) {
         super(tensor);
     }

@@ -139,8 +139,9 @@ public final class CudaBackend implements Backend {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
                     + tensor.info().shapeString());
         }
-        if (tensor.type().isKQuant()) {
-            throw new IllegalArgumentException(tensor.name() + " is " + tensor.type() + " (GGUF K-quant bits), which the "
+        if (tensor.type().isKQuant() || tensor.type() == TensorType.Q5) {
+            throw new IllegalArgumentException(tensor.name() + " is " + tensor.type() + " (GGUF "
+                    + (tensor.type().isKQuant() ? "K-quant" : "Q5_0/Q5_1") + " bits), which the "
                     + "CUDA backend has no kernel for: run this file on the CPU backend, or re-convert the model from its "
                     + "Hugging Face checkpoint with --quant q4 or q8 for CUDA");
         }

@@ -18,7 +18,13 @@ import java.lang.foreign.ValueLayout;
  * Q4_K (256, 144 B):   d @0, dmin @2, scales u8[12] @4 (eight 6-bit scale/min pairs), qs @16
  * Q5_K (256, 176 B):   d @0, dmin @2, scales @4, qh u8[32] @16, qs @48
  * Q6_K (256, 210 B):   ql u8[128] @0, qh u8[64] @128, scales i8[16] @192, d f16 @208
+ * TQ1_0 (256, 54 B):   qs u8[48] @0, qh u8[4] @48, d f16 @52   five base-3 digits per qs byte, four per qh byte (below)
+ * TQ2_0 (256, 66 B):   qs u8[64] @0, d f16 @64                  byte 32c + m holds element 128c + 32l + m at bits
+ *                                                               2l..2l+1 (TERNARY's order), x = (q - 1) d
  * </pre>
+ * TQ1_0 stores a byte b = ceil(256 Σ c_n 3^(4-n) / 243) for digits c_0..c_4 (c = t + 1); digit n is
+ * {@code ((b · 3^n mod 256) · 3) >> 8}, x = (digit - 1) d. Bytes 0..31 give elements 32n + m, bytes 32..47 elements 160 + 16n + m,
+ * qh bytes 0..3 elements 240 + 4n + j (digits 0..3).
  */
 public final class GgmlBlockDecoder {
     private GgmlBlockDecoder() {
@@ -170,8 +176,44 @@ public final class GgmlBlockDecoder {
                     }
                 }
             }
+            case TQ1_0 -> {
+                float d = half(src, at + 52);
+                int k = o;
+                for (int n = 0; n < 5; n++) {
+                    for (int m = 0; m < 32; m++) {
+                        y[k++] = (trit(u8(src, at + m), n) - 1) * d;
+                    }
+                }
+                for (int n = 0; n < 5; n++) {
+                    for (int m = 0; m < 16; m++) {
+                        y[k++] = (trit(u8(src, at + 32 + m), n) - 1) * d;
+                    }
+                }
+                for (int n = 0; n < 4; n++) {
+                    for (int j = 0; j < 4; j++) {
+                        y[k++] = (trit(u8(src, at + 48 + j), n) - 1) * d;
+                    }
+                }
+            }
+            case TQ2_0 -> {
+                float d = half(src, at + 64);
+                for (int c = 0; c < 2; c++) {
+                    for (int l = 0; l < 4; l++) {
+                        for (int m = 0; m < 32; m++) {
+                            y[o + 128 * c + 32 * l + m] = (((u8(src, at + 32L * c + m) >> (2 * l)) & 3) - 1) * d;
+                        }
+                    }
+                }
+            }
             default -> throw new IllegalArgumentException("cannot decode ggml type " + type);
         }
+    }
+
+    private static final int[] POW3 = {1, 3, 9, 27, 81};
+
+    /** Base-3 digit n (0 the most significant) of a TQ1_0 byte, as ggml extracts it: ((b · 3^n mod 256) · 3) >> 8. */
+    private static int trit(int b, int n) {
+        return ((b * POW3[n]) & 0xFF) * 3 >> 8;
     }
 
     static float half(MemorySegment src, long at) {

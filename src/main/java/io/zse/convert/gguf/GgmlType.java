@@ -64,7 +64,7 @@ public enum GgmlType {
     /** The types {@link GgmlBlockDecoder} decodes. */
     public boolean isSupported() {
         return switch (this) {
-            case F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K -> true;
+            case F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0 -> true;
             default -> false;
         };
     }
@@ -72,6 +72,16 @@ public enum GgmlType {
     /** Bytes of {@code elements} elements; elements must be a whole number of blocks. */
     public long bytesFor(long elements) {
         return Math.multiplyExact(elements / blockSize, (long) blockBytes);
+    }
+
+    /**
+     * What a type id this list does not hold is, where it is known, so the error can say it: 36 is bitnet.cpp's I2_S
+     * (its fork of ggml; 2-bit codes with one F32 scale after the tensor's codes, in a packing its own quantizer and
+     * kernels do not agree on and no specification fixes), which upstream ggml never assigned.
+     */
+    public static String unknownIdNote(long id) {
+        return id == 36 ? " (bitnet.cpp's I2_S, whose packing is not documented: convert the model to TQ1_0 or TQ2_0)"
+                : "";
     }
 
     /** The type with ggml id {@code id}, or null if ggml has none (or one newer than this list). */

@@ -4,6 +4,7 @@ import io.zse.convert.ImportFormatException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.convert.ChunkEncoder;
+import io.zse.convert.BitNetProjections;
 import io.zse.convert.ModelConverter;
 import io.zse.format.InterleavedRows;
 import io.zse.format.LittleEndian;
@@ -12,6 +13,7 @@ import io.zse.format.TensorDecoder;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseLayout;
+import io.zse.format.TernaryBlocks;
 import io.zse.format.ZseWriter;
 import io.zse.model.ModelConfig;
 import io.zse.model.ModelTensors;
@@ -34,7 +36,9 @@ import java.util.function.LongUnaryOperator;
 /**
  * Converts a GGUF file (llama.cpp) into a {@code .zse} file. Tensors keep their bits wherever a .zse type holds them
  * (F32, F16, BF16 as they are; Q8_0 as Q8; Q4_0 and Q4_1 as Q4 with groups of 32; Q4_K, Q5_K and Q6_K as the .zse
- * types of the same names); Q5_0 and Q5_1 are decoded and re-quantized to Q8. Every
+ * types of the same names; Q5_0 and Q5_1 as Q5); BitNet b1.58 projections (TQ1_0, TQ2_0, or ternary floats) as
+ * TERNARY ({@link GgufTernaryProjection}); blocks no .zse type holds as they are (a Q8_0 code -128, a Q4_0/Q5_0 d
+ * too large for m = -8d/-16d in F16, Phi-3's scaled q/k rows) are decoded and re-quantized to Q8. Every
  * step that is not exact is measured against the GGUF's own values and reported. Llama's q/k rows, which llama.cpp
  * interleaves for its RoPE, are put back in Hugging Face order. Phi-3's fused attn_qkv and ffn_up are split as its
  * safetensors checkpoint is ({@link ModelTensors#source}), LongRoPE's attention factor folded into q and k. Asked to
@@ -50,14 +54,19 @@ public final class GgufConverter {
         /** blocks moved by {@link GgufRowTranscoder} */
         MOVE,
         /** decoded to F32 and encoded as the target type */
-        DECODE
+        DECODE,
+        /** a BitNet projection's values -s, 0, s as TERNARY codes ({@link GgufTernaryProjection}) */
+        TERNARY
     }
 
-    /** One tensor: rows sourceRow(i) of the GGUF tensor, each value times scale (1 except Phi-3's LongRoPE q/k). */
+    /**
+     * One tensor: rows sourceRow(i) of the GGUF tensor, each value times scale (1 except Phi-3's LongRoPE q/k; for
+     * TERNARY, llama.cpp's {@code .scale} of the projection, else 1).
+     */
     private record Planned(String ggufName, GgufFile.GgufTensor source, TensorInfo target, Mode mode,
                            LongUnaryOperator sourceRow, float scale) {
         boolean exact() {
-            return mode == Mode.COPY || mode == Mode.MOVE || (mode == Mode.DECODE && !target.type().isQuantized());
+            return mode != Mode.DECODE || !target.type().isQuantized();
         }
     }
 
@@ -159,9 +168,15 @@ public final class GgufConverter {
     private static List<Planned> plan(GgufFile file, GgufMetadata metadata, ModelConfig config,
                                       Map<String, GgufFile.GgufTensor> byName) {
         Map<String, String> ggufByHf = new LinkedHashMap<>();
+        Map<String, GgufFile.GgufTensor> scaleOf = new LinkedHashMap<>();
         for (String name : byName.keySet()) {
             if (name.equals(GgufTensorNames.ROPE_FREQS) || name.equals(GgufTensorNames.ROPE_FACTORS_SHORT)
                     || name.equals(GgufTensorNames.ROPE_FACTORS_LONG)) {
+                continue;
+            }
+            String scaled = GgufTensorNames.scaledWeight(name);
+            if (scaled != null && config.bitnet()) {
+                scaleOf.put(scaled, byName.get(name));
                 continue;
             }
             String hf = GgufTensorNames.toHf(name, metadata.string("general.architecture"));
@@ -199,7 +214,15 @@ public final class GgufConverter {
             if (!source.type().isSupported()) {
                 throw new IllegalArgumentException("tensor '" + ggufName + "' has type " + source.type()
                         + ", which zse cannot import (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, "
-                        + "Q5_K, Q6_K)");
+                        + "Q5_K, Q6_K, and TQ1_0, TQ2_0 for BitNet b1.58 projections)");
+            }
+            if (config.bitnet() && BitNetProjections.isProjection(e.getKey())) {
+                plan.add(planTernary(file, e.getKey(), ggufName, source, e.getValue(), scaleOf.remove(ggufName)));
+                continue;
+            }
+            if (source.type() == GgmlType.TQ1_0 || source.type() == GgmlType.TQ2_0) {
+                throw new IllegalArgumentException("tensor '" + ggufName + "' has type " + source.type()
+                        + ": ternary types are imported only for the projections of a BitNet b1.58 model");
             }
             boolean rotated = e.getKey().contains("self_attn.q_proj") || e.getKey().contains("self_attn.k_proj");
             LongUnaryOperator rows = permuted && rotated ? unpermute(config.headDim()) : LongUnaryOperator.identity();
@@ -207,7 +230,38 @@ public final class GgufConverter {
             plan.add(planTensor(file, e.getKey(), ggufName, source, e.getValue(),
                     first == 0 ? rows : row -> first + rows.applyAsLong(row), from.scale()));
         }
+        if (!scaleOf.isEmpty()) {
+            throw new IllegalArgumentException("tensor '" + scaleOf.values().iterator().next().name()
+                    + "' scales no BitNet projection of the model");
+        }
         return plan;
+    }
+
+    /**
+     * A BitNet projection as TERNARY: its values checked to be -s, 0, s ({@link GgufTernaryProjection#scale}), times
+     * llama.cpp's {@code .scale} tensor if the file has one.
+     */
+    private static Planned planTernary(GgufFile file, String hf, String ggufName, GgufFile.GgufTensor source,
+                                       long[] shape, GgufFile.GgufTensor scaleTensor) {
+        if (shape[1] % TernaryBlocks.BLOCK != 0) {
+            throw new IllegalArgumentException("tensor '" + ggufName + "' has rows of " + shape[1] + " elements; "
+                    + "TERNARY needs whole blocks of " + TernaryBlocks.BLOCK);
+        }
+        float scale = 1;
+        if (scaleTensor != null) {
+            if (scaleTensor.elementCount() != 1 || scaleTensor.type() != GgmlType.F32) {
+                throw new IllegalArgumentException("tensor '" + scaleTensor.name() + "' is not one F32 value ("
+                        + scaleTensor.type() + ", " + scaleTensor.elementCount() + " elements)");
+            }
+            scale = file.bytes(scaleTensor).get(LittleEndian.FLOAT, 0);
+            if (!(scale > 0) || !Float.isFinite(scale)) {
+                throw new IllegalArgumentException("tensor '" + scaleTensor.name() + "' is " + scale
+                        + ", not a positive scale");
+            }
+        }
+        TensorInfo target = TensorInfo.planned(hf, TensorType.TERNARY, shape, TernaryBlocks.BLOCK);
+        float s = GgufTernaryProjection.scale(source, file.bytes(source), (int) shape[0], (int) shape[1]);
+        return new Planned(ggufName, source, target, Mode.TERNARY, LongUnaryOperator.identity(), s * scale);
     }
 
     /**
@@ -244,6 +298,7 @@ public final class GgufConverter {
         TensorType moved = switch (type) {
             case Q8_0 -> TensorType.Q8;
             case Q4_0, Q4_1 -> TensorType.Q4;
+            case Q5_0, Q5_1 -> TensorType.Q5;
             case Q4_K -> TensorType.Q4_K;
             case Q5_K -> TensorType.Q5_K;
             case Q6_K -> TensorType.Q6_K;
@@ -270,6 +325,11 @@ public final class GgufConverter {
     /** Writes one tensor; returns the error added where the values changed (empty for exact steps). */
     private static AddedError write(GgufFile file, Planned p, ZseWriter.TensorSink sink) throws IOException {
         TensorInfo t = p.target;
+        if (p.mode == Mode.TERNARY) {
+            GgufTernaryProjection.write(p.source, file.bytes(p.source), (int) t.shape()[0], (int) t.shape()[1],
+                    p.scale, sink);
+            return new AddedError();
+        }
         GgmlType type = p.source.type();
         MemorySegment tensor = file.bytes(p.source);
         int rowLength = (int) t.rowLength();

@@ -169,7 +169,7 @@ public final class GgufFile implements AutoCloseable {
             GgmlType type = GgmlType.byId(Integer.toUnsignedLong(typeId));
             if (type == null) {
                 throw new ImportFormatException(path, "tensor '" + name + "' has unknown tensor type id "
-                        + Integer.toUnsignedString(typeId));
+                        + Integer.toUnsignedString(typeId) + GgmlType.unknownIdNote(Integer.toUnsignedLong(typeId)));
             }
             if (dims[0] % type.blockSize() != 0) {
                 throw new ImportFormatException(path, "tensor '" + name + "' rows of " + dims[0]

@@ -18,7 +18,7 @@ import java.util.Map;
  */
 final class GgufModelConfig {
     private static final Map<String, String> ARCHITECTURES = Map.of("llama", "llama", "qwen2", "qwen2",
-            "phi3", "phi3", "gemma2", "gemma2", "gemma3", "gemma3");
+            "phi3", "phi3", "gemma2", "gemma2", "gemma3", "gemma3", "bitnet-b1.58", "bitnet");
 
     private GgufModelConfig() {
     }
@@ -35,6 +35,11 @@ final class GgufModelConfig {
                           List<Double> shortFactors, List<Double> longFactors, int embeddingRows) {
         String arch = m.string("general.architecture");
         String architecture = ARCHITECTURES.get(arch);
+        if (arch.equals("bitnet")) {
+            throw new IllegalArgumentException("GGUF architecture 'bitnet' is llama.cpp's BitnetForCausalLM (1bitLLM), "
+                    + "whose feed-forward gates with SiLU, and is not supported: zse runs BitNet b1.58 as "
+                    + "transformers' BitNetForCausalLM (relu², GGUF architecture 'bitnet-b1.58')");
+        }
         if (architecture == null) {
             throw new IllegalArgumentException("GGUF architecture '" + arch + "' is not supported (supported: "
                     + String.join(", ", ARCHITECTURES.keySet().stream().sorted().toList()) + ")");

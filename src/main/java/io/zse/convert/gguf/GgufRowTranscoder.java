@@ -11,7 +11,9 @@ import java.lang.foreign.ValueLayout;
  * 32 (ggml already puts element j in the low nibble and j + 16 in the high nibble of byte j, as Q4 does; Q4_0's
  * {@code (q - 8) d} is Q4's {@code q d + m} with m = -8 d, exact in F16), and Q4_K, Q5_K and Q6_K are the .zse types
  * of the same names: each super-block's code bytes go to the data region and its scale bytes to the scale region,
- * every bit kept.
+ * every bit kept. Q5_0 and Q5_1 are Q5: the 16 nibble bytes and the u32 of fifth bits go to the data region (nibbles
+ * first), d and m to the scales; Q5_0's {@code (q - 16) d} is Q5's {@code q d + m} with m = -16 d, exact in F16 (as
+ * Q4_0's m = -8 d) and in F32 (q d has at most 16 significant bits, so q d + m rounds to (q - 16) d exactly).
  */
 final class GgufRowTranscoder {
     private GgufRowTranscoder() {
@@ -33,16 +35,17 @@ final class GgufRowTranscoder {
                 }
                 return true;
             }
-            case Q4_0 -> {
-                // m = -8 d must fit an F16 (|d| at most 65504 / 8)
+            case Q4_0, Q5_0 -> {
+                // m = -8 d (Q4_0) or -16 d (Q5_0) must fit an F16
+                float limit = 65504f / (type == GgmlType.Q4_0 ? 8 : 16);
                 for (long b = 0; b < blocks; b++) {
-                    if (Math.abs(GgmlBlockDecoder.half(tensor, b * type.blockBytes())) > 65504f / 8) {
+                    if (Math.abs(GgmlBlockDecoder.half(tensor, b * type.blockBytes())) > limit) {
                         return false;
                     }
                 }
                 return true;
             }
-            case Q4_1, Q4_K, Q5_K, Q6_K -> {
+            case Q4_1, Q5_1, Q4_K, Q5_K, Q6_K -> {
                 return true;
             }
             default -> {
@@ -52,7 +55,7 @@ final class GgufRowTranscoder {
     }
 
     /**
-     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q4_0, Q4_1 or K-quant tensor into the
+     * Moves row {@code sourceRow} (of {@code rowLength} elements) of a Q8_0, Q5_0, Q4_0, Q4_1 or K-quant tensor into the
      * data and scale bytes of row-group layout at the given offsets.
      */
     static void move(GgmlType type, MemorySegment tensor, long sourceRow, int rowLength, MemorySegment data,
@@ -67,15 +70,24 @@ final class GgufRowTranscoder {
                     MemorySegment.copy(tensor, block + 2, data, dataOffset + 32L * b, 32);
                 }
             }
-            case Q4_0, Q4_1 -> {
+            case Q4_0, Q4_1, Q5_0, Q5_1 -> {
+                // ggml: d, m (the _1 types), qh u32 (Q5), qs[16]; .zse: (d, m) per group, qs (then qh for Q5)
+                boolean offset = type == GgmlType.Q4_1 || type == GgmlType.Q5_1;
+                boolean five = type == GgmlType.Q5_0 || type == GgmlType.Q5_1;
+                long qs = (offset ? 4 : 2) + (five ? 4 : 0);
+                long groupBytes = five ? 20 : 16;
+                float zero = five ? -16f : -8f;
                 for (int b = 0; b < rowLength / 32; b++) {
                     long block = at + (long) type.blockBytes() * b;
                     short d = tensor.get(LittleEndian.SHORT, block);
-                    short m = type == GgmlType.Q4_0 ? Float.floatToFloat16(Float.float16ToFloat(d) * -8f)
-                            : tensor.get(LittleEndian.SHORT, block + 2);
+                    short m = offset ? tensor.get(LittleEndian.SHORT, block + 2)
+                            : Float.floatToFloat16(Float.float16ToFloat(d) * zero);
                     scales.set(LittleEndian.SHORT, scalesOffset + 4L * b, d);
                     scales.set(LittleEndian.SHORT, scalesOffset + 4L * b + 2, m);
-                    MemorySegment.copy(tensor, block + (type == GgmlType.Q4_0 ? 2 : 4), data, dataOffset + 16L * b, 16);
+                    MemorySegment.copy(tensor, block + qs, data, dataOffset + groupBytes * b, 16);
+                    if (five) {
+                        MemorySegment.copy(tensor, block + qs - 4, data, dataOffset + groupBytes * b + 16, 4);
+                    }
                 }
             }
             case Q4_K, Q5_K, Q6_K -> {

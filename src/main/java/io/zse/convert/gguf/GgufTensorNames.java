@@ -34,9 +34,15 @@ final class GgufTensorNames {
             "post_ffw_norm", "post_feedforward_layernorm",
             "attn_q_norm", "self_attn.q_norm",
             "attn_k_norm", "self_attn.k_norm");
+    /** BitNet's RMSNorms of the attention output and of the gated activations, before o_proj and down_proj. */
+    private static final Map<String, String> BITNET_LAYER = Map.of(
+            "attn_sub_norm", "self_attn.attn_sub_norm",
+            "ffn_sub_norm", "mlp.ffn_sub_norm");
     /** Phi-3's ffn_up is its fused gate_up_proj (gate rows, then up rows), as in its Hugging Face checkpoint. */
     private static final Map<String, String> PHI3_LAYER = Map.of("ffn_up", "mlp.gate_up_proj");
     private static final Pattern BLOCK = Pattern.compile("blk\\.(\\d{1,6})\\.([a-z_]+)\\.(weight|bias)");
+    /** llama.cpp's optional per-tensor scale of a BitNet projection ({@code blk.N.attn_q.scale}, F32 [1]). */
+    static final String SCALE_SUFFIX = ".scale";
 
     private GgufTensorNames() {
     }
@@ -45,6 +51,12 @@ final class GgufTensorNames {
      * The Hugging Face checkpoint's name (Phi-3's fused {@code qkv_proj} and {@code gate_up_proj} stay fused), or null if the name is not one of a Llama-family decoder's tensors; {@code architecture}
      * is the GGUF's general.architecture.
      */
+    /** The weight a {@code .scale} tensor multiplies ({@code blk.0.attn_q.scale} → {@code blk.0.attn_q.weight}), or null. */
+    static String scaledWeight(String name) {
+        return name.startsWith("blk.") && name.endsWith(SCALE_SUFFIX)
+                ? name.substring(0, name.length() - SCALE_SUFFIX.length()) + ".weight" : null;
+    }
+
     static String toHf(String name, String architecture) {
         String global = GLOBAL.get(name);
         if (global != null) {
@@ -55,7 +67,7 @@ final class GgufTensorNames {
             return null;
         }
         Map<String, String> special = architecture.startsWith("gemma") ? GEMMA_LAYER
-                : architecture.equals("phi3") ? PHI3_LAYER : Map.of();
+                : architecture.equals("phi3") ? PHI3_LAYER : architecture.startsWith("bitnet") ? BITNET_LAYER : Map.of();
         String part = special.getOrDefault(m.group(2), LAYER.get(m.group(2)));
         if (part == null || (m.group(3).equals("bias") && part.endsWith("norm"))) {
             return null;

@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Every kernel set of libzse_cpu this CPU runs (AVX-512, AVX2 and the portable C on an AVX-512 machine), for every
- * storage type and shapes with tile edges, against products computed here in double. Q8, Q4 and the K-quants
+ * storage type and shapes with tile edges, against products computed here in double. Q8, Q4, Q5 and the K-quants
  * multiply int8 activations: they must match the product with the activations as quantized exactly, and stay within
  * the quantization's own error bound of the float product. Q8 and Q4 (each group size) also run in layout interleaved-16, whose
  * products are checked against the same sums computed from the row-groups bytes it was made from.
@@ -45,6 +45,7 @@ class NativeKernelsTest {
             "Q8, 32, 37, 96, 1", "Q8, 32, 37, 96, 5", "Q8, 32, 8, 64, 4",
             "Q4, 32, 37, 96, 1", "Q4, 32, 37, 96, 5", "Q4, 64, 19, 192, 3", "Q4, 128, 21, 256, 1", "Q4, 128, 21, 256, 4",
             "NF4, 64, 37, 192, 1", "NF4, 64, 37, 192, 5", "NF4, 64, 4, 64, 8",
+            "Q5, 32, 37, 96, 1", "Q5, 32, 37, 96, 5", "Q5, 32, 8, 64, 8",
             "Q4_K, 256, 37, 512, 1", "Q4_K, 256, 37, 512, 5", "Q4_K, 256, 8, 256, 8",
             "Q5_K, 256, 37, 512, 1", "Q5_K, 256, 19, 768, 5", "Q6_K, 256, 37, 512, 1", "Q6_K, 256, 21, 256, 5",
             "Q6_K, 256, 8, 256, 8",
@@ -112,7 +113,7 @@ class NativeKernelsTest {
         float[] out = new float[n * rows];
         new NativeKernels(library, ScalarKernels.INSTANCE).weight(stored).multiply(x, n, out, THREADS);
 
-        boolean int8 = type == TensorType.Q8 || type == TensorType.Q4 || type.isKQuant();
+        boolean int8 = type == TensorType.Q8 || type == TensorType.Q4 || type == TensorType.Q5 || type.isKQuant();
         float[] used = int8 ? TestKernels.int8Activations(x) : x;
         float[] row = new float[cols];
         for (int r = 0; r < rows; r++) {

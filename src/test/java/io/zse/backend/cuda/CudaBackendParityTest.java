@@ -92,21 +92,23 @@ class CudaBackendParityTest {
         }
     }
 
-    /** The K-quant types (GGUF imports) have no CUDA kernels: refused by tensor and type, before any upload. */
+    /** The K-quant types and Q5 (GGUF imports) have no CUDA kernels: refused by tensor and type, before any upload. */
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K"})
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5"})
     void kQuantWeightsAreRefusedByName(TensorType type) {
-        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{4, 256}, 256);
+        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{4, 256},
+                type.defaultGroupSize());
         ZseTensor tensor = new ZseTensor(info, MemorySegment.ofArray(new byte[(int) info.dataLength()]),
                 MemorySegment.ofArray(new byte[(int) info.scalesLength()]));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cuda.weight(tensor));
         assertTrue(e.getMessage().startsWith("model.layers.0.mlp.up_proj.weight is " + type
-                + " (GGUF K-quant bits), which the CUDA backend has no kernel for"), e.getMessage());
+                + " (GGUF " + (type == TensorType.Q5 ? "Q5_0/Q5_1" : "K-quant") + " bits), which the CUDA backend has "
+                + "no kernel for"), e.getMessage());
         assertTrue(e.getMessage().contains("re-convert"), e.getMessage());
     }
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE) // refused by name
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE) // refused by name
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
             for (TensorInfo info : file.tensors()) {

@@ -25,7 +25,7 @@ class GgmlBlockDecoderTest {
             golden = new ObjectMapper().readTree(in);
         }
         int elements = golden.get("elements").asInt();
-        assertEquals(10, golden.get("cases").size());
+        assertEquals(12, golden.get("cases").size());
         for (JsonNode c : golden.get("cases")) {
             GgmlType type = GgmlType.valueOf(c.get("type").asText());
             MemorySegment bytes = MemorySegment.ofArray(HexFormat.of().parseHex(c.get("bytes").asText()));

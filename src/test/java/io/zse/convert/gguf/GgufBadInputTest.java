@@ -36,6 +36,11 @@ class GgufBadInputTest {
 
     /** Converts {@code bytes}; returns the message of the ImportFormatException it must fail with. */
     static String failure(byte[] bytes, String label) throws IOException {
+        return failure(dir, bytes, label);
+    }
+
+    /** {@link #failure(byte[], String)} with the files in {@code dir}. */
+    static String failure(Path dir, byte[] bytes, String label) throws IOException {
         Path file = dir.resolve("bad-" + label + ".gguf");
         Files.write(file, bytes);
         Path out = dir.resolve("bad-" + label + ".zse");
@@ -152,7 +157,8 @@ class GgufBadInputTest {
         phi2[arch + 3] = '2';
         assertTrue(new String(phi3, arch, 4, StandardCharsets.UTF_8).equals("phi3"));
         String message = failure(phi2, "phi2");
-        assertTrue(message.contains("GGUF architecture 'phi2' is not supported (supported: gemma2, gemma3, llama, phi3, "
+        assertTrue(message.contains("GGUF architecture 'phi2' is not supported (supported: bitnet-b1.58, gemma2, gemma3, "
+                + "llama, phi3, "
                 + "qwen2)"), message);
     }
 }
