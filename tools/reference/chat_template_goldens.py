@@ -35,53 +35,58 @@ TOOLS = [{"type": "function", "function": {
 CONTEXT = {"messages": MESSAGES, "tools": TOOLS, "add_generation_prompt": True, "bos_token": "<s>",
            "eos_token": "</s>"}
 
-GEMMA2 = (
-    "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
-    "{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
-    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
-    "{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}"
-    "{% endif %}{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}"
-    "{% if add_generation_prompt %}{{'<start_of_turn>model\\n'}}{% endif %}"
-)
-GEMMA3 = """{{ bos_token }}
-{%- if messages[0]['role'] == 'system' -%}
-    {%- if messages[0]['content'] is string -%}
-        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}
-    {%- else -%}
-        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}
-    {%- endif -%}
-    {%- set loop_messages = messages[1:] -%}
-{%- else -%}
-    {%- set first_user_prefix = "" -%}
-    {%- set loop_messages = messages -%}
+# Templates in Gemma's turn format (<start_of_turn>user|model ... <end_of_turn>), written for this project with the
+# features Gemma 2's and Gemma 3's published templates rely on: a refused system role (2) or one folded into the first
+# user turn (3), strict alternation, content given as parts, trim and raise_exception.
+GEMMA2 = """
+{%- if messages and messages[0]['role'] == 'system' -%}
+    {{ raise_exception('this model takes no system message') }}
 {%- endif -%}
-{%- for message in loop_messages -%}
-    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}
-        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}
+{{- bos_token -}}
+{%- for m in messages -%}
+    {%- set expected = 'user' if loop.index0 % 2 == 0 else 'assistant' -%}
+    {%- if m['role'] != expected -%}
+        {{ raise_exception('turns must alternate, starting with the user') }}
     {%- endif -%}
-    {%- if (message['role'] == 'assistant') -%}
-        {%- set role = "model" -%}
-    {%- else -%}
-        {%- set role = message['role'] -%}
+    {{- '<start_of_turn>' + ('model' if m['role'] == 'assistant' else 'user') + '\n' + m['content'] | trim
+        + '<end_of_turn>\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{- '<start_of_turn>model\n' -}}
+{%- endif -%}
+"""
+GEMMA3 = """
+{{- bos_token -}}
+{%- set has_system = messages[0]['role'] == 'system' -%}
+{%- if has_system -%}
+    {%- set first = messages[0]['content'] -%}
+    {%- set system_text = first if first is string else first[0]['text'] -%}
+{%- endif -%}
+{%- for m in (messages[1:] if has_system else messages) -%}
+    {%- if (m['role'] == 'user') != (loop.index0 % 2 == 0) -%}
+        {{ raise_exception('turns must alternate, starting with the user') }}
     {%- endif -%}
-    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else "") }}
-    {%- if message['content'] is string -%}
-        {{ message['content'] | trim }}
-    {%- elif message['content'] is iterable -%}
-        {%- for item in message['content'] -%}
-            {%- if item['type'] == 'image' -%}
-                {{ '<start_of_image>' }}
-            {%- elif item['type'] == 'text' -%}
-                {{ item['text'] | trim }}
+    {{- '<start_of_turn>' + ('model' if m['role'] == 'assistant' else m['role']) + '\n' -}}
+    {%- if loop.first and has_system -%}
+        {{- system_text + '\n\n' -}}
+    {%- endif -%}
+    {%- if m['content'] is string -%}
+        {{- m['content'] | trim -}}
+    {%- elif m['content'] is iterable -%}
+        {%- for part in m['content'] -%}
+            {%- if part['type'] == 'image' -%}
+                {{- '<start_of_image>' -}}
+            {%- elif part['type'] == 'text' -%}
+                {{- part['text'] | trim -}}
             {%- endif -%}
         {%- endfor -%}
     {%- else -%}
-        {{ raise_exception("Invalid content type") }}
+        {{ raise_exception('message content must be text or a list of parts') }}
     {%- endif -%}
-    {{ '<end_of_turn>\n' }}
+    {{- '<end_of_turn>\n' -}}
 {%- endfor -%}
 {%- if add_generation_prompt -%}
-    {{'<start_of_turn>model\n'}}
+    {{- '<start_of_turn>model\n' -}}
 {%- endif -%}
 """
 GEMMA_CHAT = [
@@ -198,15 +203,15 @@ CASES = [
     ("str_format_and_is", "{{ '{} and {}'.format('a', 1) }} {{ '{0}{0}{name}'.format('x', name='y') }} {{ '{{literal}}'.format() }} {{ '123'.isdigit() }} {{ 'abc'.isalpha() }} {{ ' '.isspace() }} {{ 'ab'.islower() }} {{ 'AB'.isupper() }} {{ '7'.zfill(3) }} {{ 'a=b'.partition('=') }}", None),
     ("str_method_on_undefined_errors", "{{ messages[0].nope.strip() }}", None),
     ("dict_and_list_methods", "{{ messages[0].get('role') }} {{ messages[0].get('nope') }} {{ messages[0].get('nope', 'dflt') }} {{ messages[0].keys()|list }} {{ messages[0].items()|list }} {{ [1, 2, 3].index(2) }} {{ [1, 2, 2].count(2) }}", None),
-    # --- Gemma's chat templates (google/gemma-2-2b-it and google/gemma-3-1b-it tokenizer_config.json, as published):
-    # system role refused (2) or folded into the first user turn (3), strict alternation by loop.index0, loop.first,
-    # list slicing, inline if/else, is string / is iterable, content parts, trim, raise_exception ---
-    ("gemma2_official", GEMMA2, {"messages": GEMMA_CHAT}),
+    # --- Gemma's turn format (templates above, written here): system role refused (2) or folded into the first user
+    # turn (3), strict alternation by loop.index0, loop.first, list slicing, inline if/else, is string / is iterable,
+    # content parts, trim, raise_exception ---
+    ("gemma2_turns", GEMMA2, {"messages": GEMMA_CHAT}),
     ("gemma2_no_generation_prompt", GEMMA2, {"messages": GEMMA_CHAT[:2], "add_generation_prompt": False,
                                              "bos_token": "<bos>"}),
     ("gemma2_system_raises", GEMMA2, {"messages": [{"role": "system", "content": "Be brief."}] + GEMMA_CHAT}),
     ("gemma2_roles_must_alternate", GEMMA2, {"messages": GEMMA_CHAT[:1] + GEMMA_CHAT[:1]}),
-    ("gemma3_official", GEMMA3, {"messages": GEMMA_CHAT}),
+    ("gemma3_turns", GEMMA3, {"messages": GEMMA_CHAT}),
     ("gemma3_system_prefix", GEMMA3, {"messages": [{"role": "system", "content": "Be brief."}] + GEMMA_CHAT,
                                       "bos_token": "<bos>"}),
     ("gemma3_content_parts", GEMMA3, {"messages": [

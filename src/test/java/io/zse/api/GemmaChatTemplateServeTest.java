@@ -29,8 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code zse serve} on a Gemma 2 checkpoint whose tokenizer_config.json holds Gemma 2's chat template: a chat request
- * is rendered as transformers' Jinja2 renders it (features.json, case gemma2_official: same template, same messages)
+ * {@code zse serve} on a Gemma 2 checkpoint whose tokenizer_config.json holds a chat template in Gemma 2's turn
+ * format: a chat request is rendered as transformers' Jinja2 renders it (features.json, case gemma2_turns: same template, same messages)
  * and the template's own refusals (a system message, roles that do not alternate) reach the client as 400 errors
  * quoting it. The rendering is checked through the server: the chat prompt's token count, and its greedy output equal
  * to a plain completion of the golden rendering's token ids.
@@ -75,14 +75,14 @@ class GemmaChatTemplateServeTest {
         }
     }
 
-    /** features.json's gemma2_official case: Gemma 2's template rendered by transformers for MESSAGES. */
+    /** features.json's gemma2_turns case: the template rendered by transformers for MESSAGES. */
     static JsonNode golden() throws IOException {
         for (JsonNode c : json("/chat-templates/features/features.json").get("cases")) {
-            if (c.get("name").asText().equals("gemma2_official")) {
+            if (c.get("name").asText().equals("gemma2_turns")) {
                 return c;
             }
         }
-        throw new AssertionError("no gemma2_official case");
+        throw new AssertionError("no gemma2_turns case");
     }
 
     @BeforeEach
@@ -104,11 +104,13 @@ class GemmaChatTemplateServeTest {
         JsonNode golden = golden();
         assertEquals(MESSAGES.replace("\\n", "\n"),
                 new ObjectMapper().writeValueAsString(golden.get("extra").get("messages")).replace("\\n", "\n"));
-        // The golden was rendered with bos_token "<s>"; this tokenizer's is <|start_story|>, the template's first output.
+        // The golden was rendered with bos_token "<s>"; this tokenizer's is <|start_story|>, the template's first
+        // output.
         String expected = golden.get("expected").asText();
         assertTrue(expected.startsWith("<s><start_of_turn>user\nHi, Zürich 👋<end_of_turn>\n"), expected);
         String rendered = "<|start_story|>" + expected.substring("<s>".length());
-        int[] ids = Tokenizer.fromJson(Files.readAllBytes(TINYSTORIES.resolve("tokenizer.json"))).encode(rendered, false);
+        Tokenizer tokenizer = Tokenizer.fromJson(Files.readAllBytes(TINYSTORIES.resolve("tokenizer.json")));
+        int[] ids = tokenizer.encode(rendered, false);
         Response chat = post("/v1/chat/completions", "{\"model\":\"tiny-gemma2-chat\",\"messages\":" + MESSAGES
                 + ",\"max_tokens\":8,\"temperature\":0}");
         assertEquals(200, chat.statusCode(), chat.asString());
@@ -117,7 +119,8 @@ class GemmaChatTemplateServeTest {
                 + Arrays.toString(ids) + ",\"max_tokens\":8,\"temperature\":0}");
         assertEquals(200, completion.statusCode(), completion.asString());
         assertEquals(completion.<String>path("choices[0].text"), chat.<String>path("choices[0].message.content"));
-        assertEquals(completion.<Integer>path("usage.completion_tokens"), chat.<Integer>path("usage.completion_tokens"));
+        assertEquals(completion.<Integer>path("usage.completion_tokens"),
+                chat.<Integer>path("usage.completion_tokens"));
     }
 
     @Test
@@ -125,11 +128,12 @@ class GemmaChatTemplateServeTest {
         Response system = post("/v1/chat/completions", "{\"model\":\"tiny-gemma2-chat\",\"messages\":"
                 + "[{\"role\":\"system\",\"content\":\"Be brief.\"}," + MESSAGES.substring(1) + ",\"max_tokens\":4}");
         assertEquals(400, system.statusCode(), system.asString());
-        assertTrue(system.<String>path("error.message").contains("System role not supported"), system.asString());
+        assertTrue(system.<String>path("error.message").contains("this model takes no system message"),
+                system.asString());
         Response twice = post("/v1/chat/completions", "{\"model\":\"tiny-gemma2-chat\",\"messages\":"
                 + "[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"}],\"max_tokens\":4}");
         assertEquals(400, twice.statusCode(), twice.asString());
         assertTrue(twice.<String>path("error.message").contains(
-                "Conversation roles must alternate user/assistant/user/assistant/..."), twice.asString());
+                "turns must alternate, starting with the user"), twice.asString());
     }
 }
