@@ -32,8 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code zse serve} on a Gemma 2 checkpoint whose tokenizer_config.json holds a chat template in Gemma 2's turn
  * format: a chat request is rendered as transformers' Jinja2 renders it (features.json, case gemma2_turns: same
  * template, same messages) and the template's own refusals (a system message, roles that do not alternate) reach the
- * client as 400 errors quoting it. The rendering is checked through the server: the chat prompt's token count, and its greedy output equal
- * to a plain completion of the golden rendering's token ids.
+ * client as 400 errors quoting it. The rendering is checked through the server: the chat prompt's token count, and
+ * its greedy output equal to a plain completion of the golden rendering's token ids.
  */
 @QuarkusTest
 @TestProfile(GemmaChatTemplateServeTest.GemmaCheckpoint.class)
