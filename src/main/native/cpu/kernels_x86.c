@@ -139,8 +139,11 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
     STORE_TILE_SUMS(acc);
 }
 
-/* matmul_q8: the walk over q8_tile (tiles.h). */
-Q8_KERNEL
+/* matmul_q8: the walk over q8_tile, row by row when decoding (tiles.h). */
+static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
+    FOR_EACH_TILE_ROW_BY_ROW_WHEN_DECODING(Q8_TILE)
+}
 
 /* ---- Q4: w = code * d + m per group of g; Σ_g d Σ_b d_x,b Σ(codes · codes_x) + m Σ_b s_b ---- */
 
@@ -494,23 +497,11 @@ ALWAYS_INLINE void kquant512_tile(int bits, const uint8_t *w, const uint8_t *sca
 #define KQUANT_TILE kquant_tile
 #endif
 
-/*
- * Decoding (one activation row) walks the weight rows one at a time: consecutive rows are consecutive bytes, so the
- * weights stream in order, which the hardware prefetchers (and prefetch_next_tile, TILE_M rows ahead) keep up with. A
- * tile of TILE_M rows side by side reads TILE_M interleaved streams and shares nothing when there is one activation
- * row; it measured 2-4 times slower on weights streamed from memory.
- */
+/* The K-quant products: the walk over KQUANT_TILE, row by row when decoding (tiles.h). */
 #define KQUANT_MATMUL(name, bits)                                                                                 \
     static void name(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,   \
                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) { \
-        if (n == 1) {                                                                                             \
-            for (int64_t r = row_begin; r < row_end; r++) {                                                       \
-                const int64_t i = 0;                                                                              \
-                KQUANT_TILE_##bits(1, 1);                                                                         \
-            }                                                                                                     \
-            return;                                                                                               \
-        }                                                                                                         \
-        FOR_EACH_TILE(KQUANT_TILE_##bits)                                                                         \
+        FOR_EACH_TILE_ROW_BY_ROW_WHEN_DECODING(KQUANT_TILE_##bits)                                                \
     }
 #define KQUANT_TILE_4(M, N) KQUANT_TILE(4, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
 #define KQUANT_TILE_5(M, N) KQUANT_TILE(5, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
