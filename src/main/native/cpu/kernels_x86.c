@@ -289,19 +289,23 @@ ALWAYS_INLINE void kquant_scales(const uint8_t *scales, __m256 *d_scale, __m256 
     *dmin_min = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(dmin)), min_f);
 }
 
+/* A K-quant tile's sizes and the first code and scale byte of each of its rm weight rows from r. */
+#define KQUANT_TILE_ROWS(bits)                                                                                    \
+    const uint64_t blocks = (uint64_t) cols / 32;                                                                 \
+    const uint64_t supers = (uint64_t) cols / 256;                                                                \
+    const uint64_t code_bytes = (bits) == 4 ? 128 : (bits) == 5 ? 160 : 192;                                      \
+    const uint64_t scale_bytes = (bits) == 6 ? 18 : 16;                                                           \
+    const uint8_t *weights[TILE_M];                                                                               \
+    const uint8_t *row_scales[TILE_M];                                                                            \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;                                                \
+        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;                                       \
+    }
+
 ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm,
                                const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
                                int64_t stride) {
-    const uint64_t blocks = (uint64_t) cols / 32;
-    const uint64_t supers = (uint64_t) cols / 256;
-    const uint64_t code_bytes = bits == 4 ? 128 : bits == 5 ? 160 : 192;
-    const uint64_t scale_bytes = bits == 6 ? 18 : 16;
-    const uint8_t *weights[TILE_M];
-    const uint8_t *row_scales[TILE_M];
-    for (int a = 0; a < rm; a++) {
-        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;
-        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;
-    }
+    KQUANT_TILE_ROWS(bits);
     DECLARE_TILE_ACCUMULATORS(acc);
     for (uint64_t sb = 0; sb < supers; sb++) {
         float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
@@ -418,16 +422,7 @@ ALWAYS_INLINE __m512 kquant512_spread(__m512 products, int c, int per_product) {
 ALWAYS_INLINE void kquant512_tile(int bits, const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm,
                                   const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
                                   int64_t stride) {
-    const uint64_t blocks = (uint64_t) cols / 32;
-    const uint64_t supers = (uint64_t) cols / 256;
-    const uint64_t code_bytes = bits == 4 ? 128 : bits == 5 ? 160 : 192;
-    const uint64_t scale_bytes = bits == 6 ? 18 : 16;
-    const uint8_t *weights[TILE_M];
-    const uint8_t *row_scales[TILE_M];
-    for (int a = 0; a < rm; a++) {
-        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;
-        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;
-    }
+    KQUANT_TILE_ROWS(bits);
     __m512 acc[TILE_M][TILE_N];
     for (int a = 0; a < rm; a++) {
         for (int j = 0; j < rn; j++) {
