@@ -6,8 +6,10 @@
 # Usage: bench/cpu-kernels.sh ROUNDS THREADS "LABEL ZSE_FILE GGUF_FILE" ...
 #   e.g. bench/cpu-kernels.sh 3 "1 2" "Q4/Q4_0 /work/peer/l1b-q4.zse /work/peer/l1b-q4_0.gguf"
 # Environment: PROMPT (default 128) and TOKENS (default 64) as llama-bench's -p and -n; LLAMA_BENCH (default
-# /work/peer/build/bin/llama-bench); ZSE_CPU_KERNELS passes through. On a shared machine run it as root: every
-# measurement then runs at real-time priority (chrt -f 10), so other jobs' threads do not take its cores mid-run.
+# /work/peer/build/bin/llama-bench); ZSE (default this checkout's ./zse) the command run as `zse`, e.g. a wrapper
+# around a copy of target/quarkus-app, so that editing sources mid-run rebuilds nothing; ZSE_CPU_KERNELS passes
+# through. On a machine of your own run it as root: every measurement then runs at real-time priority (chrt -f 10), so
+# other jobs' threads do not take its cores mid-run; REALTIME=0 runs at normal priority (a machine shared with others).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -17,10 +19,11 @@ shift 2
 prompt="${PROMPT:-128}"
 tokens="${TOKENS:-64}"
 llama_bench="${LLAMA_BENCH:-/work/peer/build/bin/llama-bench}"
+read -r -a zse <<< "${ZSE:-$root/zse}"
 mkdir -p "$root/bench/results"
 out="$root/bench/results/cpu-kernels-$(date -u +%Y%m%dT%H%M%SZ).txt"
 rt=()
-if chrt -f 10 true 2>/dev/null; then rt=(chrt -f 10); fi
+if [ "${REALTIME:-1}" != 0 ] && chrt -f 10 true 2>/dev/null; then rt=(chrt -f 10); fi
 {
   echo "# $(date -u) $(uname -n) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) cores=$(nproc)"
   echo "# zse $(git -C "$root" rev-parse --short HEAD); llama.cpp $(cat /work/peer/llama.cpp/COMMIT 2>/dev/null || echo '?')"
@@ -29,7 +32,7 @@ if chrt -f 10 true 2>/dev/null; then rt=(chrt -f 10); fi
 
 # zse bench's row: "threads load TTFT prefill decode ..." -> "prefill decode"
 ours() { # $1 file $2 threads
-  "${rt[@]}" "$root/zse" bench --model "$1" --prompt-tokens "$prompt" --tokens "$tokens" --warmup 1 \
+  "${rt[@]}" "${zse[@]}" bench --model "$1" --prompt-tokens "$prompt" --tokens "$tokens" --warmup 1 \
     --threads "$2" --bandwidth-mb 0 2>>"$out" | tee -a "$out" | tail -1 | awk '{print $4, $5}'
 }
 # llama-bench CSV: avg_ts of the pp row, then of the tg row

@@ -139,8 +139,11 @@ ALWAYS_INLINE void q8_tile(const int8_t *w, const uint16_t *scales, int64_t cols
     STORE_TILE_SUMS(acc);
 }
 
-/* matmul_q8: the walk over q8_tile (tiles.h). */
-Q8_KERNEL
+/* matmul_q8: the walk over q8_tile, row by row when decoding (tiles.h). */
+static void matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride) {
+    FOR_EACH_TILE_ROW_BY_ROW_WHEN_DECODING(Q8_TILE)
+}
 
 /* ---- Q4: w = code * d + m per group of g; Σ_g d Σ_b d_x,b Σ(codes · codes_x) + m Σ_b s_b ---- */
 
@@ -286,19 +289,23 @@ ALWAYS_INLINE void kquant_scales(const uint8_t *scales, __m256 *d_scale, __m256 
     *dmin_min = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(dmin)), min_f);
 }
 
+/* A K-quant tile's sizes and the first code and scale byte of each of its rm weight rows from r. */
+#define KQUANT_TILE_ROWS(bits)                                                                                    \
+    const uint64_t blocks = (uint64_t) cols / 32;                                                                 \
+    const uint64_t supers = (uint64_t) cols / 256;                                                                \
+    const uint64_t code_bytes = (bits) == 4 ? 128 : (bits) == 5 ? 160 : 192;                                      \
+    const uint64_t scale_bytes = (bits) == 6 ? 18 : 16;                                                           \
+    const uint8_t *weights[TILE_M];                                                                               \
+    const uint8_t *row_scales[TILE_M];                                                                            \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;                                                \
+        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;                                       \
+    }
+
 ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm,
                                const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
                                int64_t stride) {
-    const uint64_t blocks = (uint64_t) cols / 32;
-    const uint64_t supers = (uint64_t) cols / 256;
-    const uint64_t code_bytes = bits == 4 ? 128 : bits == 5 ? 160 : 192;
-    const uint64_t scale_bytes = bits == 6 ? 18 : 16;
-    const uint8_t *weights[TILE_M];
-    const uint8_t *row_scales[TILE_M];
-    for (int a = 0; a < rm; a++) {
-        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;
-        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;
-    }
+    KQUANT_TILE_ROWS(bits);
     DECLARE_TILE_ACCUMULATORS(acc);
     for (uint64_t sb = 0; sb < supers; sb++) {
         float factors[TILE_M][TILE_N][SUPER] __attribute__((aligned(32)));
@@ -357,14 +364,143 @@ ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales
     STORE_TILE_SUMS(acc);
 }
 
+#if defined(ZSE_AVX512)
+/*
+ * AVX-512: one 512-bit step is two sub-blocks of 32 against the 64 activation codes of their two blocks (one load),
+ * one vpdpbusd on the unsigned codes. Each int32 lane sums 4 elements of one group of 16, so a vector of per-lane
+ * float factors applies each sub-block's d·scale·d_x (and Q6_K's scale per 16) with one convert and one FMA per 64
+ * weights; the factors are a permute of the super-block's 8 (Q6_K: 16) products, computed once per super-block.
+ * Q6_K's codes go in unsigned (0..63): the accumulator starts at -32·Σx of each lane, shared by every row of a tile.
+ */
+
+/*
+ * The high bits of a step's codes come from `high`: the qh bytes (Q5_K: all 32; Q6_K: those of the step's half) in
+ * both 256-bit halves, the upper one shifted right by 1 (Q5_K) or 2 (Q6_K) bits, so that one constant shift per step
+ * lines up the bits of both of its sub-blocks (kquant512_high).
+ */
+ALWAYS_INLINE __m512i kquant512_high(int bits, const uint8_t *codes, int c) {
+    if (bits == 4) {
+        return _mm512_setzero_si512();
+    }
+    const uint8_t *qh = bits == 5 ? codes + 128 : codes + 128 + 32 * (c / 2);
+    __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) qh));
+    return _mm512_mask_srli_epi16(both, 0xFFFF0000u, both, bits == 5 ? 1 : 2);
+}
+
+/* Two consecutive sub-blocks' codes as unsigned bytes: step c of a super-block (elements 64c .. 64c + 63). */
+ALWAYS_INLINE __m512i kquant512_codes(int bits, const uint8_t *codes, int c, __m512i high) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    if (bits == 6) {
+        /* sub-blocks 4h + 2p and 4h + 2p + 1: nibbles p of ql[64h .. 64h + 63], bits 4p and 4p + 2 of qh[32h ..] */
+        int p = c % 2;
+        __m512i ql = _mm512_loadu_si512((const void *) (codes + 64 * (c / 2)));
+        __m512i low = _mm512_and_si512(p ? _mm512_srli_epi16(ql, 4) : ql, low4);
+        return _mm512_or_si512(low, _mm512_and_si512(p ? high : _mm512_slli_epi16(high, 4), _mm512_set1_epi8(0x30)));
+    }
+    /* sub-blocks 2c and 2c + 1: the low and high nibbles of codes[32c .. 32c + 31] */
+    __m512i nibbles = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (codes + 32 * c)));
+    __m512i q = _mm512_and_si512(_mm512_mask_srli_epi16(nibbles, 0xFFFF0000u, nibbles, 4), low4);
+    if (bits == 5) {
+        /* the fifth bit: bit 2c (low half) or 2c + 1 (high half) of qh[l], moved to bit 4 */
+        __m512i at4 = c == 0   ? _mm512_slli_epi16(high, 4)
+                      : c == 1 ? _mm512_slli_epi16(high, 2)
+                      : c == 2 ? high
+                               : _mm512_srli_epi16(high, 2);
+        q = _mm512_or_si512(q, _mm512_and_si512(at4, _mm512_set1_epi8(0x10)));
+    }
+    return q;
+}
+
+/* Lane l of the factor vector of step c: product (lanes_per_product == 8: sub-block 2c + l / 8; 4: group 4c + l / 4). */
+ALWAYS_INLINE __m512 kquant512_spread(__m512 products, int c, int per_product) {
+    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i index = per_product == 8 ? _mm512_add_epi32(_mm512_set1_epi32(2 * c), _mm512_srli_epi32(lane, 3))
+                                     : _mm512_add_epi32(_mm512_set1_epi32(4 * c), _mm512_srli_epi32(lane, 2));
+    return _mm512_permutexvar_ps(index, products);
+}
+
+ALWAYS_INLINE void kquant512_tile(int bits, const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm,
+                                  const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
+                                  int64_t stride) {
+    KQUANT_TILE_ROWS(bits);
+    __m512 acc[TILE_M][TILE_N];
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = _mm512_setzero_ps();
+        }
+    }
+    for (uint64_t sb = 0; sb < supers; sb++) {
+        /* products[a][j]: per sub-block (Q6_K: per group of 16) d·scale·d_x of weight row a, activation row j */
+        __m512 products[TILE_M][TILE_N];
+        const uint8_t *codes[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            codes[a] = weights[a] + sb * code_bytes;
+            const uint8_t *sc = row_scales[a] + sb * scale_bytes;
+            prefetch_next_tile(codes[a], supers * code_bytes, (int) code_bytes);
+            prefetch_next_tile(sc, supers * scale_bytes, (int) scale_bytes);
+            if (bits == 6) {
+                uint16_t d;
+                memcpy(&d, sc, 2);
+                __m512 d_scale = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(d)), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                                   _mm_loadu_si128((const __m128i *) (sc + 2)))));
+                for (int j = 0; j < rn; j++) {
+                    /* group g of 16 belongs to activation block g / 2 */
+                    __m512 dx = _mm512_permutexvar_ps(
+                        _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
+                        _mm512_castps256_ps512(_mm256_loadu_ps(xd + (i + j) * blocks + sb * SUPER)));
+                    products[a][j] = _mm512_mul_ps(d_scale, dx);
+                }
+            } else {
+                __m256 d_scale;
+                __m256 dmin_min;
+                kquant_scales(sc, &d_scale, &dmin_min);
+                for (int j = 0; j < rn; j++) {
+                    const uint64_t at = (i + j) * blocks + sb * SUPER;
+                    products[a][j] = _mm512_zextps256_ps512(_mm256_mul_ps(d_scale, _mm256_loadu_ps(xd + at)));
+                    acc[a][j] = _mm512_fnmadd_ps(_mm512_zextps256_ps512(dmin_min),
+                                                 _mm512_zextps256_ps512(_mm256_loadu_ps(xs + at)), acc[a][j]);
+                }
+            }
+        }
+        for (int c = 0; c < 4; c++) {
+            __m512i q[TILE_M];
+            for (int a = 0; a < rm; a++) {
+                q[a] = kquant512_codes(bits, codes[a], c, kquant512_high(bits, codes[a], c));
+            }
+            for (int j = 0; j < rn; j++) {
+                __m512i x = _mm512_loadu_si512((const void *) (xq + ((i + j) * blocks + sb * SUPER) * 32 + 64 * c));
+                __m512i start = _mm512_setzero_si512();
+                if (bits == 6) {
+                    start = _mm512_sub_epi32(start, _mm512_dpbusd_epi32(start, _mm512_set1_epi8(32), x));
+                }
+                for (int a = 0; a < rm; a++) {
+                    __m512 dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, q[a], x));
+                    acc[a][j] = _mm512_fmadd_ps(kquant512_spread(products[a][j], c, bits == 6 ? 4 : 8), dot,
+                                                acc[a][j]);
+                }
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            out[(i + j) * stride + r + a] = _mm512_reduce_add_ps(acc[a][j]);
+        }
+    }
+}
+#define KQUANT_TILE kquant512_tile
+#else
+#define KQUANT_TILE kquant_tile
+#endif
+
+/* The K-quant products: the walk over KQUANT_TILE, row by row when decoding (tiles.h). */
 #define KQUANT_MATMUL(name, bits)                                                                                 \
     static void name(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,   \
                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) { \
-        FOR_EACH_TILE(KQUANT_TILE_##bits)                                                                         \
+        FOR_EACH_TILE_ROW_BY_ROW_WHEN_DECODING(KQUANT_TILE_##bits)                                                \
     }
-#define KQUANT_TILE_4(M, N) kquant_tile(4, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
-#define KQUANT_TILE_5(M, N) kquant_tile(5, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
-#define KQUANT_TILE_6(M, N) kquant_tile(6, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_4(M, N) KQUANT_TILE(4, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_5(M, N) KQUANT_TILE(5, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_6(M, N) KQUANT_TILE(6, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
 KQUANT_MATMUL(matmul_q4_k, 4)
 KQUANT_MATMUL(matmul_q5_k, 5)
 KQUANT_MATMUL(matmul_q6_k, 6)

@@ -29,6 +29,22 @@
 
 
 /*
+ * As FOR_EACH_TILE, but decoding (one activation row) walks the weight rows one at a time: consecutive rows are
+ * consecutive bytes, so the weights stream in order, which the hardware prefetchers keep up with. A tile of TILE_M rows
+ * side by side reads TILE_M interleaved streams and shares nothing when there is one activation row; for the integer
+ * products on x86 it measured 2-5 times slower on weights streamed from memory.
+ */
+#define FOR_EACH_TILE_ROW_BY_ROW_WHEN_DECODING(TILE)                                                              \
+    if (n == 1) {                                                                                                 \
+        for (int64_t r = row_begin; r < row_end; r++) {                                                           \
+            const int64_t i = 0;                                                                                  \
+            TILE(1, 1);                                                                                           \
+        }                                                                                                         \
+    } else {                                                                                                      \
+        FOR_EACH_TILE(TILE)                                                                                       \
+    }
+
+/*
  * A tile's accumulators, one vector of partial sums per output, and their sums stored to out. Macros rather than
  * functions: an accumulator array passed by pointer stays in memory instead of registers.
  */

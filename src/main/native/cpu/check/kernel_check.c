@@ -87,6 +87,15 @@ static void run(const char *type, int group, const struct inputs *in, float *out
     } else if (strcmp(type, "q5") == 0) {
         zse_cpu_matmul_q5(in->w, (const uint8_t *) in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->xs, in->n,
                           out, in->rows);
+    } else if (strcmp(type, "q4_k") == 0) {
+        zse_cpu_matmul_q4_k(in->w, (const uint8_t *) in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->xs,
+                            in->n, out, in->rows);
+    } else if (strcmp(type, "q5_k") == 0) {
+        zse_cpu_matmul_q5_k(in->w, (const uint8_t *) in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->xs,
+                            in->n, out, in->rows);
+    } else if (strcmp(type, "q6_k") == 0) {
+        zse_cpu_matmul_q6_k(in->w, (const uint8_t *) in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->xs,
+                            in->n, out, in->rows);
     } else if (strcmp(type, "nf4") == 0) {
         zse_cpu_matmul_nf4(in->w, in->scales, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
     } else if (strcmp(type, "f32") == 0) {
@@ -122,6 +131,30 @@ static void fill_weights(const char *type, int group, struct inputs *in) {
         } else if (k < elements / 2) {
             in->w[k] = (uint8_t) next(); /* q4, nf4: two codes per byte */
         }
+    }
+    if (strncmp(type, "q", 1) == 0 && strchr(type, '_') != NULL) {
+        /* K-quants: every code byte random; per super-block of 256 the scale bytes (Q4_K, Q5_K: F16 d and dmin, 12
+           packed 6-bit scales and mins; Q6_K: F16 d, 16 int8 scales) */
+        int q6 = strcmp(type, "q6_k") == 0;
+        size_t supers = elements / 256;
+        size_t code_bytes = q6 ? 192 : strcmp(type, "q5_k") == 0 ? 160 : 128;
+        size_t scale_bytes = q6 ? 18 : 16;
+        uint8_t *sc = (uint8_t *) in->scales;
+        for (size_t k = 0; k < supers * code_bytes; k++) {
+            in->w[k] = (uint8_t) next();
+        }
+        for (size_t s = 0; s < supers; s++) {
+            uint16_t d = f16_scale();
+            uint16_t dmin = f16_scale();
+            memcpy(sc + s * scale_bytes, &d, 2);
+            for (size_t k = 2; k < scale_bytes; k++) {
+                sc[s * scale_bytes + k] = (uint8_t) next();
+            }
+            if (!q6) {
+                memcpy(sc + s * scale_bytes + 2, &dmin, 2);
+            }
+        }
+        return;
     }
     size_t scale_count = strcmp(type, "q8") == 0 ? elements / 32
                          : strcmp(type, "q4") == 0 || strcmp(type, "q5") == 0 ? 2 * elements / group
@@ -239,6 +272,9 @@ int main(void) {
             check("f32", 0, rows + 28, 45, n, sets);
             check("f16", 0, rows + 28, 45, n, sets);
             check("bf16", 0, rows, 67, n, sets);
+            check("q4_k", 256, rows + 28, 512, n, sets);
+            check("q5_k", 256, rows, 768, n, sets);
+            check("q6_k", 256, rows + 12, 256, n, sets);
             /* interleaved-16: whole tiles and a tail of rows (rows + 28: 29, 33, 37), a tail only (rows) */
             check("q8x16", 32, rows + 28, 96, n, sets);
             check("q8x16", 32, rows, 64, n, sets);
@@ -246,7 +282,7 @@ int main(void) {
             check("q4x16", 64, rows + 28, 320, n, sets);
             check("q4x16", 128, rows + 12, 256, n, sets);
             check("q4x16", 128, rows + 44, 384, n, sets);
-            checks += 16;
+            checks += 19;
         }
     }
     printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");

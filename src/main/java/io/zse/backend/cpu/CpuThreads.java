@@ -8,10 +8,17 @@ import java.util.concurrent.locks.LockSupport;
 public final class CpuThreads implements AutoCloseable {
     /** Below this many multiply-adds a task runs on the caller: handing it to the pool would cost more. */
     private static final long MIN_PARALLEL_WORK = 1 << 15;
-    /** Chunks per thread in a parallel loop, each no smaller than MIN_PARALLEL_WORK. */
-    private static final int CHUNKS_PER_THREAD = 4;
-    /** Spin-wait iterations before parking for the last chunk: tens of microseconds. */
-    private static final int SPINS = 1 << 10;
+    /**
+     * Chunks per thread in a parallel loop, each no smaller than MIN_PARALLEL_WORK. Decoding is a hundred short loops
+     * per token, each ending when its last chunk does: the thread that claims none waits for up to one chunk, so
+     * small chunks (tens of microseconds) keep that tail short; claiming one costs one atomic increment.
+     */
+    private static final int CHUNKS_PER_THREAD = 16;
+    /**
+     * How long the caller spins for the other threads' last chunks before it parks: longer than a chunk, so the
+     * usual wait never pays a park and an unpark (tens of microseconds, more on a busy machine).
+     */
+    private static final long CALLER_SPIN_NANOS = 100_000;
 
     /** The body of a parallel loop: handles items [start, end). */
     @FunctionalInterface
@@ -135,10 +142,11 @@ public final class CpuThreads implements AutoCloseable {
 
     /**
      * Waits until every chunk is done; a helper that starts only after the last chunk was claimed is not waited for.
-     * A short spin first: the last chunk usually ends within microseconds, sooner than a park and unpark.
+     * A bounded spin first (CALLER_SPIN_NANOS): the last chunk usually ends sooner than a park and unpark would.
      */
     private static void awaitChunks(AtomicInteger done, int chunks) {
-        for (int spin = 0; spin < SPINS && done.get() < chunks; spin++) {
+        long spinStart = System.nanoTime();
+        while (done.get() < chunks && System.nanoTime() - spinStart < CALLER_SPIN_NANOS) {
             Thread.onSpinWait();
         }
         boolean interrupted = false;
