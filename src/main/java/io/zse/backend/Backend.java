@@ -88,6 +88,16 @@ public interface Backend extends AutoCloseable {
     /** out[n, w.rows] = x[n, w.cols] · wᵀ. Each weight row is read once for all n rows of x. */
     void matmul(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer out);
 
+    /**
+     * outs[j][n, ws[j].rows] = x[n, cols] · ws[j]ᵀ for every j: several products of one input (q, k and v; gate and
+     * up), which a backend may run as one parallel loop over all their rows. Default: one {@link #matmul} each.
+     */
+    default void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {
+        for (int j = 0; j < ws.length; j++) {
+            matmul(x, n, ws[j], outs[j]);
+        }
+    }
+
     /** x[i, :] += bias for each of the n rows of x [n, bias.length]. */
     void addBias(ActivationBuffer x, int n, float[] bias);
 

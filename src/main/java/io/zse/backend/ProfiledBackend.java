@@ -94,6 +94,15 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {
+        StringBuilder label = new StringBuilder("matmuls");
+        for (WeightMatrix w : ws) {
+            label.append(' ').append(w.type()).append(" [").append(w.rows()).append(" x ").append(w.cols()).append(']');
+        }
+        timed(label.toString(), () -> backend.matmuls(x, n, ws, outs));
+    }
+
+    @Override
     public void addBias(ActivationBuffer x, int n, float[] bias) {
         timed("addBias", () -> backend.addBias(x, n, bias));
     }

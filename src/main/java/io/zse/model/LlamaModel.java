@@ -349,9 +349,11 @@ public final class LlamaModel {
             Weights.Layer w = weights.layers().get(layer);
 
             // Attention block: x += o_proj(attention(rope(q), rope(k), v)) of the normed stream.
-            linear(ws.normed, n, w.query(), w.queryBias(), ws.q);
-            linear(ws.normed, n, w.key(), w.keyBias(), ws.k);
-            linear(ws.normed, n, w.value(), w.valueBias(), ws.v);
+            backend.matmuls(ws.normed, n, new WeightMatrix[] {w.query(), w.key(), w.value()},
+                    new ActivationBuffer[] {ws.q, ws.k, ws.v});
+            addBias(ws.q, n, w.queryBias());
+            addBias(ws.k, n, w.keyBias());
+            addBias(ws.v, n, w.valueBias());
             if (w.queryNorm() != null) { // Qwen3, Gemma 3: each head's q and k RMS-normalised, in place, before RoPE
                 backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
@@ -375,8 +377,8 @@ public final class LlamaModel {
 
             // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream (Gemma: gelu, not silu).
             backend.addRmsNorm(ws.x, ws.projected, n, w.ffnNorm(), eps, ws.normed);
-            backend.matmul(ws.normed, n, w.gate(), ws.gate);
-            backend.matmul(ws.normed, n, w.up(), ws.up);
+            backend.matmuls(ws.normed, n, new WeightMatrix[] {w.gate(), w.up()},
+                    new ActivationBuffer[] {ws.gate, ws.up});
             if (config.gemma() != null) {
                 backend.geglu(ws.gate, ws.up, n * ff);
             } else if (config.bitnet()) { // relu(gate)² * up, RMS-normalised before down_proj
@@ -484,6 +486,10 @@ public final class LlamaModel {
 
     private void linear(ActivationBuffer in, int n, WeightMatrix weight, float[] bias, ActivationBuffer out) {
         backend.matmul(in, n, weight, out);
+        addBias(out, n, bias);
+    }
+
+    private void addBias(ActivationBuffer out, int n, float[] bias) {
         if (bias != null) {
             backend.addBias(out, n, bias);
         }

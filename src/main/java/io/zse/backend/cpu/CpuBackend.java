@@ -91,6 +91,22 @@ public final class CpuBackend implements Backend {
         matmulOf(w).multiply(segment(x), n, segment(out), threads);
     }
 
+    /** One parallel loop for all the products when the native kernels run them on int8 blocks of one input. */
+    @Override
+    public void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {
+        NativeWeight[] natives = new NativeWeight[ws.length];
+        MemorySegment[] outputs = new MemorySegment[ws.length];
+        for (int j = 0; j < ws.length; j++) {
+            if (!(matmulOf(ws[j]) instanceof NativeWeight w) || !w.takesInt8Blocks() || w.cols != ws[0].cols()) {
+                Backend.super.matmuls(x, n, ws, outs);
+                return;
+            }
+            natives[j] = w;
+            outputs[j] = segment(outs[j]);
+        }
+        NativeWeight.multiplyTogether(natives, segment(x), n, outputs, threads);
+    }
+
     @Override
     public void addBias(ActivationBuffer x, int n, float[] bias) {
         MemorySegment rows = segment(x);

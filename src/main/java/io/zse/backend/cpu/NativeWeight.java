@@ -109,33 +109,14 @@ public final class NativeWeight extends CpuWeight {
 
     @Override
     public void multiply(MemorySegment x, int n, MemorySegment out, CpuThreads threads) {
-        long inputs = x.byteSize() / Float.BYTES;
-        long outputs = out.byteSize() / Float.BYTES;
-        if (n < 1 || inputs < (long) n * cols || outputs < (long) n * rows) {
-            throw new IllegalArgumentException("a product of " + n + " rows with a [" + rows + ", " + cols
-                    + "] weight needs " + (long) n * cols + " inputs and " + (long) n * rows + " outputs, not "
-                    + inputs + " and " + outputs);
-        }
-        if (interleaved) {
-            multiplyInterleaved(x, n, out, threads);
+        checkProduct(x, n, out);
+        if (takesInt8Blocks()) {
+            multiplyTogether(new NativeWeight[] {this}, x, n, new MemorySegment[] {out}, threads);
             return;
         }
         int items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
         long work = (long) ROWS_PER_ITEM * cols * n;
         switch (type) {
-            case Q8, Q4, Q5, Q4_K, Q5_K, Q6_K -> {
-                QuantizedRows q = QuantizedRows.forThread(n * cols);
-                library.quantizeRows(x, n, cols, q);
-                threads.parallelFor(items, work, (start, end) -> {
-                    int first = start * ROWS_PER_ITEM;
-                    int last = Math.min(rows, end * ROWS_PER_ITEM);
-                    switch (type) {
-                        case Q8 -> library.matmulQ8(data, scales, cols, first, last, q, n, out, rows);
-                        case Q4 -> library.matmulQ4(data, scales, groupSize, cols, first, last, q, n, out, rows);
-                        default -> library.matmulKQuant(type, data, scales, cols, first, last, q, n, out, rows);
-                    }
-                });
-            }
             case TERNARY -> {
                 TernaryActivations q = TernaryActivations.quantize(x, 0, n, cols);
                 float scale = TernaryBlocks.scale(scales);
@@ -149,15 +130,75 @@ public final class NativeWeight extends CpuWeight {
         }
     }
 
-    /** Threads take whole tiles of 16 rows; the rows after the last tile go with the last item. */
-    private void multiplyInterleaved(MemorySegment x, int n, MemorySegment out, CpuThreads threads) {
+    private void checkProduct(MemorySegment x, int n, MemorySegment out) {
+        long inputs = x.byteSize() / Float.BYTES;
+        long outputs = out.byteSize() / Float.BYTES;
+        if (n < 1 || inputs < (long) n * cols || outputs < (long) n * rows) {
+            throw new IllegalArgumentException("a product of " + n + " rows with a [" + rows + ", " + cols
+                    + "] weight needs " + (long) n * cols + " inputs and " + (long) n * rows + " outputs, not "
+                    + inputs + " and " + outputs);
+        }
+    }
+
+    /** Whether this weight's products take activations quantized to int8 per block of 32 ({@link QuantizedRows}). */
+    boolean takesInt8Blocks() {
+        return switch (type) {
+            case Q8, Q4, Q5, Q4_K, Q5_K, Q6_K -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * outs[j] = x · ws[j]ᵀ for weights that all take int8 blocks and share x's width: x is quantized once and every
+     * weight's rows are items of one parallel loop. Decoding runs q/k/v and gate/up this way: at batch 1 the small
+     * products cost more in the loop's hand-off than in reading their bytes, so one loop instead of three (or two)
+     * saves that fixed cost.
+     */
+    static void multiplyTogether(NativeWeight[] ws, MemorySegment x, int n, MemorySegment[] outs, CpuThreads threads) {
+        int cols = ws[0].cols;
+        int[] firstItem = new int[ws.length + 1];
+        long work = 0;
+        for (int j = 0; j < ws.length; j++) {
+            if (ws[j].cols != cols || !ws[j].takesInt8Blocks()) {
+                throw new IllegalArgumentException("products of one input need int8-block weights of one width");
+            }
+            ws[j].checkProduct(x, n, outs[j]);
+            firstItem[j + 1] = firstItem[j] + ws[j].int8Items();
+            work += (long) ws[j].rows * cols * n;
+        }
         QuantizedRows q = QuantizedRows.forThread(n * cols);
-        library.quantizeRows(x, n, cols, q);
-        int tiles = Math.max(1, rows / InterleavedRows.ROWS);
-        threads.parallelFor(tiles, (long) InterleavedRows.ROWS * cols * n, (start, end) -> {
-            int first = start * InterleavedRows.ROWS;
-            int last = end == tiles ? rows : end * InterleavedRows.ROWS;
-            library.matmulInterleaved(type, data, scales, groupSize, rows, cols, first, last, q, n, out, rows);
+        ws[0].library.quantizeRows(x, n, cols, q);
+        int items = firstItem[ws.length];
+        threads.parallelFor(items, work / items, (start, end) -> {
+            for (int j = 0; j < ws.length; j++) {
+                int from = Math.max(start, firstItem[j]);
+                int to = Math.min(end, firstItem[j + 1]);
+                if (from < to) {
+                    ws[j].multiplyItems(from - firstItem[j], to - firstItem[j], q, n, outs[j]);
+                }
+            }
         });
+    }
+
+    /** Items of an int8 product: tiles of 16 rows when interleaved (the rows after the last tile go with the last). */
+    private int int8Items() {
+        return interleaved ? Math.max(1, rows / InterleavedRows.ROWS) : (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
+    }
+
+    /** Items [start, end) of the int8 product of q's n rows, into out [n, rows]. */
+    private void multiplyItems(int start, int end, QuantizedRows q, int n, MemorySegment out) {
+        if (interleaved) {
+            int first = start * InterleavedRows.ROWS;
+            int last = end == int8Items() ? rows : end * InterleavedRows.ROWS;
+            library.matmulInterleaved(type, data, scales, groupSize, rows, cols, first, last, q, n, out, rows);
+            return;
+        }
+        int first = start * ROWS_PER_ITEM;
+        int last = Math.min(rows, end * ROWS_PER_ITEM);
+        switch (type) {
+            case Q8 -> library.matmulQ8(data, scales, cols, first, last, q, n, out, rows);
+            case Q4 -> library.matmulQ4(data, scales, groupSize, cols, first, last, q, n, out, rows);
+            default -> library.matmulKQuant(type, data, scales, cols, first, last, q, n, out, rows);
+        }
     }
 }
