@@ -87,8 +87,8 @@ void zse_cpu_matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int
 /*
  * The converter's quantizers (quantize.c), byte for byte those of io.zse.convert: count floats (whole groups, all
  * finite) become codes and F16 scales in the .zse layout; the candidate tables come from the Java quantizer. 0 on
- * success, -1 when a group's scale overflows F16 (the Java quantizer then names the group), -2 when this CPU lacks
- * AVX-512 (the Java quantizer runs instead).
+ * success, -1 when a group's scale overflows F16 (the Java quantizer then names the group), -2 when this CPU has
+ * neither AVX-512 nor NEON (the Java quantizer runs instead).
  */
 int32_t zse_cpu_convert_q8(const float *src, int64_t count, int8_t *data, uint16_t *scales, const float *factors,
                            int32_t factor_count);

@@ -1,7 +1,6 @@
 package io.zse.cli;
 
-import io.zse.backend.cpu.CpuKernelChoice;
-import io.zse.backend.cpu.NativeKernels;
+import io.zse.convert.AutoLayout;
 import io.zse.convert.ConvertOptions;
 import io.zse.convert.ModelConverter;
 import io.zse.convert.ModelImport;
@@ -85,7 +84,7 @@ public final class ConvertCommand implements Callable<Integer> {
         return switch (layout == null ? "auto" : layout) {
             case "interleaved" -> true;
             case "row-groups" -> false;
-            case "auto" -> CpuKernelChoice.selected() instanceof NativeKernels k && !k.library().isa().equals("generic");
+            case "auto" -> AutoLayout.interleaved();
             default -> throw new IllegalArgumentException("--layout " + layout
                     + " is not one of auto, interleaved, row-groups");
         };

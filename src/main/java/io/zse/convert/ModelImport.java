@@ -92,16 +92,28 @@ public final class ModelImport {
 
     /**
      * The .zse file to map for {@code input}: the input itself when it is one, else its conversion in
-     * {@code cacheDir}, made now if it is not there yet (checkpoint directories are converted to Q8).
+     * {@code cacheDir}, made now if it is not there yet (checkpoint directories are converted to Q8), in layout
+     * {@link AutoLayout auto} as {@code zse convert} writes by default.
      */
     public static Path servable(Path input, Path cacheDir, ModelConverter.Progress progress) throws IOException {
+        return servable(input, cacheDir, AutoLayout.interleaved(), progress);
+    }
+
+    /**
+     * As {@link #servable(Path, Path, ModelConverter.Progress)}, with the layout given: {@code interleave} stores a
+     * checkpoint's or a GGUF's Q8 and Q4 weights in interleaved-16 (zse-engine files are always imported in
+     * row-groups). The layout is part of the cache key, so each layout has its own cached conversion.
+     */
+    public static Path servable(Path input, Path cacheDir, boolean interleave, ModelConverter.Progress progress)
+            throws IOException {
         Kind kind = kindOf(input);
         if (kind == Kind.ZSE) {
             return input;
         }
+        boolean interleaved = interleave && kind != Kind.ZSE_ENGINE;
         String stem = input.toAbsolutePath().normalize().getFileName().toString().replaceAll("\\.(gguf|zse)$", "")
                 .replaceAll("[^A-Za-z0-9._-]", "_");
-        Path target = cacheDir.resolve(stem + "-" + contentKey(input, kind) + ".zse");
+        Path target = cacheDir.resolve(stem + "-" + contentKey(input, kind, interleaved) + ".zse");
         if (Files.isRegularFile(target)) {
             progress.note("using " + target + " (converted from " + input + " before)");
             return target;
@@ -112,9 +124,9 @@ public final class ModelImport {
             progress.note("converting " + input + " into " + target + " (once; later starts reuse it)");
             if (kind == Kind.HF_DIRECTORY) {
                 ModelConverter.convert(input, partial, new ConvertOptions(TensorType.Q8, TensorType.Q8.defaultGroupSize(),
-                        null, null, true), progress);
+                        null, null, true, interleaved), progress);
             } else {
-                convertFile(input, partial, true, progress);
+                convertFile(input, partial, true, interleaved, progress);
             }
             // atomic, so a second process starting at the same time never maps a half-written file
             Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -124,8 +136,8 @@ public final class ModelImport {
         }
     }
 
-    /** SHA-256 (first 16 hex digits) of the converter version and every byte the conversion reads. */
-    static String contentKey(Path input, Kind kind) throws IOException {
+    /** SHA-256 (first 16 hex digits) of the converter version, the layout and every byte the conversion reads. */
+    static String contentKey(Path input, Kind kind, boolean interleaved) throws IOException {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");
@@ -133,6 +145,7 @@ public final class ModelImport {
             throw new IllegalStateException(e);
         }
         sha.update(CACHE_VERSION.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        sha.update((interleaved ? "/interleaved-16/" : "/row-groups/").getBytes(java.nio.charset.StandardCharsets.UTF_8));
         List<Path> files;
         if (kind == Kind.HF_DIRECTORY) {
             try (Stream<Path> list = Files.list(input)) {

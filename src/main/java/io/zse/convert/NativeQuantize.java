@@ -7,9 +7,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
 /**
- * The quantizers' native path: libzse_cpu's zse_cpu_convert_* (AVX-512), which produce the same bytes as the Java
- * code of {@link Q8Quantizer}, {@link Q4Quantizer} and {@link Nf4Quantizer} many times faster. Where the library does
- * not load or the CPU lacks AVX-512, {@link #run} says no and the Java code runs. {@code -Dzse.convert.native=false}
+ * The quantizers' native path: libzse_cpu's zse_cpu_convert_* (AVX-512 on x86, NEON on aarch64), which produce the
+ * same bytes as the Java code of {@link Q8Quantizer}, {@link Q4Quantizer} and {@link Nf4Quantizer} many times faster.
+ * Where the library does not load or an x86 CPU lacks AVX-512, {@link #run} says no and the Java code runs. {@code -Dzse.convert.native=false}
  * turns it off.
  */
 final class NativeQuantize {
@@ -41,7 +41,7 @@ final class NativeQuantize {
                 data.asSlice(dataOffset, type.dataBytes(count)),
                 scales.asSlice(scalesOffset, type.scaleBytes(count, group)), table, codebook, maxHalfGap);
         if (status == -2) {
-            library = Optional.empty(); // no AVX-512: every later call would say the same
+            library = Optional.empty(); // no AVX-512 or NEON: every later call would say the same
         }
         return status == 0;
     }

@@ -4,6 +4,7 @@ import io.zse.TestModels;
 import io.zse.convert.gguf.GgufFixtures;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
+import io.zse.format.ZseLayout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -78,6 +79,29 @@ class ModelImportTest {
         assertNotEquals(converted, again);
         try (Stream<Path> files = Files.list(cache)) {
             assertEquals(2, files.filter(p -> p.toString().endsWith(".zse")).count(), "no partial file left");
+        }
+    }
+
+    @Test
+    void eachLayoutHasItsOwnCachedConversionAndAutoIsWhatConvertWritesByDefault() throws IOException {
+        Path gguf = GgufFixtures.gguf("tinystories-656k-q8_0", dir);
+        Path cache = dir.resolve("cache");
+        Path rowGroups = ModelImport.servable(gguf, cache, false, new Notes());
+        Path interleaved = ModelImport.servable(gguf, cache, true, new Notes());
+        assertNotEquals(rowGroups, interleaved, "the layout is part of the cache key");
+        String weight = "model.layers.0.mlp.up_proj.weight";
+        try (ZseFile r = ZseFile.open(rowGroups); ZseFile i = ZseFile.open(interleaved)) {
+            assertEquals(ZseLayout.LAYOUT_ROW_GROUPS, r.tensor(weight).info().layout());
+            assertEquals(ZseLayout.LAYOUT_INTERLEAVED_16, i.tensor(weight).info().layout());
+            assertEquals(TensorType.Q8, i.tensor(weight).type());
+        }
+        Notes auto = new Notes();
+        assertEquals(AutoLayout.interleaved() ? interleaved : rowGroups, ModelImport.servable(gguf, cache, auto));
+        assertTrue(auto.notes.getFirst().startsWith("using "), "auto reuses its layout's conversion: " + auto.notes);
+
+        Path checkpoint = ModelImport.servable(TestModels.tinyStories(), cache, true, new Notes());
+        try (ZseFile file = ZseFile.open(checkpoint)) {
+            assertEquals(ZseLayout.LAYOUT_INTERLEAVED_16, file.tensor(weight).info().layout());
         }
     }
 
