@@ -176,6 +176,32 @@ class GgufImportGoldenTest {
     }
 
     /**
+     * Qwen3 as llama.cpp names it (tools/reference/gguf_writer_fixtures.py: llama.cpp c392e50 has no Qwen3 converter,
+     * so gguf-py's GGUFWriter writes it): per-head attn_q_norm/attn_k_norm, no biases, head_dim 32 from key_length
+     * (heads x head_dim != hidden), no Q/K row permutation. Must equal the safetensors import tensor for tensor.
+     */
+    @Test
+    void qwen3FromGgufIsTheSafetensorsImport() throws IOException {
+        ModelConfig mine = assertSafetensorsImport("tiny-qwen3-f32", 24);
+        assertEquals("qwen3", mine.architecture());
+        assertEquals(32, mine.headDim());
+        assertEquals(false, mine.attentionBias());
+    }
+
+    /**
+     * Gemma 3 as llama.cpp names it (tools/reference/gguf_writer_fixtures.py): every norm, the q/k norms included,
+     * stored as 1 + w; local layers from sliding_window_pattern flags, their RoPE base from rope.freq_base_swa, linear
+     * scaling 4 of the global base. Greedy ids run past the window of 12 through local and global layers.
+     */
+    @Test
+    void gemma3FromGgufIsTheSafetensorsImport() throws IOException {
+        ModelConfig mine = assertSafetensorsImport("tiny-gemma3-f32", 54);
+        assertEquals("gemma3", mine.architecture());
+        assertEquals(List.of(true, true, false, true), mine.gemma().slidingLayers());
+        assertEquals(12, mine.slidingWindow());
+    }
+
+    /**
      * Imports fixture {@code name} (an F32 GGUF of formula weights, tools/reference/*_gguf_fixtures.py) and the
      * safetensors checkpoint of the same config and weights; asserts equal configs, every tensor's type and CRC, the
      * tokenizer, and 32 greedy ids. Returns the config.
