@@ -20,6 +20,10 @@ installed gguf package knows as MODEL_ARCH.QWEN3 and MODEL_ARCH.GEMMA3):
 The weights are the formula weights of tiny_models.py (the qwen3-qk-norm and gemma3-local-global shapes with the
 vocabulary cut to 2048 and the TinyStories special ids; io.zse.model.FormulaCheckpoint rebuilds them at test time), so
 the test converts the same weights from safetensors and from these F32 GGUFs and compares tensor for tensor.
+transformers 5.18 cannot serve as the reference here: from_pretrained(gguf_file=...) loads both files but reads
+neither qwen3.attention.key_length (it keeps Qwen3Config's head_dim 128, and the forward pass fails on the q_norm of
+32) nor Gemma 3's sliding_window_pattern or linear scaling (every layer local; different greedy ids), so the golden is
+the safetensors checkpoint of the same formula weights (F32 GGUF holds the same floats).
 """
 import gzip
 import json
