@@ -90,8 +90,9 @@ class GgufImportGoldenTest {
     /**
      * Bit-exact types (Q8_0 as Q8, Q4_0 as Q4, the K-quants as the .zse types of the same names) hold the values
      * transformers dequantizes, so logits agree to float32 rounding. tiny-llama-untied-* and tiny-qwen2-bias-tied-* are
-     * tiny_models.py's weights through llama.cpp's converter and llama-quantize (tools/reference/tiny_gguf_quant_fixtures.py); its rows of
-     * 64 make llama-quantize's Q4_K_M fall back to Q5_0 and Q8_0, and Q5_0 re-quantized to Q8 earns the wider tolerance.
+     * tiny_models.py's weights through llama.cpp's converter and llama-quantize (tiny_gguf_quant_fixtures.py); their
+     * rows of 64 make llama-quantize's Q4_K_M fall back to Q5_0 and Q8_0, and Q5_0 re-quantized to Q8 earns the wider
+     * tolerance.
      */
     @ParameterizedTest
     @CsvSource({"tinystories-656k-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",

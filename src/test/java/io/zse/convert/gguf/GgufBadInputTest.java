@@ -153,6 +153,6 @@ class GgufBadInputTest {
         assertTrue(new String(phi3, arch, 4, StandardCharsets.UTF_8).equals("phi3"));
         String message = failure(phi2, "phi2");
         assertTrue(message.contains("GGUF architecture 'phi2' is not supported (supported: gemma2, gemma3, llama, phi3, "
-                + "qwen2)"), message);
+                + "qwen2, qwen3)"), message);
     }
 }
