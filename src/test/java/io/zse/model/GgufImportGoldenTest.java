@@ -89,13 +89,24 @@ class GgufImportGoldenTest {
 
     /**
      * Bit-exact types (Q8_0 as Q8, Q4_0 as Q4, the K-quants as the .zse types of the same names) hold the values
-     * transformers dequantizes, so logits agree to float32 rounding.
+     * transformers dequantizes, so logits agree to float32 rounding. tiny-llama-untied-* and tiny-qwen2-bias-tied-* are
+     * tiny_models.py's weights through llama.cpp's converter and llama-quantize (tiny_gguf_quant_fixtures.py); their
+     * rows of 64 make llama-quantize's Q4_K_M fall back to Q5_0 and Q8_0, and Q5_0 re-quantized to Q8 earns the wider
+     * tolerance.
      */
     @ParameterizedTest
     @CsvSource({"tinystories-656k-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
             "tinystories-656k-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
             "tiny-kquant-q4_k_m, 1e-4, Q4_K -> Q4_K (exact): 5 tensors",
-            "tiny-kquant-q6_k, 1e-4, Q6_K -> Q6_K (exact): 8 tensors"})
+            "tiny-kquant-q6_k, 1e-4, Q6_K -> Q6_K (exact): 8 tensors",
+            "tiny-llama-untied-f16, 1e-4, F16 -> F16 (exact): 16 tensors",
+            "tiny-llama-untied-q8_0, 1e-4, Q8_0 -> Q8 (exact): 16 tensors",
+            "tiny-llama-untied-q4_0, 1e-4, Q4_0 -> Q4 (exact): 15 tensors",
+            "tiny-llama-untied-q4_k_m, 2e-2, Q8_0 -> Q8 (exact): 3 tensors",
+            "tiny-qwen2-bias-tied-f16, 1e-4, F16 -> F16 (exact): 15 tensors",
+            "tiny-qwen2-bias-tied-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
+            "tiny-qwen2-bias-tied-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
+            "tiny-qwen2-bias-tied-q4_k_m, 2e-2, Q8_0 -> Q8 (exact): 3 tensors"})
     void quantizedFilesMatchTransformersDequantizingTheSameGguf(String name, double tolerance, String note)
             throws IOException {
         Path out = dir.resolve(name + ".zse");
@@ -173,6 +184,32 @@ class GgufImportGoldenTest {
         assertEquals(1.5, rope.factor());
         assertEquals(16, rope.originalContextLength());
         assertEquals(List.of(1.0, 1.3, 1.9, 3.2, 5.5, 9.0, 14.0, 21.0), rope.longFactors());
+    }
+
+    /**
+     * Qwen3 as llama.cpp names it (tools/reference/gguf_writer_fixtures.py: llama.cpp c392e50 has no Qwen3 converter,
+     * so gguf-py's GGUFWriter writes it): per-head attn_q_norm/attn_k_norm, no biases, head_dim 32 from key_length
+     * (heads x head_dim != hidden), no Q/K row permutation. Must equal the safetensors import tensor for tensor.
+     */
+    @Test
+    void qwen3FromGgufIsTheSafetensorsImport() throws IOException {
+        ModelConfig mine = assertSafetensorsImport("tiny-qwen3-f32", 24);
+        assertEquals("qwen3", mine.architecture());
+        assertEquals(32, mine.headDim());
+        assertEquals(false, mine.attentionBias());
+    }
+
+    /**
+     * Gemma 3 as llama.cpp names it (tools/reference/gguf_writer_fixtures.py): every norm, the q/k norms included,
+     * stored as 1 + w; local layers from sliding_window_pattern flags, their RoPE base from rope.freq_base_swa, linear
+     * scaling 4 of the global base. Greedy ids run past the window of 12 through local and global layers.
+     */
+    @Test
+    void gemma3FromGgufIsTheSafetensorsImport() throws IOException {
+        ModelConfig mine = assertSafetensorsImport("tiny-gemma3-f32", 54);
+        assertEquals("gemma3", mine.architecture());
+        assertEquals(List.of(true, true, false, true), mine.gemma().slidingLayers());
+        assertEquals(12, mine.slidingWindow());
     }
 
     /**

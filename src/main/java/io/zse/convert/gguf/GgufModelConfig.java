@@ -10,15 +10,15 @@ import java.util.Map;
 
 /**
  * A GGUF file's hyperparameters ({@code <arch>.*} keys, llama.cpp's names) as a {@link ModelConfig}. Architectures:
- * {@code llama} (Llama and Mistral: llama.cpp's converter writes both as llama), {@code qwen2}, {@code phi3},
- * {@code gemma2} and {@code gemma3} (whose norm weights llama.cpp stores as 1 + w, as a .zse holds them). Facts GGUF
+ * {@code llama} (Llama and Mistral: llama.cpp's converter writes both as llama), {@code qwen2}, {@code qwen3},
+ * {@code phi3}, {@code gemma2} and {@code gemma3} (whose norm weights llama.cpp stores as 1 + w, as a .zse holds them). Facts GGUF
  * keeps in tensors rather than keys come from the tensor table: tied embeddings (no {@code output.weight}), attention
  * biases ({@code attn_q.bias}), Llama 3 RoPE scaling ({@code rope_freqs.weight}, passed in as factors) and Phi-3's
  * LongRoPE ({@code rope_factors_short.weight} and {@code rope_factors_long.weight}).
  */
 final class GgufModelConfig {
     private static final Map<String, String> ARCHITECTURES = Map.of("llama", "llama", "qwen2", "qwen2",
-            "phi3", "phi3", "gemma2", "gemma2", "gemma3", "gemma3", "bitnet-b1.58", "bitnet");
+            "qwen3", "qwen3", "phi3", "phi3", "gemma2", "gemma2", "gemma3", "gemma3", "bitnet-b1.58", "bitnet");
 
     private GgufModelConfig() {
     }

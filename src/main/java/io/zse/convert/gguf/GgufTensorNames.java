@@ -16,24 +16,25 @@ final class GgufTensorNames {
             EMBEDDINGS, "model.embed_tokens.weight",
             "output_norm.weight", "model.norm.weight",
             OUTPUT, "lm_head.weight");
-    private static final Map<String, String> LAYER = Map.of(
-            "attn_norm", "input_layernorm",
-            "attn_q", "self_attn.q_proj",
-            "attn_qkv", "self_attn.qkv_proj",
-            "attn_k", "self_attn.k_proj",
-            "attn_v", "self_attn.v_proj",
-            "attn_output", "self_attn.o_proj",
-            "ffn_norm", "post_attention_layernorm",
-            "ffn_gate", "mlp.gate_proj",
-            "ffn_up", "mlp.up_proj",
-            "ffn_down", "mlp.down_proj");
+    /** Qwen3's and Gemma 3's per-head q/k norms included: the model's config decides whether they belong. */
+    private static final Map<String, String> LAYER = Map.ofEntries(
+            Map.entry("attn_norm", "input_layernorm"),
+            Map.entry("attn_q", "self_attn.q_proj"),
+            Map.entry("attn_qkv", "self_attn.qkv_proj"),
+            Map.entry("attn_k", "self_attn.k_proj"),
+            Map.entry("attn_v", "self_attn.v_proj"),
+            Map.entry("attn_output", "self_attn.o_proj"),
+            Map.entry("attn_q_norm", "self_attn.q_norm"),
+            Map.entry("attn_k_norm", "self_attn.k_norm"),
+            Map.entry("ffn_norm", "post_attention_layernorm"),
+            Map.entry("ffn_gate", "mlp.gate_proj"),
+            Map.entry("ffn_up", "mlp.up_proj"),
+            Map.entry("ffn_down", "mlp.down_proj"));
     /** Gemma's norms: llama.cpp's ffn_norm is its pre-feed-forward norm, and it has three more. */
     private static final Map<String, String> GEMMA_LAYER = Map.of(
             "ffn_norm", "pre_feedforward_layernorm",
             "post_attention_norm", "post_attention_layernorm",
-            "post_ffw_norm", "post_feedforward_layernorm",
-            "attn_q_norm", "self_attn.q_norm",
-            "attn_k_norm", "self_attn.k_norm");
+            "post_ffw_norm", "post_feedforward_layernorm");
     /** BitNet's RMSNorms of the attention output and of the gated activations, before o_proj and down_proj. */
     private static final Map<String, String> BITNET_LAYER = Map.of(
             "attn_sub_norm", "self_attn.attn_sub_norm",

@@ -158,7 +158,6 @@ class GgufBadInputTest {
         assertTrue(new String(phi3, arch, 4, StandardCharsets.UTF_8).equals("phi3"));
         String message = failure(phi2, "phi2");
         assertTrue(message.contains("GGUF architecture 'phi2' is not supported (supported: bitnet-b1.58, gemma2, gemma3, "
-                + "llama, phi3, "
-                + "qwen2)"), message);
+                + "llama, phi3, qwen2, qwen3)"), message);
     }
 }
