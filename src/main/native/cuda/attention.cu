@@ -7,9 +7,14 @@
 // so each row's keys are cut into runs attended by separate blocks, then merged by a second kernel).
 // Prefill (n > 1): one block per (16-query tile, head); key/value tiles of 32 positions are staged in shared memory and
 // reused by all 16 queries, flash-attention style.
+// Paged prefill (zse_cuda_paged_prefill_attention): the same tiling over the block pool for prompt chunks, a tile being
+// up to 16 consecutive rows of one sequence; Q.K^T and P.V are warp-level 16x16x16 products (mma.cuh): tensor cores
+// on F16 tiles (an F16 KV cache), FMAs on F32 ones.
 #include <math.h>
 
+#include "mma.cuh"
 #include "status.cuh"
+#include "weights.cuh"  // the storage type codes name the prefill precision
 
 namespace zse {
 namespace {
@@ -289,6 +294,184 @@ __global__ void __launch_bounds__(kPrefillWarps * kWarp) attention_prefill_kerne
     }
 }
 
+// ---- Paged prefill: tiles of consecutive rows of one sequence over the block pool, products on tensor cores ----
+
+constexpr int kTiledQueries = 16;  // one MMA tile of query rows
+constexpr int kTiledWarps = 4;
+
+// Keys per step: 64 for 16-bit tiles, 32 for F32 ones (their K and V tiles at head dim 256 would not fit otherwise).
+template <class T>
+constexpr int kTiledKeys = sizeof(T) == 2 ? 64 : 32;
+
+// The shared-memory plan of paged_prefill_kernel<T> at a head dim: wmma wants 32-byte aligned tiles and leading
+// dimensions in multiples of 8 elements; the extra 8 elements per row also move rows across banks.
+template <class T>
+struct PrefillPlan {
+    int padded_dim;  // head dim rounded up to the MMA tile
+    int ld_t, ld_s, ld_p, ld_o;
+    size_t q, k, v, s, p, o, stats, bytes;  // byte offsets of each region, then the total
+
+    __host__ __device__ static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
+
+    __host__ __device__ explicit PrefillPlan(int head_dim) {
+        constexpr int keys = kTiledKeys<T>;
+        padded_dim = (head_dim + kMmaTile - 1) / kMmaTile * kMmaTile;
+        ld_t = padded_dim + 8;
+        ld_s = keys + 8;
+        ld_p = keys + 8;
+        ld_o = padded_dim + 8;
+        q = 0;
+        k = q + round_up(sizeof(T) * kTiledQueries * ld_t);
+        v = k + round_up(sizeof(T) * keys * ld_t);
+        s = v + round_up(sizeof(T) * keys * ld_t);
+        p = s + round_up(sizeof(float) * kTiledQueries * ld_s);
+        o = p + round_up(sizeof(T) * kTiledQueries * ld_p);
+        stats = o + round_up(sizeof(float) * kTiledQueries * ld_o);
+        bytes = stats + round_up(sizeof(float) * 3 * kTiledQueries);
+    }
+};
+
+// One block per (tile blockIdx.x, head blockIdx.y). Tile i is rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 of the
+// batch: consecutive positions of one sequence (the host builds the list). The queries stay in shared memory as T;
+// each step stages `keys` positions of K and V (rounded to T), computes S = Q.K^T, updates every row's running max and
+// sum and writes P = exp(S - max) as T, rescales the float output tile and adds P.V. A padding tile (negative
+// position) writes zeros.
+template <class T>
+__global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
+    const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
+    const int32_t *__restrict__ tables, const int32_t *__restrict__ tiles, int block_size,
+    const float *__restrict__ keys, const float *__restrict__ values, Shape s, float *__restrict__ out) {
+    constexpr int kKeys = kTiledKeys<T>;
+    ZSE_DYNAMIC_SHARED(float, shared);
+    const PrefillPlan<T> plan(s.head_dim);
+    char *base = reinterpret_cast<char *>(shared);
+    T *qs = reinterpret_cast<T *>(base + plan.q);
+    T *ks = reinterpret_cast<T *>(base + plan.k);
+    T *vs = reinterpret_cast<T *>(base + plan.v);
+    float *ss = reinterpret_cast<float *>(base + plan.s);
+    T *ps = reinterpret_cast<T *>(base + plan.p);
+    float *os = reinterpret_cast<float *>(base + plan.o);
+    float *row_max = reinterpret_cast<float *>(base + plan.stats);
+    float *row_sum = row_max + kTiledQueries;
+    float *row_scale = row_sum + kTiledQueries;
+
+    const int hd = s.head_dim, pd = plan.padded_dim;
+    const int head = blockIdx.y;
+    const int row0 = tiles[2 * blockIdx.x], rows = tiles[2 * blockIdx.x + 1];
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const int64_t q_dim = static_cast<int64_t>(s.heads) * hd;
+    const int64_t kv_dim = s.kv_dim();
+    const int kv_offset = (head / (s.heads / s.kv_heads)) * hd;
+    const float scale = rsqrtf(static_cast<float>(hd));
+    const int p0 = positions[row0];
+    if (p0 < 0) {
+        for (int i = threadIdx.x; i < rows * hd; i += blockDim.x) {
+            out[(row0 + i / hd) * q_dim + head * hd + i % hd] = 0.f;
+        }
+        return;
+    }
+    const Paged locate{tables + table_offsets[row0], block_size};
+
+    for (int i = threadIdx.x; i < kTiledQueries * pd; i += blockDim.x) {
+        const int r = i / pd, d = i % pd;
+        const float x = r < rows && d < hd ? q[(row0 + r) * q_dim + head * hd + d] : 0.f;
+        qs[r * plan.ld_t + d] = mma_from_float<T>(x);
+        os[r * plan.ld_o + d] = 0.f;
+    }
+    if (threadIdx.x < kTiledQueries) {
+        row_max[threadIdx.x] = -INFINITY;
+        row_sum[threadIdx.x] = 0.f;
+    }
+    const int last_key = p0 + rows - 1;
+    for (int t0 = s.first_visible(p0); t0 <= last_key; t0 += kKeys) {
+        __syncthreads();  // the previous step's tiles are no longer read
+        for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
+            const int t = i / pd, d = i % pd;
+            float k = 0.f, v = 0.f;
+            if (t0 + t <= last_key && d < hd) {
+                const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
+                k = keys[at];
+                v = values[at];
+            }
+            ks[t * plan.ld_t + d] = mma_from_float<T>(k);
+            vs[t * plan.ld_t + d] = mma_from_float<T>(v);
+        }
+        __syncthreads();
+        for (int block = warp; block < kKeys / kMmaTile; block += kTiledWarps) {  // S = Q.K^T, a 16-key block a warp
+            MmaTile<T> acc;
+            acc.zero();
+            for (int kk = 0; kk < pd; kk += kMmaTile) {
+                acc.template mma<false>(qs + kk, plan.ld_t, ks + block * kMmaTile * plan.ld_t + kk, plan.ld_t);
+            }
+            acc.store(ss + block * kMmaTile, plan.ld_s);
+        }
+        __syncthreads();
+        for (int r = warp; r < kTiledQueries; r += kTiledWarps) {  // online softmax, a row a warp
+            const int position = p0 + r;
+            const int first = s.first_visible(position);
+            float score[kKeys / kWarp];
+            float tile_max = -INFINITY;
+#pragma unroll
+            for (int e = 0; e < kKeys / kWarp; e++) {
+                const int key = t0 + lane + e * kWarp;
+                const bool visible = r < rows && key <= position && key >= first;
+                score[e] = visible ? ss[r * plan.ld_s + lane + e * kWarp] * scale : -INFINITY;
+                tile_max = fmaxf(tile_max, score[e]);
+            }
+            const float old_max = row_max[r];
+            const float new_max = fmaxf(old_max, warp_max(tile_max));
+            float sum = 0.f;
+#pragma unroll
+            for (int e = 0; e < kKeys / kWarp; e++) {
+                const float p = score[e] == -INFINITY ? 0.f : expf(score[e] - new_max);
+                sum += p;
+                ps[r * plan.ld_p + lane + e * kWarp] = mma_from_float<T>(p);
+            }
+            sum = warp_sum(sum);
+            if (lane == 0) {
+                const float correction = new_max == -INFINITY ? 1.f : expf(old_max - new_max);
+                row_scale[r] = correction;
+                row_sum[r] = row_sum[r] * correction + sum;
+                row_max[r] = new_max;
+            }
+        }
+        __syncthreads();
+        for (int block = warp; block < pd / kMmaTile; block += kTiledWarps) {  // O = O * correction + P.V
+            float *o = os + block * kMmaTile;
+            for (int i = lane; i < kMmaTile * kMmaTile; i += kWarp) {
+                o[(i / kMmaTile) * plan.ld_o + i % kMmaTile] *= row_scale[i / kMmaTile];
+            }
+            __syncwarp();
+            MmaTile<T> acc;
+            acc.load(o, plan.ld_o);
+            for (int kk = 0; kk < kKeys; kk += kMmaTile) {
+                acc.template mma<true>(ps + kk, plan.ld_p, vs + kk * plan.ld_t + block * kMmaTile, plan.ld_t);
+            }
+            acc.store(o, plan.ld_o);
+        }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < rows * hd; i += blockDim.x) {
+        const int r = i / hd, d = i % hd;
+        out[(row0 + r) * q_dim + head * hd + d] = row_sum[r] > 0.f ? os[r * plan.ld_o + d] / row_sum[r] : 0.f;
+    }
+}
+
+template <class T>
+int launch_paged_prefill(dim3 grid, const float *q, const int32_t *positions, const int32_t *table_offsets,
+                         const int32_t *tables, const int32_t *tiles, int block_size, const float *keys,
+                         const float *values, const Shape &shape, float *out, cudaStream_t stream) {
+    const size_t bytes = PrefillPlan<T>(shape.head_dim).bytes;
+    if (bytes > 48 * 1024) {
+        ZSE_CHECK(cudaFuncSetAttribute(paged_prefill_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(bytes)),
+                  "cudaFuncSetAttribute(paged_prefill_kernel)");
+    }
+    ZSE_LAUNCH(paged_prefill_kernel<T>, grid, kTiledWarps * kWarp, bytes, stream)(
+        q, positions, table_offsets, tables, tiles, block_size, keys, values, shape, out);
+    return launched("paged_prefill_kernel");
+}
+
 size_t prefill_shared_bytes(int head_dim) {
     return sizeof(float) * (static_cast<size_t>(kQueryTile) * head_dim + static_cast<size_t>(kKeyTile) * (head_dim + 1) +
                             static_cast<size_t>(kKeyTile) * head_dim);
@@ -352,6 +535,36 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     if (int status = launched("paged_attention_kernel")) return status;
     ZSE_LAUNCH(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out);
     return launched("reduce_splits_kernel");
+}
+
+extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
+                                                const int32_t *tables, const int32_t *tiles, int tile_count,
+                                                int block_size, const float *keys, const float *values, int heads,
+                                                int kv_heads, int head_dim, int sliding_window, int precision,
+                                                float *out, void *stream) {
+    using namespace zse;
+    ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
+                    tiles != nullptr && keys != nullptr && values != nullptr && out != nullptr,
+                "zse_cuda_paged_prefill_attention: NULL pointer");
+    ZSE_REQUIRE(tile_count > 0, "zse_cuda_paged_prefill_attention: tile_count must be positive");
+    ZSE_REQUIRE(block_size > 0, "zse_cuda_paged_prefill_attention: block_size must be positive");
+    ZSE_REQUIRE(heads > 0 && heads <= 65535 && kv_heads > 0 && heads % kv_heads == 0,
+                "zse_cuda_paged_prefill_attention: heads must be a positive multiple of kv_heads, at most 65535");
+    ZSE_REQUIRE(head_dim > 0 && head_dim <= kMaxHeadDim, "zse_cuda_paged_prefill_attention: head_dim must be 1..256");
+    ZSE_REQUIRE(sliding_window >= 0, "zse_cuda_paged_prefill_attention: sliding_window must be >= 0");
+    Shape shape{heads, kv_heads, head_dim, sliding_window};
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    dim3 grid(tile_count, heads);
+    switch (precision) {
+        case F32:
+            return launch_paged_prefill<float>(grid, q, positions, table_offsets, tables, tiles, block_size, keys,
+                                               values, shape, out, s);
+        case F16:
+            return launch_paged_prefill<__half>(grid, q, positions, table_offsets, tables, tiles, block_size, keys,
+                                                values, shape, out, s);
+        default:
+            return refuse("zse_cuda_paged_prefill_attention: precision must be 0 (F32) or 1 (F16)");
+    }
 }
 
 extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots,

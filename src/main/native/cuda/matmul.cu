@@ -1,10 +1,12 @@
 // Matrix products on weights in their .zse layout, and the embedding lookup.
 //
 // Decode (n <= kMaxVectorRows): one warp per weight row streams the row once with 16-byte loads, decodes a chunk of
-// elements in registers and dots it with each of the n activation rows. Larger n: a tiled kernel decodes a 64 x 32
-// weight tile into shared memory once and multiplies it with a 64-token activation tile.
+// elements in registers and dots it with each of the n activation rows. Larger n (prefill): a tiled kernel decodes a
+// 64 x 32 weight tile into shared memory once and multiplies it with a 64-token activation tile; F32 weights in FMAs,
+// every other type dequantized to F16 (BF16 weights: BF16) tiles multiplied on tensor cores (mma.cuh).
 #include <cstdio>
 
+#include "mma.cuh"
 #include "status.cuh"
 #include "weights.cuh"
 
@@ -212,6 +214,55 @@ __global__ void __launch_bounds__(256) matmul_tiled_kernel(Weight m, const float
     }
 }
 
+// The prefill product on tensor cores: out[n, rows] = x[n, cols] . w^T with the weight tile dequantized and the
+// activation tile rounded to T (F16, or BF16 for BF16 weights: their own rounding) in shared memory, accumulated in
+// float. 4 warps; warp w owns tokens 16w..16w+15 of the 64 x 64 output tile, as 4 accumulators of 16 x 16.
+template <class T>
+__global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *__restrict__ x, int n,
+                                                         float *__restrict__ out) {
+    constexpr int ld = kTileK + 8;            // T elements per staged row: a multiple of 8, rows off the same banks
+    constexpr int ldc = kTileRows + 4;        // floats per output row
+    constexpr int kRun = 16;                  // consecutive columns one thread stages per step
+    __align__(128) __shared__ unsigned char staging[2 * kTileRows * ld * sizeof(T) + kTileTokens * ldc * sizeof(float)];
+    T *ws = reinterpret_cast<T *>(staging);                              // [row][k]: B, column-major
+    T *xs = ws + kTileRows * ld;                                         // [token][k]: A, row-major
+    float *cs = reinterpret_cast<float *>(staging + 2 * kTileRows * ld * sizeof(T));  // [token][row]
+    const int row0 = blockIdx.x * kTileRows;
+    const int token0 = blockIdx.y * kTileTokens;
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const int r = threadIdx.x / 2, k_run = (threadIdx.x % 2) * kRun;  // this thread's staged row (and token) and run
+    MmaTile<T> acc[kTileRows / kMmaTile];
+#pragma unroll
+    for (int j = 0; j < kTileRows / kMmaTile; j++) acc[j].zero();
+    for (int k0 = 0; k0 < m.cols; k0 += kTileK) {
+        const int row = row0 + r, token = token0 + r;
+        const float *xt = x + static_cast<int64_t>(token) * m.cols;
+#pragma unroll
+        for (int e = 0; e < kRun; e++) {
+            const int col = k0 + k_run + e;
+            const bool inside = col < m.cols;
+            ws[r * ld + k_run + e] = mma_from_float<T>(inside && row < m.rows ? decode(m, row, col) : 0.f);
+            xs[r * ld + k_run + e] = mma_from_float<T>(inside && token < n ? xt[col] : 0.f);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < kTileK; kk += kMmaTile) {
+#pragma unroll
+            for (int j = 0; j < kTileRows / kMmaTile; j++) {
+                acc[j].template mma<false>(xs + warp * kMmaTile * ld + kk, ld, ws + j * kMmaTile * ld + kk, ld);
+            }
+        }
+        __syncthreads();
+    }
+    float *c = cs + warp * kMmaTile * ldc;
+#pragma unroll
+    for (int j = 0; j < kTileRows / kMmaTile; j++) acc[j].store(c + j * kMmaTile, ldc);
+    for (int i = lane; i < kMmaTile * kTileRows; i += kWarp) {
+        const int token = token0 + warp * kMmaTile + i / kTileRows, row = row0 + i % kTileRows;
+        if (token < n && row < m.rows) out[static_cast<int64_t>(token) * m.rows + row] = c[(i / kTileRows) * ldc + i % kTileRows];
+    }
+}
+
 template <int TYPE>
 bool vector_path_fits(const Weight &m) {
     return m.cols % Chunk<TYPE>::size == 0;
@@ -281,9 +332,18 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
     ZSE_REQUIRE(x != nullptr && out != nullptr && n > 0, "zse_cuda_matmul: NULL activations or n <= 0");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (n > kMaxVectorRows) {
+        ZSE_REQUIRE((n + kTileTokens - 1) / kTileTokens <= 65535, "zse_cuda_matmul: n above 65535 * 64");
         dim3 grid((rows + kTileRows - 1) / kTileRows, (n + kTileTokens - 1) / kTileTokens);
-        ZSE_LAUNCH(matmul_tiled_kernel, grid, 256, 0, s)(m, x, n, out);
-        return launched("matmul_tiled_kernel");
+        if (type == F32) {
+            ZSE_LAUNCH(matmul_tiled_kernel, grid, 256, 0, s)(m, x, n, out);
+            return launched("matmul_tiled_kernel");
+        }
+        if (type == BF16) {
+            ZSE_LAUNCH(matmul_mma_kernel<__nv_bfloat16>, grid, 128, 0, s)(m, x, n, out);
+        } else {
+            ZSE_LAUNCH(matmul_mma_kernel<__half>, grid, 128, 0, s)(m, x, n, out);
+        }
+        return launched("matmul_mma_kernel");
     }
     switch (type) {
         case F32: launch_matvec<F32>(m, x, n, out, s); break;

@@ -79,7 +79,11 @@ int zse_cuda_graph_launch(void *graph, void *stream);
 int zse_cuda_graph_destroy(void *graph);
 
 /* ---- kernels ---- */
-/* out[n, rows] = x[n, cols] . w^T for a weight w [rows, cols] in its .zse layout (n == 1: the matrix-vector kernel). */
+/*
+ * out[n, rows] = x[n, cols] . w^T for a weight w [rows, cols] in its .zse layout: n <= 8 the matrix-vector kernel in
+ * F32; larger n (prefill) a tiled kernel, in F32 for F32 weights, else on tensor cores with the weight and activation
+ * tiles rounded to F16 (BF16 for BF16 weights) and F32 accumulation. n <= 65535 * 64.
+ */
 int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                     const float *x, int n, float *out, void *stream);
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
@@ -130,6 +134,18 @@ int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
                              const int32_t *tables, int block_size, const float *keys, const float *values,
                              int heads, int kv_heads, int head_dim, int sliding_window, int splits, float *workspace,
                              float *out, void *stream);
+/*
+ * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
+ * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a
+ * tile whose first position is negative is padding: out zero). Each tile's queries are staged once and attend to the
+ * sequence's cached prefix and to the chunk itself in tiles of keys, with an online softmax; Q.K^T and P.V are
+ * 16x16x16 products whose inputs are rounded to `precision` (the storage type codes: 0 F32; 1 F16, on tensor cores,
+ * for an F16 KV cache) and accumulated in F32. tile_count * heads blocks.
+ */
+int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
+                                     const int32_t *tables, const int32_t *tiles, int tile_count, int block_size,
+                                     const float *keys, const float *values, int heads, int kv_heads, int head_dim,
+                                     int sliding_window, int precision, float *out, void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */

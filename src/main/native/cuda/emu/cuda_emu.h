@@ -88,6 +88,36 @@ inline float __half2float(__half h) {
     memcpy(&f, &bits, sizeof f);
     return f;
 }
+// Round to nearest even, as the device's __float2half_rn: overflow to infinity, subnormals kept, NaN stays NaN.
+inline __half __float2half_rn(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+    const uint32_t magnitude = x & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return __half{static_cast<uint16_t>(sign | 0x7e00u)};
+    if (magnitude >= 0x477ff000u) return __half{static_cast<uint16_t>(sign | 0x7c00u)};  // rounds past 65504
+    if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
+        if (magnitude < 0x33000000u) return __half{sign};  // below half the smallest subnormal
+        const int shift = 126 - static_cast<int>(magnitude >> 23);  // 14..24: units of 2^-24
+        const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+        uint32_t bits = mantissa >> shift;
+        const uint32_t rest = mantissa & ((1u << shift) - 1);
+        const uint32_t halfway = 1u << (shift - 1);
+        if (rest > halfway || (rest == halfway && (bits & 1u))) bits++;
+        return __half{static_cast<uint16_t>(sign | bits)};
+    }
+    uint32_t bits = ((magnitude >> 13) - (112u << 10));
+    const uint32_t rest = magnitude & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (bits & 1u))) bits++;
+    return __half{static_cast<uint16_t>(sign | bits)};
+}
+inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return __nv_bfloat16{static_cast<uint16_t>((x >> 16) | 0x40u)};
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return __nv_bfloat16{static_cast<uint16_t>(x >> 16)};
+}
 inline __half __ushort_as_half(unsigned short bits) { return __half{bits}; }
 inline unsigned short __half_as_ushort(__half h) { return h.bits; }
 inline float __bfloat162float(__nv_bfloat16 b) {

@@ -2,6 +2,7 @@ package io.zse.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.zse.TestModels;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
 import io.zse.backend.cuda.CudaBackend;
@@ -15,16 +16,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -117,6 +121,32 @@ class CudaGoldenTest {
             int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cuda), prompt, QUANTIZED_TOKENS,
                     new ArrayList<>());
             assertArrayEquals(expected, actual, type + " greedy ids");
+        }
+    }
+
+    /**
+     * A prompt of 24 tokens (the four golden prompts in a row) is one prefill chunk: the tensor-core matmul (n > 8)
+     * and the tiled paged attention, F32 and F16 caches (F16: its products on tensor cores too). Greedy ids as the CPU
+     * backend's with the same cache type.
+     */
+    @ParameterizedTest
+    @CsvSource({"F16,F32", "BF16,F16", "Q8,F32", "Q4,F16", "NF4,F32"})
+    void longPromptsThroughThePrefillKernelsGiveTheCpuGreedyIds(TensorType type, KvCacheType kvType) throws IOException {
+        int[] prompt = new int[0];
+        for (JsonNode c : ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json").get("cases")) {
+            int[] ids = LlamaModelGoldenTest.ints(c.get("prompt_ids"));
+            int at = prompt.length;
+            prompt = Arrays.copyOf(prompt, at + ids.length);
+            System.arraycopy(ids, 0, prompt, at, ids.length);
+        }
+        assertTrue(prompt.length > 16, "a prompt longer than a tile and than the vector kernel's batch");
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())));
+             CpuBackend cpu = new CpuBackend(2, TestKernels.named("vector"))) {
+            int[] expected = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cpu), prompt, QUANTIZED_TOKENS,
+                    new ArrayList<>(), kvType);
+            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cuda), prompt, QUANTIZED_TOKENS,
+                    new ArrayList<>(), kvType);
+            assertArrayEquals(expected, actual, type + " with a " + kvType + " cache: greedy ids");
         }
     }
 }

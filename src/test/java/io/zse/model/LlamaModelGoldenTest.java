@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.TestModels;
 import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
 import io.zse.format.TensorType;
@@ -79,7 +80,11 @@ class LlamaModelGoldenTest {
 
     /** Greedy decoding: prefill the prompt as one batch, then one token at a time. Returns ids, logits per position. */
     static int[] greedy(LlamaModel model, int[] prompt, int count, List<float[]> logitsByStep) {
-        KvCache cache = model.newCache(prompt.length + count);
+        return greedy(model, prompt, count, logitsByStep, KvCacheType.F32);
+    }
+
+    static int[] greedy(LlamaModel model, int[] prompt, int count, List<float[]> logitsByStep, KvCacheType type) {
+        KvCache cache = model.newCache(prompt.length + count, type);
         float[] logits = model.forward(prompt, 0, cache);
         int[] ids = new int[count];
         for (int i = 0; i < count; i++) {

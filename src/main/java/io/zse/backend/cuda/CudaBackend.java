@@ -6,6 +6,7 @@ import io.zse.backend.Backend;
 import io.zse.backend.BatchLayout;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
+import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.TensorType;
 import io.zse.format.InterleavedRows;
@@ -380,6 +381,18 @@ public final class CudaBackend implements Backend {
         DeviceActivations o = own(out, (long) t.rows() * width);
         for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
+            if (g.prompt()) {
+                // Prompt chunks: tiles of 16 consecutive rows share their key and value loads (decode rows in the
+                // group are 1-row tiles); F16 caches round K and V as the CPU's do and run on tensor cores.
+                int precision = g.pool().type() == KvCacheType.F16 ? TensorType.F16.code() : TensorType.F32.code();
+                cuda.call("zse_cuda_paged_prefill_attention", queries.at(0, (long) t.rows() * width),
+                        t.layout().positions(t.address(), 0), t.layout().tableOffsets(t.address(), 0),
+                        t.layout().tables(t.address()), t.layout().tiles(t.address(), g.tileStart()), g.tileCount(),
+                        g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(),
+                        shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), precision,
+                        o.at(0, (long) t.rows() * width), stream.handle());
+                continue;
+            }
             int splits = splits(g.rowCount(), shape.numHeads(), positionsClass(batch.maxEnd()),
                     device.multiprocessors());
             MemorySegment workspace = MemorySegment.NULL;

@@ -127,6 +127,8 @@ public final class CudaLibrary {
         f.put("zse_cuda_store_kv", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_paged_attention", status(ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS,
                 ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        f.put("zse_cuda_paged_prefill_attention", status(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT,
+                JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
         f.put("zse_cuda_swiglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_add", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_argmax", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));

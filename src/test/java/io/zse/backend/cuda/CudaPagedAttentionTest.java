@@ -13,6 +13,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
@@ -27,7 +29,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The device block pool and paged attention against the CPU backend: several sequences in one batch whose block tables
  * interleave and run out of order, rows that start, end and fill blocks exactly at their boundaries, prompt chunks
- * mixed with decode rows, rewinds, windows crossing blocks, prefix blocks shared by two sequences, two layers. Each
+ * mixed with decode rows, rewinds, windows crossing blocks, prefix blocks shared by two sequences, two layers, prompt
+ * chunks through the tiled prefill kernel with F32 and F16 caches. Each
  * side has its own pool and gets the same allocations, so the block numbers agree.
  */
 class CudaPagedAttentionTest {
@@ -67,7 +70,12 @@ class CudaPagedAttentionTest {
         }
 
         static Side of(Backend backend, int sequences, AttentionShape shape, int blocks, int capacity) {
-            KvBlockPool pool = new KvBlockPool(KvCacheType.F32, 2, shape.numKvHeads(), shape.headDim(), BLOCK, blocks,
+            return of(backend, sequences, shape, blocks, capacity, KvCacheType.F32);
+        }
+
+        static Side of(Backend backend, int sequences, AttentionShape shape, int blocks, int capacity,
+                       KvCacheType type) {
+            KvBlockPool pool = new KvBlockPool(type, 2, shape.numKvHeads(), shape.headDim(), BLOCK, blocks,
                     Arena.ofAuto());
             List<KvCache> caches = new ArrayList<>();
             for (int i = 0; i < sequences; i++) {
@@ -120,8 +128,11 @@ class CudaPagedAttentionTest {
             }
             float[] expected = BackendArrays.attention(a.backend(), q, la, layer, shape);
             float[] actual = BackendArrays.attention(b.backend(), q, lb, layer, shape);
+            // An F16 cache runs prompt chunks on tensor cores: the keys and values are the CPU's F16 rows, but the
+            // queries and softmax weights are rounded to F16 as well (2^-11 each), the outputs being averages of |v| <= 2.
+            double tolerance = b.pool().type() == KvCacheType.F16 ? 4e-3 : 1e-5;
             for (int i = 0; i < expected.length; i++) {
-                assertEquals(expected[i], actual[i], 1e-5 * Math.max(1, Math.abs(expected[i])),
+                assertEquals(expected[i], actual[i], tolerance * Math.max(1, Math.abs(expected[i])),
                         "step " + seed + " layer " + layer + " element " + i);
             }
         }
@@ -148,6 +159,29 @@ class CudaPagedAttentionTest {
             a.caches().get(1).release();
             b.caches().get(1).release();
             step(a, b, shape, 5, new int[]{1, 0, 6}, new int[]{0, 9, 1});
+        }
+    }
+
+    /**
+     * Prompt chunks through the tiled prefill kernel (16-row tiles, key tiles over the block pool) for both cache
+     * types (F16: the tensor-core products): chunks of 1, 7 and 64 rows attending to cached prefixes and to themselves,
+     * prompts crossing block and tile boundaries, a decode row as a 1-row tile beside a chunk, GQA 1:1 to 8:1, head
+     * dims that are not a multiple of 16, and sliding windows shorter than the chunk.
+     */
+    @ParameterizedTest
+    @EnumSource(value = KvCacheType.class, names = {"F32", "F16"})
+    void promptChunksInTilesMatchTheCpu(KvCacheType type) {
+        List<AttentionShape> shapes = List.of(new AttentionShape(4, 4, 64, 0), GQA, new AttentionShape(8, 1, 128, 0),
+                new AttentionShape(4, 2, 80, 0), new AttentionShape(2, 1, 256, 0), new AttentionShape(8, 2, 64, 5),
+                new AttentionShape(4, 1, 32, 20));
+        for (AttentionShape shape : shapes) {
+            Side a = Side.of(cpu, 2, shape, 80, 200, type);
+            Side b = Side.of(cuda, 2, shape, 80, 200, type);
+            step(a, b, shape, 50, new int[]{0, 0, 7});                    // 7 rows from 0: one tile, two blocks
+            step(a, b, shape, 51, new int[]{0, 7, 64}, new int[]{1, 0, 1}); // 64 over a cached prefix, a 1-row prompt
+            step(a, b, shape, 52, new int[]{1, 1, 64}, new int[]{0, 71, 1}); // a decode row beside a chunk
+            step(a, b, shape, 53, new int[]{0, 72, 1}, new int[]{1, 65, 7}); // chunk of 7 behind a long prefix
+            step(a, b, shape, 54, new int[]{0, 30, 19});                   // rewind: recompute 30..48, two tiles
         }
     }
 
