@@ -26,8 +26,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.SplittableRandom;
 
+import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -69,15 +69,6 @@ class CudaBackendParityTest {
             cuda.close();
             cpu.close();
         }
-    }
-
-    private static float[] random(int length, long seed) {
-        SplittableRandom r = new SplittableRandom(seed);
-        float[] a = new float[length];
-        for (int i = 0; i < length; i++) {
-            a[i] = (float) r.nextDouble(-2, 2);
-        }
-        return a;
     }
 
     /** No NaN, and every element within tolerance x the largest CPU magnitude (summation order differs). */

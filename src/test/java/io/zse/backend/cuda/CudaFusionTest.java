@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 
+import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -55,15 +55,6 @@ class CudaFusionTest {
             cuda.close();
             cpu.close();
         }
-    }
-
-    private static float[] random(int length, long seed) {
-        SplittableRandom r = new SplittableRandom(seed);
-        float[] a = new float[length];
-        for (int i = 0; i < length; i++) {
-            a[i] = (float) r.nextDouble(-2, 2);
-        }
-        return a;
     }
 
     private static void assertClose(float[] expected, float[] actual, String what) {

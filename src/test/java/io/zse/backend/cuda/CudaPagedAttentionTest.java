@@ -19,8 +19,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 
+import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -83,15 +83,6 @@ class CudaPagedAttentionTest {
             }
             return new Side(backend, pool, caches);
         }
-    }
-
-    private static float[] random(int length, long seed) {
-        SplittableRandom r = new SplittableRandom(seed);
-        float[] a = new float[length];
-        for (int i = 0; i < length; i++) {
-            a[i] = (float) r.nextDouble(-2, 2);
-        }
-        return a;
     }
 
     /**

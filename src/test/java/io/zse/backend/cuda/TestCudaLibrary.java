@@ -1,6 +1,7 @@
 package io.zse.backend.cuda;
 
 import java.nio.file.Path;
+import java.util.SplittableRandom;
 
 /**
  * The libzse_cuda the CUDA tests run on: {@code -Dzse.cuda.test.library=PATH} when given (a GPU machine passes
@@ -33,5 +34,15 @@ public final class TestCudaLibrary {
     public static String skipReason() {
         return "no usable CUDA library at " + path() + ": " + probe().reason().orElse("")
                 + " (the emulation needs g++ at build time)";
+    }
+
+    /** length values uniform in [-2, 2), the same for the same seed: the kernels' test inputs. */
+    public static float[] random(int length, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] a = new float[length];
+        for (int i = 0; i < length; i++) {
+            a[i] = (float) r.nextDouble(-2, 2);
+        }
+        return a;
     }
 }
