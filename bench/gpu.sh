@@ -1,42 +1,127 @@
 #!/usr/bin/env bash
-# GPU figures on a CUDA machine: weight upload GB/s and load time, process start -> first token, decode tok/s, each
-# on the CPU and the CUDA backend for comparison. Usage: bench/gpu.sh [preset] [workdir]
-#   (default: a synthetic llama-3-8b (7B-class) converted to q4; needs ~16 GB for the BF16 synth + ~5 GB .zse)
-# Runs from a checkout with target/quarkus-app built (and target/quarkus-app/lib/native/libzse_cuda.so);
-# JAVA_HOME may point at a jlinked runtime (src/main/native/README.md, "Carrying a runtime").
-set -euo pipefail
+# GPU figures on a CUDA machine, one result file per run: the link's and the HBM's measured peaks (PyTorch copies), the
+# weight upload in GB/s, process start -> first token with the page cache dropped and warm, 1-stream prefill (512
+# prompt tokens) and decode tok/s with the share of the HBM roofline (zse bench), the server's aggregate decode at 1, 16
+# and 64 streams (continuous batching on the GPU; bench/EngineLoad), peak VRAM, and ncu on the decode kernels.
+#
+# Usage: bench/gpu.sh [preset] [workdir]   (default: a synthetic llama-3-8b, 7B-class, converted to q4, in /tmp/zse-gpu;
+#                                           ~16 GB for the BF16 synth + ~5 GB for the .zse)
+# Runs from a checkout with target/quarkus-app built (with lib/native/libzse_cuda.so). Environment:
+#   JAVA_HOME       a JDK 25 or the jlinked runtime of tools/gpu/bundle.sh
+#   RESULTS         where the result file goes (default bench/results)
+#   ENGINE_LOAD_CP  a class path holding a compiled bench/EngineLoad (default: run the source file, needs a full JDK)
+#   TOKENIZER       tokenizer folder for zse synth when the preset's is not in ../shared/tokenizers
+#   STREAMS         server load concurrencies (default "1 16 64"); TOKENS tokens per request (default 128)
+#   NCU             0 skips the ncu section (default 1, when ncu is on PATH)
+set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 preset="${1:-llama-3-8b}"
 work="${2:-/tmp/zse-gpu}"
 java="${JAVA_HOME:?set JAVA_HOME}/bin/java"
 app="$root/target/quarkus-app/quarkus-run.jar"
-zse() { "$java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -jar "$app" "$@"; }
-mkdir -p "$work"
-nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv,noheader || true
+results="${RESULTS:-$root/bench/results}"
+streams="${STREAMS:-1 16 64}"
+tokens="${TOKENS:-128}"
+vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
+zse() { "$java" "${vm[@]}" -jar "$app" "$@"; }
+mkdir -p "$work" "$results"
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//')"
+out="$results/gpu-${gpu:-unknown}-$(date -u +%Y%m%dT%H%M%SZ).txt"
+log() { echo "$*" | tee -a "$out"; }
+seconds_since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - from }'; }
+
+log "# bench/gpu.sh $preset, $(date -u +%FT%TZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+log "# $(nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max \
+  --format=csv,noheader)"
+log "# $(nproc) CPUs, $(awk '/MemTotal/ {print int($2 / 1048576) " GiB"}' /proc/meminfo)"
+
+# The ceilings, measured: pinned host -> device copies (the link as this machine gives it) and a device copy (HBM).
+python3 - <<'PY' 2>&1 | tee -a "$out"
+import time, torch
+n = 2 << 30
+host = torch.empty(n, dtype=torch.uint8).pin_memory()
+dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+dev.copy_(host, non_blocking=True); torch.cuda.synchronize()
+t = time.perf_counter()
+for _ in range(4):
+    dev.copy_(host, non_blocking=True)
+torch.cuda.synchronize()
+print(f"ceiling host->device, pinned 2 GiB copies (PyTorch): {4 * n / (time.perf_counter() - t) / 1e9:.1f} GB/s")
+other = torch.empty_like(dev)
+other.copy_(dev); torch.cuda.synchronize()
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+start.record()
+for _ in range(10):
+    other.copy_(dev)
+end.record(); torch.cuda.synchronize()
+print(f"ceiling HBM, device copy counting read + write (PyTorch): {10 * 2 * n / (start.elapsed_time(end) / 1e3) / 1e9:.0f} GB/s")
+PY
 
 hf="$work/$preset"
 model="$work/$preset-q4.zse"
-[ -f "$hf/config.json" ] || zse synth --preset "$preset" -o "$hf" --force >&2
-[ -f "$model" ] || zse convert "$hf" -o "$model" --quant q4 --force >&2
+if [ ! -f "$hf/config.json" ]; then
+  t=$(date +%s.%N)
+  zse synth --preset "$preset" -o "$hf" --force ${TOKENIZER:+--tokenizer "$TOKENIZER"} >&2 \
+    && log "synth $preset: $(seconds_since "$t") s"
+fi
+if [ ! -f "$model" ]; then
+  t=$(date +%s.%N); zse convert "$hf" -o "$model" --quant q4 --force >&2
+  log "convert to q4: $(seconds_since "$t") s ($(nproc) CPUs)"
+fi
+[ -f "$model" ] || { log "no model: synth or convert failed"; exit 1; }
 size=$(stat -c %s "$model")
-echo "model $model: $((size / 1000000)) MB"
+log "model $model: $((size / 1000000)) MB"
 
-# Cold-ish start to first token: page cache dropped when permitted, so the upload reads the disk like a fresh pod.
-sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(page cache not dropped: not root)"
-start=$(date +%s.%N)
-zse generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 >/dev/null
-end=$(date +%s.%N)
-echo "process start -> first token (cuda): $(echo "$end - $start" | bc) s"
-
-for backend in cuda cpu; do
-  echo "== zse bench --backend $backend (load = open + upload; upload GB/s = file size / load)"
-  zse bench --model "$model" --backend "$backend" --prompt-tokens 128 --tokens 128 --warmup 1 | tee "$work/bench-$backend.txt"
+# Process start -> first token: the page cache dropped (a fresh pod reading its volume), then warm (a restart).
+for cache in dropped warm; do
+  if [ "$cache" = dropped ]; then
+    sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || log "(page cache not dropped: not root)"
+  fi
+  t=$(date +%s.%N)
+  zse generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
+    > /dev/null 2> "$work/generate-$cache.err" || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
+  log "process start -> first token (cuda, page cache $cache): $(seconds_since "$t") s"
 done
-# Upload at PCIe speed: the weights through pinned staging buffers on several streams, timed from the first weight to
-# the last landed (zse bench prints it for the CUDA backend); compare with the link's ~25 GB/s (PCIe 4 x16) or ~50 GB/s
-# (PCIe 5 x16), and with a plain copy of the file's bytes to the device by nvidia's bandwidthTest where installed.
-grep '^upload' "$work/bench-cuda.txt" || echo "upload: no line from zse bench --backend cuda"
-command -v bandwidthTest >/dev/null && bandwidthTest --htod --memory=pinned | grep -i 'host to device' -A3 || true
-# Decode roofline: each token streams every weight byte once, so tok/s x file size = achieved bandwidth.
-decode=$(awk '/^decode/ {print $2}' "$work/bench-cuda.txt")
-echo "achieved weight bandwidth at batch 1: $(echo "scale=1; $decode * $size / 1000000000" | bc) GB/s (compare with the HBM peak above)"
+
+log "== zse bench --backend cuda --prompt-tokens 512 --tokens $tokens (load = open + upload)"
+zse bench --model "$model" --backend cuda --prompt-tokens 512 --tokens "$tokens" --warmup 1 --bandwidth-mb 0 2>&1 \
+  | tee "$work/bench-cuda.txt" | tee -a "$out"
+decode=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
+[ -n "$decode" ] && log "weights streamed at 1 stream: $(awk -v d="$decode" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }') GB/s \
+(tok/s x file size; against the HBM ceiling above)"
+
+# The server: continuous batching on the GPU, the same client as bench/engine-v2.sh.
+port=8391
+t=$(date +%s.%N)
+ZSE_BACKEND=cuda ZSE_VERIFY_WEIGHTS=off "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" \
+  > "$work/serve.log" 2>&1 &
+server=$!
+ready() { curl -sf "$1" > /dev/null 2>&1; }
+until ready "localhost:$port/q/health/ready"; do
+  # a model that fails to load leaves the server up and never ready
+  if ! kill -0 "$server" 2>/dev/null || grep -q "failed to load" "$work/serve.log"; then
+    log "the server did not get ready:"; grep -iE "failed|error" "$work/serve.log" | head -5 | tee -a "$out"
+    kill "$server" 2>/dev/null; exit 1
+  fi
+  sleep 0.1
+done
+log "serve start -> ready (cuda): $(seconds_since "$t") s"
+grep -E "KV cache pool|backend|CUDA|cuda" "$work/serve.log" | head -5 | tee -a "$out"
+(while kill -0 "$server" 2>/dev/null; do
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 0.5
+done) > "$work/vram.txt" 2>/dev/null &
+if [ -n "${ENGINE_LOAD_CP:-}" ]; then load=("$java" -cp "$ENGINE_LOAD_CP" EngineLoad); else load=("$java" "$root/bench/EngineLoad.java"); fi
+# shellcheck disable=SC2086
+"${load[@]}" "http://localhost:$port" zse-cuda load "$tokens" 80 $streams 2>&1 | tee -a "$out"
+kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+log "peak VRAM during the server run: $(sort -n "$work/vram.txt" | tail -1) MiB"
+grep -iE "exception|error" "$work/serve.log" | head -5 | tee -a "$out"
+
+if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
+  log "== ncu: decode matrix-vector and attention kernels (clocks left alone)"
+  ncu --clock-control none --target-processes all -k 'regex:matvec|attention' --launch-skip 300 --launch-count 6 \
+    --section SpeedOfLight --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+    "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --prompt "Once upon a time" \
+    --max-tokens 24 --temperature 0 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -120 | tee -a "$out"
+fi
+log "# result: $out"

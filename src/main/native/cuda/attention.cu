@@ -428,6 +428,7 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
                 ps[r * plan.ld_p + lane + e * kWarp] = mma_from_float<T>(p);
             }
             sum = warp_sum(sum);
+            __syncwarp();  // every lane has read row_max[r] before lane 0 replaces it
             if (lane == 0) {
                 const float correction = new_max == -INFINITY ? 1.f : expf(old_max - new_max);
                 row_scale[r] = correction;

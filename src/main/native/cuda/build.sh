@@ -26,9 +26,10 @@ fi
 mkdir -p "$out"
 # Real code for each Ampere/Ada/Hopper target plus compute_90 PTX, which the driver JIT-compiles for newer GPUs.
 # --threads compiles the targets in parallel; ZSE_NVCC_THREADS overrides it (default 2, the CI core count).
+# -lineinfo: compute-sanitizer and ncu name source lines (no change to the code generated).
 # The runtime is linked statically so the host needs only the NVIDIA driver (libcuda.so.1).
 start=$(date +%s)
-"$nvcc" -std=c++17 -O3 -shared -cudart static \
+"$nvcc" -std=c++17 -O3 -lineinfo -shared -cudart static \
   -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
   --threads "${ZSE_NVCC_THREADS:-2}" \
   -gencode arch=compute_80,code=sm_80 \

@@ -96,7 +96,9 @@ public final class ModelImport {
      * {@link AutoLayout auto} as {@code zse convert} writes by default.
      */
     public static Path servable(Path input, Path cacheDir, ModelConverter.Progress progress) throws IOException {
-        return servable(input, cacheDir, AutoLayout.interleaved(), progress);
+        // The layout matters only to a conversion: a .zse file or a missing path must not choose the CPU kernels first
+        // (that choice logs a line, and a failure is one line).
+        return kindOf(input) == Kind.ZSE ? input : servable(input, cacheDir, AutoLayout.interleaved(), progress);
     }
 
     /**

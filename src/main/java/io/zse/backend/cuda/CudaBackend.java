@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -79,8 +80,7 @@ public final class CudaBackend implements Backend {
     private final Set<GraphKey> seen = new HashSet<>(); // run once directly at the current memory generation
     private long memoryGeneration = -1;                 // DeviceBuffer.changes() the recorded graphs were made at
     private Pass pass;                                  // the pass running now, or null
-    private DeviceBuffer passInputs;                    // [tokens | BatchTables.ints] of the pass, read in place
-    private PinnedBuffer passStaging;
+    private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
@@ -102,6 +102,7 @@ public final class CudaBackend implements Backend {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
+        this.passInputs = new StagedBuffer(cuda);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -599,25 +600,11 @@ public final class CudaBackend implements Backend {
         seen.clear();
     }
 
-    /** [tokens | tables] into the pass input buffer (grown to twice what is needed, so it rarely moves). */
+    /** [tokens | tables] into the pass input buffer (at least 64 KiB, so it rarely moves). */
     private MemorySegment uploadPassInputs(int[] tokens, int[] tables) {
-        long bytes = (long) (tokens.length + tables.length) * Integer.BYTES;
-        if (passInputs == null || passInputs.bytes() < bytes) {
-            if (passInputs != null) {
-                passInputs.close();
-                passStaging.close();
-                passInputs = null;
-                passStaging = null;
-            }
-            passStaging = new PinnedBuffer(cuda, 2 * bytes);
-            passInputs = new DeviceBuffer(cuda, 2 * bytes);
-        }
-        MemorySegment staged = passStaging.segment().asSlice(0, bytes);
-        MemorySegment.copy(tokens, 0, staged, ValueLayout.JAVA_INT, 0, tokens.length);
-        MemorySegment.copy(tables, 0, staged, ValueLayout.JAVA_INT, (long) tokens.length * Integer.BYTES,
-                tables.length);
-        passInputs.copyFrom(staged, 0, stream);
-        return passInputs.at(0, bytes);
+        int[] inputs = Arrays.copyOf(tokens, tokens.length + tables.length);
+        System.arraycopy(tables, 0, inputs, tokens.length, tables.length);
+        return passInputs.upload(inputs, stream);
     }
 
     @Override
@@ -862,7 +849,7 @@ public final class CudaBackend implements Backend {
             stream.synchronize();
         } finally {
             dropGraphs();
-            for (AutoCloseable c : new AutoCloseable[]{passInputs, passStaging, splitWorkspace, sampling,
+            for (AutoCloseable c : new AutoCloseable[]{passInputs, splitWorkspace, sampling,
                     samplingStaging}) {
                 if (c != null) {
                     try {

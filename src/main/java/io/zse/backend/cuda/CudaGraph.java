@@ -19,6 +19,7 @@ public final class CudaGraph implements AutoCloseable {
     /** Records what {@code work} queues on {@code stream} (nothing runs yet) and instantiates it. */
     public static CudaGraph capture(CudaLibrary cuda, CudaStream stream, Runnable work) {
         cuda.call("zse_cuda_graph_begin_capture", stream.handle());
+        stream.capturing(true);
         try {
             work.run();
         } catch (RuntimeException e) {
@@ -28,6 +29,8 @@ public final class CudaGraph implements AutoCloseable {
                 // The capture is invalid anyway; the original failure is the one to report.
             }
             throw e;
+        } finally {
+            stream.capturing(false);
         }
         return new CudaGraph(cuda, cuda.endGraphCapture(stream.handle()));
     }

@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 public final class CudaStream implements AutoCloseable {
     private final CudaLibrary cuda;
     private MemorySegment handle;
+    private boolean capturing;
 
     CudaStream(CudaLibrary cuda) {
         this.cuda = cuda;
@@ -17,6 +18,15 @@ public final class CudaStream implements AutoCloseable {
             throw new IllegalStateException("CUDA stream used after close");
         }
         return handle;
+    }
+
+    /** Whether a graph is being recorded from this stream ({@link CudaGraph#capture}): its work is not queued then. */
+    boolean capturing() {
+        return capturing;
+    }
+
+    void capturing(boolean recording) {
+        capturing = recording;
     }
 
     /** Blocks until everything queued so far has run; reports a kernel fault as a CudaException. */

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs to run the CUDA tests and bench/gpu.sh (it has nvcc but no JDK, Maven or network)
+# into .gpu/bundle.tar.xz, under the device's 64 MiB limit: a jlinked runtime, the packaged app (with
+# lib/native/libzse_cuda.so), the test classes (without the GGUF fixtures), the JUnit jars, tools/gpu/RunTests and
+# bench/EngineLoad compiled. Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh there.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$root/tools/jdk.sh"
+cd "$root"
+[ -f target/quarkus-app/lib/native/libzse_cuda.so ] || { echo "no libzse_cuda.so: build with nvcc on PATH" >&2; exit 1; }
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+# Modules: what the server and the tests load (jdk.zipfs for jar resources, jdk.crypto.ec for TLS-capable clients,
+# jdk.management for the server's memory readings: without it the model fails to load).
+# zip-0 inside, xz outside: xz packs the uncompressed modules image smaller than jlink's zip-9.
+"$JAVA_HOME/bin/jlink" --add-modules java.base,jdk.incubator.vector,java.logging,java.management,java.naming,\
+java.net.http,java.sql,jdk.unsupported,java.xml,jdk.crypto.ec,jdk.zipfs,jdk.management --strip-debug --no-man-pages \
+  --no-header-files --compress=zip-0 --output "$stage/runtime" 2>/dev/null
+cp -a target/quarkus-app "$stage/app"
+cp -a target/test-classes "$stage/test-classes" && rm -rf "$stage"/test-classes/{gguf,zse-engine}
+mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers"
+# zse synth --preset llama-3-8b takes its vocabulary from here (the device has no ../shared).
+cp -a ../shared/tokenizers/llama3_1 "$stage/tokenizers/"
+./mvnw -B -q -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$stage/cp.txt" >&2
+tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|opentest4j|apiguardian-api)-[0-9]' \
+  | xargs -I{} cp {} "$stage/junit/"
+"$JAVA_HOME/bin/javac" -d "$stage/tools" -cp "$(ls "$stage"/junit/*.jar | paste -sd:)" tools/gpu/RunTests.java
+"$JAVA_HOME/bin/javac" -d "$stage/tools" bench/EngineLoad.java
+mkdir -p .gpu
+tar -C "$stage" -cf - runtime app test-classes junit tools tokenizers | xz -T0 -6 > .gpu/bundle.tar.xz
+ls -la .gpu/bundle.tar.xz

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The GPU machine's run (it has nvcc, PyTorch, compute-sanitizer and ncu, no JDK): unpacks .gpu/bundle.tar.xz made
+# here by tools/gpu/bundle.sh, then, each step under its own time limit so the whole stays inside one device call:
+#   1. the CUDA test classes on the real GPU (kernels against the CPU backend, greedy parity, graphs, serving);
+#   2. the kernel tests under compute-sanitizer memcheck, racecheck and synccheck;
+#   3. bench/gpu.sh (7B-class Q4 synthesized and converted in the background while 1 and 2 run).
+# Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
+# sanitizer bench"). Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
+# BENCH_SECONDS (300).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+steps="${1:-tests sanitizer bench}"
+out="${OUT:-/tmp/zse-gpu-out}"
+mkdir -p "$out"
+bundle=/tmp/zse-bundle
+rm -rf "$bundle" && mkdir -p "$bundle" && tar -xJf .gpu/bundle.tar.xz -C "$bundle" || exit 1
+export JAVA_HOME="$bundle/runtime"
+library="$bundle/app/lib/native/libzse_cuda.so"
+# Where the launcher and the tests look for the app and the built library.
+mkdir -p target/native && rm -rf target/quarkus-app && ln -s "$bundle/app" target/quarkus-app \
+  && ln -sf "$library" target/native/libzse_cuda.so
+nvidia-smi 2>&1 | head -15 | tee "$out/summary.txt"
+
+vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
+work=/tmp/zse-gpu
+mkdir -p "$work"
+# The 7B-class weights for step 3, made on the CPUs while the GPU runs the tests.
+(zse() { "$JAVA_HOME/bin/java" "${vm[@]}" -jar target/quarkus-app/quarkus-run.jar "$@"; }
+ t=$(date +%s)
+ zse synth --preset llama-3-8b -o "$work/llama-3-8b" --force --tokenizer "$bundle/tokenizers/llama3_1" && echo "synth $(( $(date +%s) - t )) s" \
+   && t=$(date +%s) && zse convert "$work/llama-3-8b" -o "$work/llama-3-8b-q4.zse" --quant q4 --force \
+   && echo "convert q4 $(( $(date +%s) - t )) s") > "$out/prepare.txt" 2>&1 &
+prepare=$!
+
+classpath="$bundle/test-classes:$bundle/tools:$(ls "$bundle"/junit/*.jar "$bundle"/app/app/*.jar \
+  "$bundle"/app/lib/main/*.jar "$bundle"/app/lib/boot/*.jar | paste -sd:)"
+tests() { # LIMIT_SECONDS LOG [WRAPPER...] -- CLASSES...
+  local limit="$1" file="$2"; shift 2
+  local wrapper=()
+  while [ "$1" != -- ]; do wrapper+=("$1"); shift; done
+  shift
+  local t; t=$(date +%s)
+  timeout -k 5 "$limit" "${wrapper[@]}" "$JAVA_HOME/bin/java" "${vm[@]}" -Xss4m -Xmx8g \
+    -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dzse.cuda.test.library="$library" \
+    -cp "$classpath" RunTests "$@" > "$out/$file" 2>&1
+  echo "$file: exit $? after $(( $(date +%s) - t )) s" | tee -a "$out/summary.txt"
+}
+kernels=(io.zse.backend.cuda.CudaSamplingTest io.zse.backend.cuda.CudaFusionTest io.zse.backend.cuda.CudaGraphTest
+  io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaBackendParityTest)
+case " $steps " in *" tests "*)
+  tests "${TEST_SECONDS:-60}" tests.txt -- "${kernels[@]}" io.zse.backend.cuda.CudaProbeTest io.zse.backend.cuda.CudaUploadOrderTest \
+    io.zse.model.CudaGoldenTest io.zse.model.CudaDecodeGraphTest io.zse.serve.CudaEngineSamplingTest
+  grep -cE "^SUCCESSFUL" "$out/tests.txt" | sed 's/^/successful: /' | tee -a "$out/summary.txt"
+  grep -E "^(FAILED|ABORTED|SKIPPED)" "$out/tests.txt" | head -40 | tee -a "$out/summary.txt";;
+esac
+case " $steps " in *" sanitizer "*)
+  for tool in memcheck racecheck synccheck; do
+    limit="${SANITIZER_SECONDS:-45}"; [ "$tool" = racecheck ] && limit=$((2 * limit))
+    tests "$limit" "sanitizer-$tool.txt" compute-sanitizer --tool "$tool" --error-exitcode 3 --report-api-errors no --print-limit 20 \
+      -- "${kernels[@]}"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Tests (successful|failed)" "$out/sanitizer-$tool.txt" \
+      | tee -a "$out/summary.txt"
+  done;;
+esac
+case " $steps " in *" bench "*)
+  wait "$prepare"; cat "$out/prepare.txt" | grep -vE "^(synth|convert): [0-9]+%" | tail -3 | tee -a "$out/summary.txt"
+  TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" timeout -k 5 "${BENCH_SECONDS:-300}" bench/gpu.sh llama-3-8b "$work" > "$out/gpu-bench.log" 2>&1
+  echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt";;
+esac
