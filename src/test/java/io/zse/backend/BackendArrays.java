@@ -1,6 +1,10 @@
 package io.zse.backend;
 
-/** Backend ops on host arrays, for tests: inputs are written to fresh activations, the result is read back. */
+/**
+ * Backend ops on host arrays, for tests: inputs are written to fresh activations, the result is read back. Inputs are
+ * closed after their op, never left to the garbage collector: a buffer nothing refers to any more may be freed by its
+ * cleaner while the op's threads still read its memory.
+ */
 public final class BackendArrays {
     private BackendArrays() {
     }
@@ -20,7 +24,9 @@ public final class BackendArrays {
 
     public static float[] matmul(Backend b, float[] x, int n, WeightMatrix w) {
         ActivationBuffer out = b.allocate((long) n * w.rows());
-        b.matmul(on(b, x), n, w, out);
+        try (ActivationBuffer in = on(b, x)) {
+            b.matmul(in, n, w, out);
+        }
         return read(b, out, n * w.rows());
     }
 
@@ -32,7 +38,9 @@ public final class BackendArrays {
 
     public static float[] rmsNorm(Backend b, float[] x, int n, float[] weight, float eps) {
         ActivationBuffer out = b.allocate(x.length);
-        b.rmsNorm(on(b, x), n, weight, eps, out);
+        try (ActivationBuffer in = on(b, x)) {
+            b.rmsNorm(in, n, weight, eps, out);
+        }
         return read(b, out, x.length);
     }
 
@@ -61,13 +69,17 @@ public final class BackendArrays {
 
     public static float[] swiglu(Backend b, float[] gate, float[] up) {
         ActivationBuffer g = on(b, gate);
-        b.swiglu(g, on(b, up), gate.length);
+        try (ActivationBuffer u = on(b, up)) {
+            b.swiglu(g, u, gate.length);
+        }
         return read(b, g, gate.length);
     }
 
     public static float[] add(Backend b, float[] x, float[] y) {
         ActivationBuffer sum = on(b, x);
-        b.add(sum, on(b, y), x.length);
+        try (ActivationBuffer in = on(b, y)) {
+            b.add(sum, in, x.length);
+        }
         return read(b, sum, x.length);
     }
 
@@ -75,7 +87,9 @@ public final class BackendArrays {
     public static float[] addRmsNorm(Backend b, float[] x, float[] y, int n, float[] weight, float eps) {
         ActivationBuffer sum = on(b, x);
         ActivationBuffer out = b.allocate(x.length);
-        b.addRmsNorm(sum, on(b, y), n, weight, eps, out);
+        try (ActivationBuffer in = on(b, y)) {
+            b.addRmsNorm(sum, in, n, weight, eps, out);
+        }
         float[] both = new float[2 * x.length];
         System.arraycopy(read(b, sum, x.length), 0, both, 0, x.length);
         System.arraycopy(read(b, out, x.length), 0, both, x.length, x.length);
@@ -85,7 +99,9 @@ public final class BackendArrays {
     /** Stores k rotated and v through ropeStoreKv (the caches get what rope then storeKv would give them). */
     public static void ropeStoreKv(Backend b, float[] k, float[] v, BatchLayout batch, int layer, int kvHeads,
                                    int headDim, float[] frequencies) {
-        b.ropeStoreKv(on(b, k), on(b, v), batch, layer, kvHeads, headDim, frequencies);
+        try (ActivationBuffer keys = on(b, k); ActivationBuffer values = on(b, v)) {
+            b.ropeStoreKv(keys, values, batch, layer, kvHeads, headDim, frequencies);
+        }
     }
 
     public static float[] addBias(Backend b, float[] x, int n, float[] bias) {
@@ -96,12 +112,16 @@ public final class BackendArrays {
 
     /** Stores rows of k and v [batch rows, kvDim] through the backend (where it keeps the pool's memory). */
     public static void storeKv(Backend b, float[] k, float[] v, BatchLayout batch, int layer) {
-        b.storeKv(on(b, k), on(b, v), batch, layer);
+        try (ActivationBuffer keys = on(b, k); ActivationBuffer values = on(b, v)) {
+            b.storeKv(keys, values, batch, layer);
+        }
     }
 
     public static float[] attention(Backend b, float[] q, BatchLayout batch, int layer, AttentionShape shape) {
         ActivationBuffer out = b.allocate(q.length);
-        b.attention(on(b, q), batch, layer, shape, out);
+        try (ActivationBuffer queries = on(b, q)) {
+            b.attention(queries, batch, layer, shape, out);
+        }
         return read(b, out, q.length);
     }
 }
