@@ -72,6 +72,10 @@ fi
 size=$(stat -c %s "$model")
 log "model $model: $((size / 1000000)) MB"
 
+# What reading the file alone takes (page cache as the runs above left it): the upload cannot beat it.
+t=$(date +%s.%N); cat "$model" > /dev/null
+log "read the .zse file once (cat > /dev/null): $(awk -v s="$size" -v t="$(seconds_since "$t")" 'BEGIN { printf "%.2f GB/s", s / t / 1e9 }')"
+
 # Process start -> first token: the page cache dropped (a fresh pod reading its volume), then warm (a restart).
 for cache in dropped warm; do
   if [ "$cache" = dropped ]; then
