@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 4
+#define ZSE_CUDA_ABI_VERSION 5
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -89,6 +89,13 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
 int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                    const int32_t *tokens, int n, float *out, void *stream);
+/*
+ * A weight stored in layout interleaved-16 (docs/zse-format.md) rewritten in row-groups, from src into dst (device
+ * memory, not overlapping): rows of row_units units of unit_bytes each (4: the data, in steps of 4 bytes; 2: the F16
+ * scale slots). Rows after the last whole tile of 16 are copied as they are.
+ */
+int zse_cuda_deinterleave_rows(const void *src, void *dst, int64_t rows, int64_t row_units, int unit_bytes,
+                               void *stream);
 /* x[i, :] += bias for the n rows of x [n, dim]. */
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream);
 /* out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. */

@@ -9,7 +9,7 @@ import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.TensorType;
-import io.zse.format.InterleavedRows;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
@@ -73,6 +73,7 @@ public final class CudaBackend implements Backend {
     private BatchTables batchTables;
     private MemorySegment tablesAddress;
     private final Map<CudaWeight, List<WeightUploader.Upload>> landing = new IdentityHashMap<>(); // not yet waited on
+    private final DeviceDeinterleave deinterleave;     // interleaved-16 weights still to rewrite in row-groups
     private volatile String awaitedWeight;             // the weight the compute stream was last ordered after
     private boolean closed;
     private final boolean graphs;
@@ -103,6 +104,7 @@ public final class CudaBackend implements Backend {
         this.device = device;
         this.graphs = graphs;
         this.passInputs = new StagedBuffer(cuda);
+        this.deinterleave = new DeviceDeinterleave(cuda);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -125,6 +127,15 @@ public final class CudaBackend implements Backend {
         enter();
         uploader.finish();
         landing.clear();
+        rewriteInterleaved();
+    }
+
+    /** Once every copy has landed: the pending interleaved weights rewritten, and their scratch freed. */
+    private void rewriteInterleaved() {
+        if (!deinterleave.isEmpty()) {
+            deinterleave.runAll(stream);
+        }
+        deinterleave.release(stream);
     }
 
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
@@ -133,9 +144,10 @@ public final class CudaBackend implements Backend {
     }
 
     @Override
-    public WeightMatrix weight(ZseTensor mapped) {
+    public WeightMatrix weight(ZseTensor tensor) {
         enter();
-        ZseTensor tensor = InterleavedRows.toRowGroups(mapped); // the device kernels read row-groups
+        // Interleaved-16 weights are uploaded as stored and rewritten in row-groups on the device (DeviceDeinterleave).
+        boolean interleaved = tensor.info().layout() != ZseLayout.LAYOUT_ROW_GROUPS;
         long[] shape = tensor.shape();
         if (shape.length != 2 || shape[0] > Integer.MAX_VALUE || shape[1] > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
@@ -183,6 +195,9 @@ public final class CudaBackend implements Backend {
                     CudaWeight.scalesOffset(dataBytes)));
         }
         landing.put(w, copies);
+        if (interleaved) {
+            deinterleave.add(w);
+        }
         return w;
     }
 
@@ -585,6 +600,7 @@ public final class CudaBackend implements Backend {
         if (!landing.isEmpty() && uploader.issuedAll()) {
             uploader.finish();
             landing.clear();
+            rewriteInterleaved();
         }
         return landing.isEmpty();
     }
@@ -823,6 +839,7 @@ public final class CudaBackend implements Backend {
         if (copies != null) {
             awaitedWeight = w.name();
             copies.forEach(c -> c.orderAfter(stream));
+            deinterleave.run(w, stream);
         }
     }
 
@@ -849,7 +866,7 @@ public final class CudaBackend implements Backend {
             stream.synchronize();
         } finally {
             dropGraphs();
-            for (AutoCloseable c : new AutoCloseable[]{passInputs, splitWorkspace, sampling,
+            for (AutoCloseable c : new AutoCloseable[]{passInputs, deinterleave, splitWorkspace, sampling,
                     samplingStaging}) {
                 if (c != null) {
                     try {

@@ -27,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class CudaLibrary {
     /** The ABI version this binding was written against (ZSE_CUDA_ABI_VERSION). */
-    public static final int ABI_VERSION = 4;
+    public static final int ABI_VERSION = 5;
 
     /** Every function of zse_cuda.h with its C signature as an FFM descriptor (GraalVM needs these registered). */
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
@@ -100,6 +100,7 @@ public final class CudaLibrary {
         f.put("zse_cuda_copy_to_host", copy);
         f.put("zse_cuda_copy_on_device", copy);
         f.put("zse_cuda_memset", status(ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS));
+        f.put("zse_cuda_deinterleave_rows", status(ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS));
         f.put("zse_cuda_stream_create", pointerStatus);
         f.put("zse_cuda_stream_destroy", pointerStatus);
         f.put("zse_cuda_stream_synchronize", pointerStatus);

@@ -3,10 +3,12 @@ package io.zse.backend.cuda;
 import io.zse.TestModels;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
+import io.zse.convert.ConvertOptions;
 import io.zse.format.InterleavedRows;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
+import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 import io.zse.model.LlamaModel;
 import io.zse.model.ModelConfig;
@@ -14,10 +16,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -32,7 +38,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Weights go to the device on the upload thread, in the order the forward pass reads them, and each op waits only for
  * the weights it reads: with the upload thread held before the last layer, a forward pass runs the embeddings and
  * every earlier layer and then waits for the last layer's first weight; released, it gives the logits of a pass run
- * after the whole upload. Every byte on the device is the file's.
+ * after the whole upload. Every byte on the device is the file's. Files in layout interleaved-16 upload as stored and
+ * are rewritten in row-groups on the device.
  */
 class CudaUploadOrderTest {
     @TempDir
@@ -89,6 +96,62 @@ class CudaUploadOrderTest {
                 backend.finishUploads();
                 assertDeviceBytesAreTheFiles(library, file, backend, config);
             }
+        }
+    }
+
+    /**
+     * A Q8 or Q4 file written interleaved for the CPU's integer kernels: the logits of its first forward pass (each
+     * weight rewritten as it is first read) are the row-groups file's, and after the upload every weight on the device
+     * holds the row-groups bytes.
+     */
+    @ParameterizedTest
+    @CsvSource({"Q8,32", "Q4,32", "Q4,128"})
+    void interleavedFilesAreRewrittenInRowGroupsOnTheDevice(TensorType type, int groupSize) throws Exception {
+        int[] prompt = {1, 400, 31, 7};
+        ConvertOptions options = new ConvertOptions(type, groupSize, null, null, false);
+        String name = type + "-g" + groupSize;
+        Path rowGroups = TestModels.convert(TestModels.tinyStories(), options, dir.resolve(name + "-rows.zse"));
+        Path interleaved = TestModels.convert(TestModels.tinyStories(), options.withInterleave(true),
+                dir.resolve(name + "-x16.zse"));
+        CudaLibrary library = probe.library().orElseThrow();
+        float[] expected;
+        try (ZseFile file = ZseFile.open(rowGroups);
+             CudaBackend backend = new CudaBackend(library, probe.devices().getFirst())) {
+            expected = forward(LlamaModel.load(file, backend), prompt);
+        }
+        try (ZseFile file = ZseFile.open(interleaved);
+             CudaBackend backend = new CudaBackend(library, probe.devices().getFirst())) {
+            assertEquals(ZseLayout.LAYOUT_INTERLEAVED_16, file.tensor("model.layers.0.mlp.up_proj.weight").info()
+                    .layout(), "the converter interleaved the weights");
+            assertArrayEquals(expected, forward(LlamaModel.load(file, backend), prompt), "logits of the first pass");
+            backend.finishUploads();
+            assertDeviceBytesAreTheFiles(library, file, backend, ModelConfig.fromJson(file.configJson()));
+        }
+    }
+
+    /** Rows after the last whole tile of 16 stay in row-groups in the file and on the device. */
+    @Test
+    void rowsAfterTheLastWholeTileAreCopiedAsTheyAre() {
+        int rows = 37;
+        int cols = 256;
+        TensorInfo planned = TensorInfo.planned("w", TensorType.Q4, new long[]{rows, cols}, 64);
+        byte[] data = new byte[(int) planned.dataLength()];
+        byte[] scales = new byte[(int) planned.scalesLength()];
+        SplittableRandom random = new SplittableRandom(37);
+        random.nextBytes(data);
+        random.nextBytes(scales);
+        MemorySegment tiledData = MemorySegment.ofArray(data.clone());
+        MemorySegment tiledScales = MemorySegment.ofArray(scales.clone());
+        InterleavedRows.interleave(TensorType.Q4, 64, rows, cols, tiledData, tiledScales);
+        assertNotEquals(-1L, tiledData.mismatch(MemorySegment.ofArray(data)), "the tiles were rearranged");
+        ZseTensor stored = new ZseTensor(planned.withLayout(ZseLayout.LAYOUT_INTERLEAVED_16), tiledData, tiledScales);
+        CudaLibrary library = probe.library().orElseThrow();
+        try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst());
+             CudaStream stream = new CudaStream(library); Arena arena = Arena.ofConfined()) {
+            CudaWeight w = (CudaWeight) backend.weight(stored);
+            backend.finishUploads();
+            assertSame(library, stream, arena, MemorySegment.ofArray(data), w.data(), "data");
+            assertSame(library, stream, arena, MemorySegment.ofArray(scales), w.scales(), "scales");
         }
     }
 
