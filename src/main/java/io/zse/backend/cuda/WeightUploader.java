@@ -2,6 +2,8 @@ package io.zse.backend.cuda;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -10,12 +12,13 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Copies weights from the mapped file to the device in large chunks over several streams, on its own thread and in
- * the order they were asked for (the model asks layer by layer, embeddings first): while one lane's chunk crosses PCIe
- * from its pinned staging buffer, the thread fills the next lane's buffer from the mapping (page faults and memcpy), so
- * reading the file and the DMA overlap, and the caller goes on meanwhile. Each tensor's copy ends with an event on
- * every lane that carried part of it: a compute stream waits on those ({@link Upload#orderAfter}) rather than on the
- * whole upload, so the first layers compute while the last ones are still on their way.
+ * Copies weights from the mapped file to the device in large chunks over several lanes, in the order they were asked
+ * for (the model asks layer by layer, embeddings first), while the caller goes on. A dispatcher thread deals each
+ * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffer and stream, so the lanes
+ * read the file (page faults and memcpy) on several cores at once, not one, and each lane's read overlaps its previous
+ * chunk's DMA (a PCIe 5 link takes 55 GB/s, more than one core copies out of the page cache). Each tensor's copy ends
+ * with an event on every lane that carried part of it: a compute stream waits on those ({@link Upload#orderAfter})
+ * rather than on the whole upload, so the first layers compute while the last ones are still on their way.
  */
 final class WeightUploader implements AutoCloseable {
     static final long CHUNK_BYTES = 16L << 20;
@@ -23,31 +26,26 @@ final class WeightUploader implements AutoCloseable {
 
     private final CudaLibrary cuda;
     private final int device;
-    private final PinnedBuffer[] staging = new PinnedBuffer[LANES];
-    private final CudaStream[] streams = new CudaStream[LANES];
-    private final CudaEvent[] done = new CudaEvent[LANES];
-    private final boolean[] busy = new boolean[LANES];
+    private final Lane[] lanes = new Lane[LANES];
     private final BlockingQueue<Upload> queue = new LinkedBlockingQueue<>();
     private final List<Upload> pending = new ArrayList<>(); // queued by the caller and not yet finished
-    private final Semaphore paced;                           // tests: one permit per upload the thread may issue
+    private final Semaphore paced;                           // tests: one permit per upload the dispatcher may issue
     private final AtomicLong bytesUploaded = new AtomicLong();
-    private Thread thread;
-    private int next;
+    private Thread dispatcher;
+    private int next;                                        // the lane the next chunk goes to
 
     WeightUploader(CudaLibrary cuda, int device) {
         this(cuda, device, null);
     }
 
-    /** With {@code paced} non-null the thread takes one of its permits before each upload (for tests). */
+    /** With {@code paced} non-null the dispatcher takes one of its permits before each upload (for tests). */
     WeightUploader(CudaLibrary cuda, int device, Semaphore paced) {
         this.cuda = cuda;
         this.device = device;
         this.paced = paced;
         try {
             for (int i = 0; i < LANES; i++) {
-                staging[i] = new PinnedBuffer(cuda, CHUNK_BYTES);
-                streams[i] = new CudaStream(cuda);
-                done[i] = new CudaEvent(cuda);
+                lanes[i] = new Lane(i);
             }
         } catch (RuntimeException e) {
             close();
@@ -56,16 +54,17 @@ final class WeightUploader implements AutoCloseable {
     }
 
     /**
-     * One tensor's copy: issued by the upload thread in queue order, landed when its events have fired. The source
-     * (a slice of the mapping) stays referenced until then.
+     * One tensor's copy: issued in queue order, landed when its events have fired. The source (a slice of the mapping)
+     * stays referenced until every chunk of it has been copied out.
      */
     final class Upload {
         final String name;
-        private MemorySegment source;
+        private volatile MemorySegment source;
         private final DeviceBuffer target;
         private final long targetOffset;
-        private final CountDownLatch issued = new CountDownLatch(1);
-        private final List<CudaEvent> landed = new ArrayList<>();
+        private final int chunks;
+        private final CountDownLatch issued;
+        private final List<CudaEvent> landed = Collections.synchronizedList(new ArrayList<>());
         private volatile RuntimeException failure;
 
         private Upload(String name, MemorySegment source, DeviceBuffer target, long targetOffset) {
@@ -73,11 +72,13 @@ final class WeightUploader implements AutoCloseable {
             this.source = source;
             this.target = target;
             this.targetOffset = targetOffset;
+            this.chunks = source == null ? 0 : (int) ((source.byteSize() + CHUNK_BYTES - 1) / CHUNK_BYTES);
+            this.issued = new CountDownLatch(chunks);
         }
 
         /**
-         * Work queued on {@code stream} from now on runs after this copy has landed: waits on the host only until the
-         * upload thread has issued it, then on the device.
+         * Work queued on {@code stream} from now on runs after this copy has landed: waits on the host only until every
+         * chunk of it has been issued, then on the device.
          */
         void orderAfter(CudaStream stream) {
             awaitIssued();
@@ -102,13 +103,34 @@ final class WeightUploader implements AutoCloseable {
                         failure);
             }
         }
+
+        /** A chunk was issued (or failed): once all were, the mapping may go (its bytes are in staging or on the device). */
+        private void chunkDone() {
+            issued.countDown();
+            if (issued.getCount() == 0) {
+                source = MemorySegment.NULL;
+            }
+        }
+
+        private void fail(RuntimeException e) {
+            if (failure == null) {
+                failure = e;
+            }
+        }
+    }
+
+    /** Chunk {@code [at, at + length)} of an upload; the lane records the upload's event after its last chunk. */
+    private record Chunk(Upload upload, long at, long length, boolean lastOnLane) {
     }
 
     /** Queues the copy of {@code source} (any host memory, e.g. a slice of the mapping) to {@code target} at offset. */
     Upload upload(String name, MemorySegment source, DeviceBuffer target, long targetOffset) {
         Upload u = new Upload(name, source, target, targetOffset);
-        if (thread == null) {
-            thread = Thread.ofPlatform().name("zse-cuda-upload").daemon().start(this::run);
+        if (dispatcher == null) {
+            for (Lane lane : lanes) {
+                lane.start();
+            }
+            dispatcher = Thread.ofPlatform().name("zse-cuda-upload").daemon().start(this::dispatch);
         }
         pending.add(u);
         queue.add(u);
@@ -120,9 +142,8 @@ final class WeightUploader implements AutoCloseable {
         return pending.stream().allMatch(Upload::isIssued);
     }
 
-    private void run() {
+    private void dispatch() {
         try {
-            cuda.setDevice(device);
             while (true) {
                 Upload u = queue.take();
                 if (u.source == null) {
@@ -131,44 +152,116 @@ final class WeightUploader implements AutoCloseable {
                 if (paced != null) {
                     paced.acquire();
                 }
-                try {
-                    issue(u);
-                } catch (RuntimeException e) {
-                    u.failure = e;
-                }
-                u.issued.countDown();
+                deal(u);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    /** On the upload thread: the tensor's chunks through the lanes' staging buffers, then its events. */
-    private void issue(Upload u) {
+    /** The upload's chunks to the lanes in turn; each lane learns which of them is its last of this upload. */
+    private void deal(Upload u) {
+        int[] lastChunk = new int[LANES];
+        Arrays.fill(lastChunk, -1);
+        for (int c = 0; c < u.chunks; c++) {
+            lastChunk[(next + c) % LANES] = c;
+        }
         long size = u.source.byteSize();
-        boolean[] used = new boolean[LANES];
-        for (long at = 0; at < size; at += CHUNK_BYTES) {
-            long length = Math.min(CHUNK_BYTES, size - at);
-            int lane = next++ % LANES;
-            if (busy[lane]) {
-                done[lane].synchronize(); // its previous chunk has left the staging buffer
-            }
-            MemorySegment chunk = staging[lane].segment().asSlice(0, length);
-            MemorySegment.copy(u.source, at, chunk, 0, length);
-            u.target.copyFrom(chunk, u.targetOffset + at, streams[lane]);
-            done[lane].record(streams[lane]);
-            busy[lane] = true;
-            used[lane] = true;
-            bytesUploaded.addAndGet(length);
+        for (int c = 0; c < u.chunks; c++) {
+            int lane = (next + c) % LANES;
+            long at = c * CHUNK_BYTES;
+            lanes[lane].chunks.add(new Chunk(u, at, Math.min(CHUNK_BYTES, size - at), lastChunk[lane] == c));
         }
-        for (int lane = 0; lane < LANES; lane++) {
-            if (used[lane]) {
-                CudaEvent e = new CudaEvent(cuda);
-                e.record(streams[lane]);
-                u.landed.add(e);
+        next = (next + u.chunks) % LANES;
+    }
+
+    /** One pinned staging buffer, its stream and the thread that fills it from the mapping. */
+    private final class Lane {
+        private final PinnedBuffer staging;
+        private final CudaStream stream;
+        private final CudaEvent done;
+        private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
+        private final int index;
+        private boolean busy; // a chunk may still be on its way out of the staging buffer
+        private Thread thread;
+
+        Lane(int index) {
+            this.index = index;
+            PinnedBuffer buffer = new PinnedBuffer(cuda, CHUNK_BYTES);
+            CudaStream lane = null;
+            try {
+                lane = new CudaStream(cuda);
+                this.done = new CudaEvent(cuda);
+            } catch (RuntimeException e) {
+                closeQuietly(lane);
+                closeQuietly(buffer);
+                throw e;
+            }
+            this.staging = buffer;
+            this.stream = lane;
+        }
+
+        void start() {
+            thread = Thread.ofPlatform().name("zse-cuda-upload-" + index).daemon().start(this::run);
+        }
+
+        private void run() {
+            try {
+                cuda.setDevice(device);
+                while (true) {
+                    Chunk c = chunks.take();
+                    if (c.upload() == null) {
+                        return; // close()
+                    }
+                    try {
+                        copy(c);
+                    } catch (RuntimeException e) {
+                        c.upload().fail(e);
+                    }
+                    c.upload().chunkDone();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
-        u.source = MemorySegment.NULL; // the mapping may go: its bytes are in staging or on the device
+
+        private void copy(Chunk c) {
+            if (busy) {
+                done.synchronize(); // the previous chunk has left the staging buffer
+            }
+            Upload u = c.upload();
+            MemorySegment chunk = staging.segment().asSlice(0, c.length());
+            MemorySegment.copy(u.source, c.at(), chunk, 0, c.length());
+            u.target.copyFrom(chunk, u.targetOffset + c.at(), stream);
+            done.record(stream);
+            busy = true;
+            bytesUploaded.addAndGet(c.length());
+            if (c.lastOnLane()) {
+                CudaEvent landed = new CudaEvent(cuda);
+                landed.record(stream);
+                u.landed.add(landed);
+            }
+        }
+
+        /** Ends the thread once the chunks queued before have been issued, then waits for their DMA. */
+        void stop() {
+            if (thread != null) {
+                chunks.add(new Chunk(null, 0, 0, false));
+                join(thread);
+                thread = null;
+            }
+            try {
+                stream.synchronize(); // no DMA reads a staging buffer or writes a weight once closed
+            } catch (RuntimeException e) {
+                // a device fault, already reported
+            }
+        }
+
+        void close() {
+            closeQuietly(done);
+            closeQuietly(stream);
+            closeQuietly(staging);
+        }
     }
 
     /** Waits until every queued copy has landed. */
@@ -192,35 +285,35 @@ final class WeightUploader implements AutoCloseable {
 
     @Override
     public void close() {
-        if (thread != null) {
+        if (dispatcher != null) {
             queue.add(new Upload("(end)", null, null, 0));
             if (paced != null) {
                 paced.release(Integer.MAX_VALUE / 2);
             }
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            thread = null;
-            for (CudaStream lane : streams) {
-                if (lane != null) {
-                    try {
-                        lane.synchronize(); // no DMA reads a staging buffer or writes a weight once closed
-                    } catch (RuntimeException e) {
-                        // a device fault, already reported
-                    }
-                }
+            join(dispatcher);
+            dispatcher = null;
+        }
+        for (Lane lane : lanes) {
+            if (lane != null) {
+                lane.stop();
             }
         }
         for (Upload u : pending) {
             u.landed.forEach(WeightUploader::closeQuietly);
         }
         pending.clear();
-        for (int i = 0; i < LANES; i++) {
-            closeQuietly(done[i]);
-            closeQuietly(streams[i]);
-            closeQuietly(staging[i]);
+        for (Lane lane : lanes) {
+            if (lane != null) {
+                lane.close();
+            }
+        }
+    }
+
+    private static void join(Thread thread) {
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
