@@ -30,7 +30,8 @@ out="$results/gpu-${gpu:-unknown}-$(date -u +%Y%m%dT%H%M%SZ).txt"
 log() { echo "$*" | tee -a "$out"; }
 seconds_since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - from }'; }
 
-log "# bench/gpu.sh $preset, $(date -u +%FT%TZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+log "# bench/gpu.sh $preset, $(date -u +%FT%TZ), commit $commit"
 log "# $(nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max \
   --format=csv,noheader)"
 log "# $(nproc) CPUs, $(awk '/MemTotal/ {print int($2 / 1048576) " GiB"}' /proc/meminfo)"
@@ -54,7 +55,8 @@ start.record()
 for _ in range(10):
     other.copy_(dev)
 end.record(); torch.cuda.synchronize()
-print(f"ceiling HBM, device copy counting read + write (PyTorch): {10 * 2 * n / (start.elapsed_time(end) / 1e3) / 1e9:.0f} GB/s")
+seconds = start.elapsed_time(end) / 1e3
+print(f"ceiling HBM, device copy counting read + write (PyTorch): {10 * 2 * n / seconds / 1e9:.0f} GB/s")
 PY
 
 hf="$work/$preset"
@@ -74,7 +76,8 @@ log "model $model: $((size / 1000000)) MB"
 
 # What reading the file alone takes (page cache as the runs above left it): the upload cannot beat it.
 t=$(date +%s.%N); cat "$model" > /dev/null
-log "read the .zse file once (cat > /dev/null): $(awk -v s="$size" -v t="$(seconds_since "$t")" 'BEGIN { printf "%.2f GB/s", s / t / 1e9 }')"
+read_rate=$(awk -v s="$size" -v t="$(seconds_since "$t")" 'BEGIN { printf "%.2f GB/s", s / t / 1e9 }')
+log "read the .zse file once (cat > /dev/null): $read_rate"
 
 # Process start -> first token: the page cache dropped (a fresh pod reading its volume), then warm (a restart).
 for cache in dropped warm; do
@@ -83,7 +86,8 @@ for cache in dropped warm; do
   fi
   t=$(date +%s.%N)
   zse generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
-    > /dev/null 2> "$work/generate-$cache.err" || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
+    > /dev/null 2> "$work/generate-$cache.err" \
+    || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
   log "process start -> first token (cuda, page cache $cache): $(seconds_since "$t") s"
 done
 
@@ -91,7 +95,8 @@ log "== zse bench --backend cuda --prompt-tokens 512 --tokens $tokens (load = op
 zse bench --model "$model" --backend cuda --prompt-tokens 512 --tokens "$tokens" --warmup 1 --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
 decode=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
-[ -n "$decode" ] && log "weights streamed at 1 stream: $(awk -v d="$decode" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }') GB/s \
+streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')
+[ -n "$decode" ] && log "weights streamed at 1 stream: $streamed GB/s \
 (tok/s x file size; against the HBM ceiling above)"
 
 # The server: continuous batching on the GPU, the same client as bench/engine-v2.sh.
@@ -114,7 +119,8 @@ grep -E "KV cache pool|backend|CUDA|cuda" "$work/serve.log" | head -5 | tee -a "
 (while kill -0 "$server" 2>/dev/null; do
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 0.5
 done) > "$work/vram.txt" 2>/dev/null &
-if [ -n "${ENGINE_LOAD_CP:-}" ]; then load=("$java" -cp "$ENGINE_LOAD_CP" EngineLoad); else load=("$java" "$root/bench/EngineLoad.java"); fi
+load=("$java" "$root/bench/EngineLoad.java")
+[ -n "${ENGINE_LOAD_CP:-}" ] && load=("$java" -cp "$ENGINE_LOAD_CP" EngineLoad)
 # shellcheck disable=SC2086
 "${load[@]}" "http://localhost:$port" zse-cuda load "$tokens" 80 $streams 2>&1 | tee -a "$out"
 kill "$server" 2>/dev/null; wait "$server" 2>/dev/null

@@ -7,7 +7,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/tools/jdk.sh"
 cd "$root"
-[ -f target/quarkus-app/lib/native/libzse_cuda.so ] || { echo "no libzse_cuda.so: build with nvcc on PATH" >&2; exit 1; }
+if [ ! -f target/quarkus-app/lib/native/libzse_cuda.so ]; then
+  echo "no libzse_cuda.so: build with nvcc on PATH" >&2
+  exit 1
+fi
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 # Modules: what the server and the tests load (jdk.zipfs for jar resources, jdk.crypto.ec for TLS-capable clients,

@@ -104,7 +104,7 @@ final class WeightUploader implements AutoCloseable {
             }
         }
 
-        /** A chunk was issued (or failed): once all were, the mapping may go (its bytes are in staging or on the device). */
+        /** A chunk was issued (or failed); once all were, the mapping may go (its bytes are in staging or sent). */
         private void chunkDone() {
             issued.countDown();
             if (issued.getCount() == 0) {
