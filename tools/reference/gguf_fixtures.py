@@ -52,7 +52,8 @@ def tiny_kquant(shared, out_dir):
         shutil.copy(shared / "models/tinystories-656k" / name, out_dir / name)
 
 
-def golden(gguf_dir, name, tokenizer_dir):
+def golden(gguf_dir, name, tokenizer_dir, adapt=None, how=""):
+    """adapt: a function of the model transformers loads from the GGUF giving the model to run; how says what it does."""
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=name, dtype=torch.float32)
     reader = GGUFReader(gguf_dir / name)
@@ -62,6 +63,8 @@ def golden(gguf_dir, name, tokenizer_dir):
         model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=name, dtype=torch.float32,
                                                      tie_word_embeddings=False)
         model.model.embed_tokens.weight.data.copy_(model.lm_head.weight.data)
+    if adapt is not None:
+        model = adapt(model)
     model.eval()
     cases = []
     for prompt in PROMPTS:
@@ -76,7 +79,7 @@ def golden(gguf_dir, name, tokenizer_dir):
             "logits": [top_entries(logits[s], len(prompt_ids) - 1 + s) for s in range(LOGIT_STEPS)],
         })
     return {"gguf": name, "reference": f"transformers {transformers.__version__} from_pretrained(gguf_file=...), "
-            f"float32, torch {torch.__version__}", "cases": cases}
+            f"float32, torch {torch.__version__}{how}", "cases": cases}
 
 
 def main(shared, llama_cpp, quantize, out):

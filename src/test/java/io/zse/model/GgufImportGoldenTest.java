@@ -92,6 +92,10 @@ class GgufImportGoldenTest {
      * transformers dequantizes, so logits agree to float32 rounding. tiny-llama-untied-* and tiny-qwen2-bias-tied-* are
      * tiny_models.py's weights through llama.cpp's converter and llama-quantize (tiny_gguf_quant_fixtures.py); their
      * rows of 64 make llama-quantize's Q4_K_M fall back to Q5_0 and Q8_0, both carried exactly (Q5_0 as Q5).
+     * tiny-llama3-rope-scaling-* hold llama3 RoPE factors (rope_freqs.weight), which transformers' GGUF loader drops:
+     * their reference runs the file's dequantized weights in the checkpoint's architecture.
+     * tiny-mistral-sliding-window-* hold no window (llama.cpp writes Mistral as a Llama without one), and neither does
+     * their reference.
      */
     @ParameterizedTest
     @CsvSource({"tinystories-656k-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
@@ -105,7 +109,15 @@ class GgufImportGoldenTest {
             "tiny-qwen2-bias-tied-f16, 1e-4, F16 -> F16 (exact): 15 tensors",
             "tiny-qwen2-bias-tied-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
             "tiny-qwen2-bias-tied-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
-            "tiny-qwen2-bias-tied-q4_k_m, 1e-4, Q8_0 -> Q8 (exact): 3 tensors"})
+            "tiny-qwen2-bias-tied-q4_k_m, 1e-4, Q8_0 -> Q8 (exact): 3 tensors",
+            "tiny-llama3-rope-scaling-f16, 1e-4, F16 -> F16 (exact): 15 tensors",
+            "tiny-llama3-rope-scaling-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
+            "tiny-llama3-rope-scaling-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
+            "tiny-llama3-rope-scaling-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 12 tensors",
+            "tiny-mistral-sliding-window-f16, 1e-4, F16 -> F16 (exact): 16 tensors",
+            "tiny-mistral-sliding-window-q8_0, 1e-4, Q8_0 -> Q8 (exact): 16 tensors",
+            "tiny-mistral-sliding-window-q4_0, 1e-4, Q4_0 -> Q4 (exact): 15 tensors",
+            "tiny-mistral-sliding-window-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 13 tensors"})
     void quantizedFilesMatchTransformersDequantizingTheSameGguf(String name, double tolerance, String note)
             throws IOException {
         Path out = dir.resolve(name + ".zse");
