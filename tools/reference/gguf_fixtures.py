@@ -53,7 +53,7 @@ def tiny_kquant(shared, out_dir):
 
 
 def golden(gguf_dir, name, tokenizer_dir, adapt=None, how=""):
-    """adapt: a function of the model transformers loads from the GGUF giving the model to run; how says what it does."""
+    """adapt: a function of the model transformers loads from the GGUF giving the model to run; how: what it does."""
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=name, dtype=torch.float32)
     reader = GGUFReader(gguf_dir / name)
