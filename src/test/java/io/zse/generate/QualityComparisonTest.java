@@ -59,10 +59,13 @@ class QualityComparisonTest {
         assertTrue(text.length >= 2500, "fixture of " + text.length + " tokens");
         assertEquals(text.length - 1, r.tokens());
         assertEquals(6, r.windows()); // 512-token windows sharing one token: ceil(2973 / 511)
-        assertEquals(0.0, r.meanKl());
-        assertEquals(0.0, r.maxKl());
+        // Not exactly 0: two runs of one model may differ in the last bits of a logit (the order of a float lane
+        // reduction is unspecified, and need not be the same before and after C2 compiles it): a CI run saw a mean KL
+        // of 1.2e-15.
+        assertEquals(0.0, r.meanKl(), 1e-12);
+        assertEquals(0.0, r.maxKl(), 1e-10);
         assertEquals(1.0, r.top1Agreement());
-        assertEquals(r.referencePerplexity(), r.modelPerplexity());
+        assertEquals(r.referencePerplexity(), r.modelPerplexity(), 1e-9 * r.referencePerplexity());
         // Text the model sampled itself is likely under it: far below the 2048 of a uniform guess.
         assertTrue(r.referencePerplexity() > 1 && r.referencePerplexity() < 100, "perplexity " + r.referencePerplexity());
     }
