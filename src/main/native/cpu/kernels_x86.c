@@ -785,52 +785,63 @@ ALWAYS_INLINE __m256 load_bf16(const uint16_t *p) {
 FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
 #if defined(ZSE_AVX512)
 #define matmul_f16_tiles_TILE(M, N) matmul_f16_tiles_tile(w, cols, r, M, x, i, N, out, out_stride)
+#define matmul_bf16_tiles_TILE(M, N) matmul_bf16_tiles_tile(w, cols, r, M, x, i, N, out, out_stride)
 FLOAT_KERNEL(matmul_f16_tiles, uint16_t, load_f16, zse_f16_to_f32)
+FLOAT_KERNEL(matmul_bf16_tiles, uint16_t, load_bf16, zse_bf16_to_f32)
 
-/* A row of F16 weights . x, from the running sum of its first body elements and the rest one by one. */
-ALWAYS_INLINE float f16_row_tail(const uint16_t *row, int64_t body, int64_t cols, const float *x, __m512 acc) {
-    float sum = _mm512_reduce_add_ps(acc);
-    for (int64_t k = body; k < cols; k++) {
-        sum += zse_f16_to_f32(row[k]) * x[k];
-    }
-    return sum;
+/* 16 F16 (bf16 = 0) or BF16 (bf16 = 1) weights as floats. */
+ALWAYS_INLINE __m512 load16_as_floats(const uint16_t *p, int bf16) {
+    const __m256i h = _mm256_loadu_si256((const __m256i *) p);
+    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
 }
 
 /*
- * Decoding (n = 1) F16: one row at a time, 64 weights a step in 512-bit vectors over four accumulators (four FMA
- * chains in flight, one stream of weights). Measured against llama-bench F16 on the synthetic 1B (2 vCPU EPYC): the
- * tile walk (four rows, one 256-bit chain each) decoded at 0.59x at 1 thread, four rows with two 512-bit chains each
- * at 0.71x, this at 0.92x.
+ * Decoding (n = 1) of 16-bit float weights: one row at a time, 64 weights a step over four 512-bit accumulators (four
+ * FMA chains in flight, one stream of weights). Measured against llama-bench F16 on the synthetic 1B (2 vCPU EPYC):
+ * the tile walk (four rows, one 256-bit chain each) decoded at 0.59x at 1 thread, four rows with two 512-bit chains
+ * each at 0.71x, this at 0.92x.
  */
-static void matmul_f16_decode(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
-                              float *out) {
+ALWAYS_INLINE void decode_16bit(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                                float *out, int bf16) {
     const int64_t body = cols - cols % 64;
     for (int32_t r = row_begin; r < row_end; r++) {
         const uint16_t *row = w + (int64_t) r * cols;
         __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
         for (int64_t k = 0; k < body; k += 64) {
             for (int c = 0; c < 4; c++) {
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (row + k + 16 * c))),
-                                         _mm512_loadu_ps(x + k + 16 * c), acc[c]);
+                acc[c] = _mm512_fmadd_ps(load16_as_floats(row + k + 16 * c, bf16), _mm512_loadu_ps(x + k + 16 * c),
+                                         acc[c]);
             }
         }
-        out[r] = f16_row_tail(row, body, cols, x, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]),
-                                                                 _mm512_add_ps(acc[2], acc[3])));
+        float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+        for (int64_t k = body; k < cols; k++) {
+            sum += (bf16 ? zse_bf16_to_f32(row[k]) : zse_f16_to_f32(row[k])) * x[k];
+        }
+        out[r] = sum;
     }
 }
 
 static void matmul_f16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
                        float *out, int32_t out_stride) {
     if (n == 1) {
-        matmul_f16_decode(w, cols, row_begin, row_end, x, out);
+        decode_16bit(w, cols, row_begin, row_end, x, out, 0);
     } else {
         matmul_f16_tiles(w, cols, row_begin, row_end, x, n, out, out_stride);
     }
 }
+
+static void matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                        int32_t n, float *out, int32_t out_stride) {
+    if (n == 1) {
+        decode_16bit(w, cols, row_begin, row_end, x, out, 1);
+    } else {
+        matmul_bf16_tiles(w, cols, row_begin, row_end, x, n, out, out_stride);
+    }
+}
 #else
 FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
-#endif
 FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
+#endif
 
 /* ---- TERNARY: Σ t·q = Σ c·q - Σ q, with c = t + 1 in 0..2 as the unsigned side of the byte dot product ---- */
 

@@ -273,6 +273,7 @@ int main(void) {
             check("f16", 0, rows + 28, 45, n, sets);
             check("f16", 0, rows + 4, 200, n, sets); /* several 32-wide steps of the AVX-512 decode path */
             check("bf16", 0, rows, 67, n, sets);
+            check("bf16", 0, rows + 4, 200, n, sets);
             check("q4_k", 256, rows + 28, 512, n, sets);
             check("q5_k", 256, rows, 768, n, sets);
             check("q6_k", 256, rows + 12, 256, n, sets);
@@ -283,7 +284,7 @@ int main(void) {
             check("q4x16", 64, rows + 28, 320, n, sets);
             check("q4x16", 128, rows + 12, 256, n, sets);
             check("q4x16", 128, rows + 44, 384, n, sets);
-            checks += 20;
+            checks += 21;
         }
     }
     printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");
