@@ -98,7 +98,8 @@ public final class ModelImport {
     public static Path servable(Path input, Path cacheDir, ModelConverter.Progress progress) throws IOException {
         // The layout matters only to a conversion: a .zse file or a missing path must not choose the CPU kernels first
         // (that choice logs a line, and a failure is one line).
-        return kindOf(input) == Kind.ZSE ? input : servable(input, cacheDir, AutoLayout.interleaved(), progress);
+        Kind kind = kindOf(input);
+        return kind == Kind.ZSE ? input : servable(input, kind, cacheDir, AutoLayout.interleaved(), progress);
     }
 
     /**
@@ -108,7 +109,11 @@ public final class ModelImport {
      */
     public static Path servable(Path input, Path cacheDir, boolean interleave, ModelConverter.Progress progress)
             throws IOException {
-        Kind kind = kindOf(input);
+        return servable(input, kindOf(input), cacheDir, interleave, progress);
+    }
+
+    private static Path servable(Path input, Kind kind, Path cacheDir, boolean interleave,
+                                 ModelConverter.Progress progress) throws IOException {
         if (kind == Kind.ZSE) {
             return input;
         }

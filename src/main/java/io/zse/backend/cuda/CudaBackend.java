@@ -132,9 +132,7 @@ public final class CudaBackend implements Backend {
 
     /** Once every copy has landed: the pending interleaved weights rewritten, and their scratch freed. */
     private void rewriteInterleaved() {
-        if (!deinterleave.isEmpty()) {
-            deinterleave.runAll(stream);
-        }
+        deinterleave.runAll(stream);
         deinterleave.release(stream);
     }
 
@@ -758,9 +756,9 @@ public final class CudaBackend implements Backend {
             sampling = new DeviceBuffer(cuda, bytes);
             samplingStaging = new PinnedBuffer(cuda, scratchOffset);
         }
-        MemorySegment staged = samplingStaging.segment().asSlice(0, parameterBytes);
-        MemorySegment.copy(parameters, 0, staged, ValueLayout.JAVA_DOUBLE, 0, parameters.length);
-        sampling.copyFrom(staged, 0, stream);
+        MemorySegment.copy(parameters, 0, samplingStaging.writable(parameterBytes), ValueLayout.JAVA_DOUBLE, 0,
+                parameters.length);
+        samplingStaging.copyTo(sampling, parameterBytes, 0, stream);
         cuda.call("zse_cuda_sample", rows.at(0, (long) n * vocab), n, vocab, sampling.at(0, parameterBytes),
                 sampling.at(scratchOffset, (long) n * vocab * Float.BYTES), sampling.at(parameterBytes, idBytes),
                 stream.handle());

@@ -43,6 +43,18 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
         return memory.at(0, dataBytes);
     }
 
+    long dataBytes() {
+        return dataBytes;
+    }
+
+    long scalesOffset() {
+        return scalesOffset;
+    }
+
+    long scalesBytes() {
+        return scalesBytes;
+    }
+
     /** The scales' device address, NULL for unquantized types. */
     MemorySegment scales() {
         return scalesBytes == 0 ? MemorySegment.NULL : memory.at(scalesOffset, scalesBytes);

@@ -2,8 +2,6 @@ package io.zse.backend.cuda;
 
 import io.zse.format.InterleavedRows;
 
-import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Set;
@@ -31,35 +29,31 @@ final class DeviceDeinterleave implements AutoCloseable {
         pending.add(w);
     }
 
-    boolean isEmpty() {
-        return pending.isEmpty();
-    }
-
     /** Queues {@code w}'s rewrite on {@code stream} when it is pending; the stream must already wait for its copies. */
     void run(CudaWeight w, CudaStream stream) {
-        if (!pending.remove(w)) {
-            return;
-        }
-        long dataBytes = dataBytes(w);
-        long scaleBytes = scaleBytes(w);
-        long scalesAt = CudaWeight.scalesOffset(dataBytes);
-        DeviceBuffer s = scratch(scalesAt + scaleBytes);
-        long rowBytes = w.type().dataBytes(w.cols());
-        cuda.call("zse_cuda_copy_on_device", s.at(0, dataBytes), w.data(), dataBytes, stream.handle());
-        cuda.call("zse_cuda_deinterleave_rows", s.at(0, dataBytes), w.data(), (long) w.rows(),
-                rowBytes / InterleavedRows.STEP, InterleavedRows.STEP, stream.handle());
-        if (scaleBytes > 0) {
-            MemorySegment scales = s.at(scalesAt, scaleBytes);
-            cuda.call("zse_cuda_copy_on_device", scales, w.scales(), scaleBytes, stream.handle());
-            cuda.call("zse_cuda_deinterleave_rows", scales, w.scales(), (long) w.rows(),
-                    scaleBytes / w.rows() / SLOT_BYTES, SLOT_BYTES, stream.handle());
+        if (pending.remove(w)) {
+            rewrite(w, stream);
         }
     }
 
     /** Queues every pending rewrite; all copies must have landed. */
     void runAll(CudaStream stream) {
-        for (CudaWeight w : new ArrayList<>(pending)) {
-            run(w, stream);
+        for (CudaWeight w : pending) {
+            rewrite(w, stream);
+        }
+        pending.clear();
+    }
+
+    /** The weight's whole allocation (data, then scales) into the scratch, and both rearranged back into place. */
+    private void rewrite(CudaWeight w, CudaStream stream) {
+        DeviceBuffer s = scratch(w.deviceBytes());
+        cuda.call("zse_cuda_copy_on_device", s.at(0, w.deviceBytes()), w.data(), w.deviceBytes(), stream.handle());
+        long rowBytes = w.type().dataBytes(w.cols());
+        cuda.call("zse_cuda_deinterleave_rows", s.at(0, w.dataBytes()), w.data(), (long) w.rows(),
+                rowBytes / InterleavedRows.STEP, InterleavedRows.STEP, stream.handle());
+        if (w.scalesBytes() > 0) {
+            cuda.call("zse_cuda_deinterleave_rows", s.at(w.scalesOffset(), w.scalesBytes()), w.scales(),
+                    (long) w.rows(), w.scalesBytes() / w.rows() / SLOT_BYTES, SLOT_BYTES, stream.handle());
         }
     }
 
@@ -76,20 +70,12 @@ final class DeviceDeinterleave implements AutoCloseable {
         if (scratch == null || scratch.bytes() < bytes) {
             long largest = bytes;
             for (CudaWeight w : pending) {
-                largest = Math.max(largest, CudaWeight.scalesOffset(dataBytes(w)) + scaleBytes(w));
+                largest = Math.max(largest, w.deviceBytes());
             }
             close(); // freeing device memory waits for the work queued on it
             scratch = new DeviceBuffer(cuda, largest);
         }
         return scratch;
-    }
-
-    private static long dataBytes(CudaWeight w) {
-        return w.type().dataBytes((long) w.rows() * w.cols());
-    }
-
-    private static long scaleBytes(CudaWeight w) {
-        return w.type().scaleBytes((long) w.rows() * w.cols(), w.groupSize());
     }
 
     @Override

@@ -179,26 +179,19 @@ final class WeightUploader implements AutoCloseable {
     private final class Lane {
         private final PinnedBuffer staging;
         private final CudaStream stream;
-        private final CudaEvent done;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         private final int index;
-        private boolean busy; // a chunk may still be on its way out of the staging buffer
         private Thread thread;
 
         Lane(int index) {
             this.index = index;
-            PinnedBuffer buffer = new PinnedBuffer(cuda, CHUNK_BYTES);
-            CudaStream lane = null;
+            this.staging = new PinnedBuffer(cuda, CHUNK_BYTES);
             try {
-                lane = new CudaStream(cuda);
-                this.done = new CudaEvent(cuda);
+                this.stream = new CudaStream(cuda);
             } catch (RuntimeException e) {
-                closeQuietly(lane);
-                closeQuietly(buffer);
+                closeQuietly(staging);
                 throw e;
             }
-            this.staging = buffer;
-            this.stream = lane;
         }
 
         void start() {
@@ -226,15 +219,9 @@ final class WeightUploader implements AutoCloseable {
         }
 
         private void copy(Chunk c) {
-            if (busy) {
-                done.synchronize(); // the previous chunk has left the staging buffer
-            }
             Upload u = c.upload();
-            MemorySegment chunk = staging.segment().asSlice(0, c.length());
-            MemorySegment.copy(u.source, c.at(), chunk, 0, c.length());
-            u.target.copyFrom(chunk, u.targetOffset + c.at(), stream);
-            done.record(stream);
-            busy = true;
+            MemorySegment.copy(u.source, c.at(), staging.writable(c.length()), 0, c.length());
+            staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
             bytesUploaded.addAndGet(c.length());
             if (c.lastOnLane()) {
                 CudaEvent landed = new CudaEvent(cuda);
@@ -258,7 +245,6 @@ final class WeightUploader implements AutoCloseable {
         }
 
         void close() {
-            closeQuietly(done);
             closeQuietly(stream);
             closeQuietly(staging);
         }
