@@ -60,12 +60,12 @@ class QualityComparisonTest {
         assertEquals(text.length - 1, r.tokens());
         assertEquals(6, r.windows()); // 512-token windows sharing one token: ceil(2973 / 511)
         // Not exactly 0: two runs of one model may differ in the last bits of a logit (the order of a float lane
-        // reduction is unspecified, and need not be the same before and after C2 compiles it): a CI run saw a mean KL
-        // of 1.2e-15.
+        // reduction is unspecified, and need not be the same before and after C2 compiles it): CI runs saw a mean KL
+        // of 1.2e-15 and perplexities 4e-9 apart (relative), float rounding carried through a mean of logs.
         assertEquals(0.0, r.meanKl(), 1e-12);
         assertEquals(0.0, r.maxKl(), 1e-10);
         assertEquals(1.0, r.top1Agreement());
-        assertEquals(r.referencePerplexity(), r.modelPerplexity(), 1e-9 * r.referencePerplexity());
+        assertEquals(r.referencePerplexity(), r.modelPerplexity(), 1e-6 * r.referencePerplexity());
         // Text the model sampled itself is likely under it: far below the 2048 of a uniform guess.
         assertTrue(r.referencePerplexity() > 1 && r.referencePerplexity() < 100, "perplexity " + r.referencePerplexity());
     }
