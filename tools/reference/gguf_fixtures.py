@@ -65,6 +65,13 @@ def golden(gguf_dir, name, tokenizer_dir, adapt=None, how=""):
         model.model.embed_tokens.weight.data.copy_(model.lm_head.weight.data)
     if adapt is not None:
         model = adapt(model)
+    reference = (f"transformers {transformers.__version__} from_pretrained(gguf_file=...), float32, "
+                 f"torch {torch.__version__}{how}")
+    return golden_of(model, name, tokenizer, reference)
+
+
+def golden_of(model, name, tokenizer, reference):
+    """Greedy ids and top-5 logits of model (a causal LM) on each prompt; reference says what the model is."""
     model.eval()
     cases = []
     for prompt in PROMPTS:
@@ -78,8 +85,7 @@ def golden(gguf_dir, name, tokenizer_dir, adapt=None, how=""):
             "min_top1_margin": round(min(margins), 6),
             "logits": [top_entries(logits[s], len(prompt_ids) - 1 + s) for s in range(LOGIT_STEPS)],
         })
-    return {"gguf": name, "reference": f"transformers {transformers.__version__} from_pretrained(gguf_file=...), "
-            f"float32, torch {torch.__version__}{how}", "cases": cases}
+    return {"gguf": name, "reference": reference, "cases": cases}
 
 
 def main(shared, llama_cpp, quantize, out):

@@ -124,8 +124,8 @@ public final class ModelConverter {
         }
     }
 
-    /** One tensor: where it comes from (rows firstRow.. of sourceName, times scale plus offset) and how it is stored. */
-    private record Planned(String sourceName, SafetensorsTensor source, long firstRow, float scale, float offset,
+    /** One tensor: where it comes from (rows firstRow.. of sourceName, plus offset) and how it is stored. */
+    private record Planned(String sourceName, SafetensorsTensor source, long firstRow, float offset,
                            TensorInfo target) {
         /** Bytes of the source this tensor reads (a part of a fused source). */
         long sourceBytes() {
@@ -173,7 +173,7 @@ public final class ModelConverter {
                     throw new IllegalArgumentException(name + ": rows of " + e.getValue()[1] + " elements; TERNARY "
                             + "stores whole blocks of " + TernaryBlocks.BLOCK);
                 }
-                plan.add(new Planned(sourceName, source, 0, 1f, 0f,
+                plan.add(new Planned(sourceName, source, 0, 0f,
                         TensorInfo.planned(name, TensorType.TERNARY, e.getValue(), TernaryBlocks.BLOCK)));
                 continue;
             }
@@ -189,7 +189,7 @@ public final class ModelConverter {
             if (options.interleave() && InterleavedRows.allows(type, group, e.getValue())) {
                 target = target.withLayout(ZseLayout.LAYOUT_INTERLEAVED_16);
             }
-            plan.add(new Planned(sourceName, source, from.firstRow(), from.scale(), from.offset(), target));
+            plan.add(new Planned(sourceName, source, from.firstRow(), from.offset(), target));
         }
         for (SafetensorsTensor t : checkpoint.tensors()) {
             boolean used = plan.stream().anyMatch(p -> p.sourceName.equals(t.name())
@@ -230,7 +230,7 @@ public final class ModelConverter {
     }
 
     /**
-     * Queues a tensor's chunks: workers read, scale, check and encode them; this thread writes them in order, taking
+     * Queues a tensor's chunks: workers read, offset, check and encode them; this thread writes them in order, taking
      * the tensor's sink with its first chunk (the writer hands sinks out in plan order) and finishing it with its last.
      */
     private static void submitTensor(HfCheckpoint checkpoint, Planned p, ZseWriter writer,
@@ -257,7 +257,6 @@ public final class ModelConverter {
                 float[] values = chunk.values.length >= count ? chunk.values : (chunk.values = new float[count]);
                 checkpoint.readFloats(p.sourceName, (p.firstRow + row) * rowLength, count, values, 0);
                 for (int i = 0; i < count; i++) {
-                    values[i] *= p.scale;
                     if (p.offset != 0) { // (x + 0 would turn -0 into +0)
                         values[i] += p.offset;
                     }

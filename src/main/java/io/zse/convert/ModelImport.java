@@ -28,7 +28,7 @@ import java.util.stream.Stream;
  */
 public final class ModelImport {
     /** Bumped when a conversion would write different bytes, so stale cache entries are not reused. */
-    private static final String CACHE_VERSION = "zse-import-v2-kquant";
+    private static final String CACHE_VERSION = "zse-import-v3-longrope-factor";
     private static final byte[] ZSE_MAGIC = {(byte) 0x89, 'Z', 'S', 'E', '\r', '\n', 0x1A, '\n'};
     private static final byte[] GGUF_MAGIC = {'G', 'G', 'U', 'F'};
     private static final byte[] ZSE_ENGINE_MAGIC = {'Z', 'S', 'E', 1};

@@ -360,6 +360,7 @@ public final class LlamaModel {
             }
             rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
             if (longRope != null) {
+                longRope.scaleQueries(backend, ws.q, n, config.numHeads() * config.headDim());
                 rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
                 backend.storeKv(ws.k, ws.v, batch, layer);
             } else { // the keys rotated on their way into the cache

@@ -20,16 +20,21 @@ import io.zse.backend.KvCache;
  * engine's prompt chunks, batches, prefix cache and recomputes after preemption rotate a sequence as one
  * transformers prefill would. Not reproduced: transformers batching several sequences takes the last position of
  * the whole batch, so there one sequence's length changes the others' rotation.
+ * <p>
+ * transformers also multiplies cos and sin by the attention factor, so q·k by its square; here the rotated queries
+ * are multiplied by that square instead, which leaves the weights (and the cached keys) as the file holds them.
  */
 final class LongRope {
     private final float[] shortFrequencies; // [headDim / 2]
     private final float[] longFrequencies;  // [headDim / 2]
     private final int originalContext;
+    private final float queryScale; // the attention factor squared; 1 where the converter put it into q and k
 
-    private LongRope(float[] shortFrequencies, float[] longFrequencies, int originalContext) {
+    private LongRope(float[] shortFrequencies, float[] longFrequencies, int originalContext, float queryScale) {
         this.shortFrequencies = shortFrequencies;
         this.longFrequencies = longFrequencies;
         this.originalContext = originalContext;
+        this.queryScale = queryScale;
     }
 
     /** The model's LongRoPE, or null when it uses another RoPE. */
@@ -39,7 +44,8 @@ final class LongRope {
             return null;
         }
         return new LongRope(RotaryFrequencies.of(c.headDim(), c.ropeTheta(), s),
-                RotaryFrequencies.ofLongFactors(c.headDim(), c.ropeTheta(), s), s.originalContextLength());
+                RotaryFrequencies.ofLongFactors(c.headDim(), c.ropeTheta(), s), s.originalContextLength(),
+                s.factorInWeights() ? 1f : (float) (s.factor() * s.factor()));
     }
 
     /** The first position rotated with the long factors in a sequence whose prompt has {@code promptLength} tokens. */
@@ -73,5 +79,12 @@ final class LongRope {
             longRun = isLong;
         }
         backend.rope(x, batch, start, batch.rows(), heads, headDim, longRun ? longFrequencies : shortFrequencies);
+    }
+
+    /** Multiplies the rotated queries q [rows, width] by the attention factor's square. */
+    void scaleQueries(Backend backend, ActivationBuffer q, int rows, int width) {
+        if (queryScale != 1f) {
+            backend.scale(q, rows * width, queryScale);
+        }
     }
 }

@@ -118,6 +118,7 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
             if (ropeScaling.type().equals("longrope")) {
                 ArrayNode factors = r.putArray("long_factors");
                 ropeScaling.longFactors().forEach(factors::add);
+                r.put("factor_in_weights", ropeScaling.factorInWeights());
             }
         }
         o.put("norm_eps", normEps);
@@ -169,9 +170,11 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
             List<Double> longFactors = new ArrayList<>(r.has("long_factors") || !text(r, "type").equals("longrope")
                     ? List.of() : factors);
             r.path("long_factors").forEach(n -> longFactors.add(n.asDouble()));
+            // longrope without factor_in_weights (files of the first Phi-3 imports): q and k rows hold the factor
+            boolean factorInWeights = text(r, "type").equals("longrope") && r.path("factor_in_weights").asBoolean(true);
             scaling = new RopeScaling(text(r, "type"), number(r, "factor"), r.path("low_freq_factor").asDouble(0),
                     r.path("high_freq_factor").asDouble(0), r.path("original_context_length").asInt(0), factors,
-                    longFactors);
+                    longFactors, factorInWeights);
         }
         List<Integer> eos = new ArrayList<>();
         o.path("eos_token_ids").forEach(n -> eos.add(n.asInt()));

@@ -82,45 +82,42 @@ public final class ModelTensors {
     }
 
     /**
-     * Where a tensor of {@link #expected} comes from in the checkpoint: rows firstRow.. of tensor {@code name}, each
-     * value multiplied by {@code scale}, then {@code offset} added.
+     * Where a tensor of {@link #expected} comes from in the checkpoint: rows firstRow.. of tensor {@code name}, with
+     * {@code offset} added to each value.
      */
-    public record Source(String name, long firstRow, float scale, float offset) {
-        public Source(String name, long firstRow, float scale) {
-            this(name, firstRow, scale, 0f);
+    public record Source(String name, long firstRow, float offset) {
+        public Source(String name, long firstRow) {
+            this(name, firstRow, 0f);
         }
     }
 
     /**
      * The source of .zse tensor {@code name}. Phi-3's qkv_proj rows are q, then k, then v, and gate_up_proj's are gate
-     * then up. LongRoPE multiplies cos and sin by an attention factor, which is the same as multiplying q and k by it
-     * (RoPE is linear), so it is folded into their rows here. Gemma's RMSNorm multiplies by (1 + w): the 1 is added
+     * then up. Gemma's RMSNorm multiplies by (1 + w): the 1 is added
      * here, in F32 as transformers adds it, so the engine's RMSNorm serves every family.
      */
     public static Source source(ModelConfig c, String name) {
         if (c.gemma() != null && name.endsWith("norm.weight")) {
-            return new Source(name, 0, 1f, 1f);
+            return new Source(name, 0, 1f);
         }
         if (c.architecture().equals("phi3")) {
             long q = (long) c.numHeads() * c.headDim();
             long kv = (long) c.numKvHeads() * c.headDim();
-            float attention = c.ropeScaling() != null && c.ropeScaling().type().equals("longrope")
-                    ? (float) c.ropeScaling().factor() : 1f;
             String qkv = name.replaceFirst("self_attn\\.[qkv]_proj", "self_attn.qkv_proj");
             String gateUp = name.replaceFirst("mlp\\.(gate|up)_proj", "mlp.gate_up_proj");
             if (name.endsWith("self_attn.q_proj.weight")) {
-                return new Source(qkv, 0, attention);
+                return new Source(qkv, 0);
             } else if (name.endsWith("self_attn.k_proj.weight")) {
-                return new Source(qkv, q, attention);
+                return new Source(qkv, q);
             } else if (name.endsWith("self_attn.v_proj.weight")) {
-                return new Source(qkv, q + kv, 1f);
+                return new Source(qkv, q + kv);
             } else if (name.endsWith("mlp.gate_proj.weight")) {
-                return new Source(gateUp, 0, 1f);
+                return new Source(gateUp, 0);
             } else if (name.endsWith("mlp.up_proj.weight")) {
-                return new Source(gateUp, c.intermediateSize(), 1f);
+                return new Source(gateUp, c.intermediateSize());
             }
         }
-        return new Source(name, 0, 1f);
+        return new Source(name, 0);
     }
 
     /** A linear layer: weight [out, in] and, with a bias, bias [out]. */

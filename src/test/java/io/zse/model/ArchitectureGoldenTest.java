@@ -7,19 +7,28 @@ import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
 import io.zse.convert.ConvertOptions;
 import io.zse.convert.HfConfigNormalizer;
+import io.zse.format.LittleEndian;
+import io.zse.format.SectionKind;
+import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
+import io.zse.format.ZseWriter;
 import io.zse.tokenizer.TestTokenizers;
 import io.zse.tokenizer.Tokenizer;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -66,6 +75,55 @@ class ArchitectureGoldenTest {
                 double maxDiff = run.assertReproducedBy(LlamaModel.load(file, backend), LOGIT_TOLERANCE);
                 System.out.printf("%s F32, %s kernels, %d prompt ids: 64 greedy ids match, max |logit - transformers| "
                         + "= %.2e%n", name, kernels, run.promptIds().length, maxDiff);
+            }
+        }
+    }
+
+    /**
+     * The first Phi-3 imports multiplied q's and k's rows by LongRoPE's attention factor and wrote no
+     * {@code factor_in_weights}; such a file (rebuilt here from today's conversion) must still reproduce transformers,
+     * the engine not applying the factor a second time.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = "phi3-longrope")
+    void aLongropeFileWithTheFactorInItsWeightsIsReadAsOfOld(String name) throws IOException {
+        JsonNode golden = read("/golden/architectures/" + name + ".json");
+        Path legacy = dir.resolve(name + "-factor-in-weights.zse");
+        try (ZseFile today = ZseFile.open(converted(name, golden, GreedyGolden.of(golden), dir))) {
+            ModelConfig c = ModelConfig.fromJson(today.configJson());
+            assertEquals(false, c.ropeScaling().factorInWeights());
+            String config = today.configJson().replaceFirst(",\\s*\"factor_in_weights\"\\s*:\\s*false", "");
+            assertEquals(true, ModelConfig.fromJson(config).ropeScaling().factorInWeights(), config);
+            float factor = (float) c.ropeScaling().factor();
+            Map<SectionKind, byte[]> sections = new EnumMap<>(SectionKind.class);
+            for (SectionKind kind : SectionKind.values()) {
+                if (kind != SectionKind.TENSOR_INDEX) {
+                    today.sectionBytes(kind).ifPresent(bytes -> sections.put(kind, bytes));
+                }
+            }
+            sections.put(SectionKind.CONFIG, config.getBytes(StandardCharsets.UTF_8));
+            List<TensorInfo> planned = today.tensors().stream()
+                    .map(t -> TensorInfo.planned(t.name(), t.type(), t.shape(), t.groupSize())).toList();
+            try (ZseWriter writer = ZseWriter.create(legacy, sections, planned)) {
+                for (TensorInfo t : today.tensors()) {
+                    float[] values = today.tensor(t.name()).data().toArray(LittleEndian.FLOAT);
+                    if (t.name().contains("self_attn.q_proj") || t.name().contains("self_attn.k_proj")) {
+                        for (int i = 0; i < values.length; i++) {
+                            values[i] *= factor;
+                        }
+                    }
+                    ZseWriter.TensorSink sink = writer.nextTensor();
+                    MemorySegment bytes = MemorySegment.ofArray(new byte[values.length * Float.BYTES]);
+                    MemorySegment.copy(values, 0, bytes, LittleEndian.FLOAT, 0, values.length);
+                    sink.writeData(bytes);
+                    sink.finish();
+                }
+                writer.finish();
+            }
+        }
+        try (ZseFile file = ZseFile.open(legacy); CpuBackend backend = TestKernels.backend("vector", 2)) {
+            for (GreedyGolden run : GreedyGolden.allOf(golden)) {
+                run.assertReproducedBy(LlamaModel.load(file, backend), LOGIT_TOLERANCE);
             }
         }
     }

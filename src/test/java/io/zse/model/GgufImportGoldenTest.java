@@ -95,7 +95,10 @@ class GgufImportGoldenTest {
      * tiny-llama3-rope-scaling-* hold llama3 RoPE factors (rope_freqs.weight), which transformers' GGUF loader drops:
      * their reference runs the file's dequantized weights in the checkpoint's architecture.
      * tiny-mistral-sliding-window-* hold no window (llama.cpp writes Mistral as a Llama without one), and neither does
-     * their reference.
+     * their reference. tiny-{gemma2,phi3,qwen3,gemma3}-* are the F32 fixtures below through llama-quantize
+     * (arch_gguf_quant_fixtures.py); their reference runs the file's dequantized tensors in the checkpoint's own
+     * architecture, as transformers' GGUF loader misreads these. Phi-3's LongRoPE attention factor is applied by the
+     * engine, so its q and k rows keep their bits too (folded into F16 rows, it cost 1.7e-4 of a logit).
      */
     @ParameterizedTest
     @CsvSource({"tinystories-656k-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
@@ -117,13 +120,30 @@ class GgufImportGoldenTest {
             "tiny-mistral-sliding-window-f16, 1e-4, F16 -> F16 (exact): 16 tensors",
             "tiny-mistral-sliding-window-q8_0, 1e-4, Q8_0 -> Q8 (exact): 16 tensors",
             "tiny-mistral-sliding-window-q4_0, 1e-4, Q4_0 -> Q4 (exact): 15 tensors",
-            "tiny-mistral-sliding-window-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 13 tensors"})
+            "tiny-mistral-sliding-window-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 13 tensors",
+            "tiny-gemma2-f16, 1e-4, F16 -> F16 (exact): 22 tensors",
+            "tiny-gemma2-q8_0, 1e-4, Q8_0 -> Q8 (exact): 22 tensors",
+            "tiny-gemma2-q4_0, 1e-4, Q4_0 -> Q4 (exact): 21 tensors",
+            "tiny-gemma2-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 19 tensors",
+            "tiny-phi3-f16, 1e-4, F16 -> F16 (exact): 16 tensors",
+            "tiny-phi3-q8_0, 1e-4, Q8_0 -> Q8 (exact): 16 tensors",
+            "tiny-phi3-q4_0, 1e-4, Q4_0 -> Q4 (exact): 15 tensors",
+            "tiny-phi3-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 8 tensors",
+            "tiny-qwen3-f16, 1e-4, F16 -> F16 (exact): 15 tensors",
+            "tiny-qwen3-q8_0, 1e-4, Q8_0 -> Q8 (exact): 15 tensors",
+            "tiny-qwen3-q4_0, 1e-4, Q4_0 -> Q4 (exact): 14 tensors",
+            "tiny-qwen3-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 12 tensors",
+            "tiny-gemma3-f16, 1e-4, F16 -> F16 (exact): 29 tensors",
+            "tiny-gemma3-q8_0, 1e-4, Q8_0 -> Q8 (exact): 29 tensors",
+            "tiny-gemma3-q4_0, 1e-4, Q4_0 -> Q4 (exact): 28 tensors",
+            "tiny-gemma3-q4_k_m, 1e-4, Q5_0 -> Q5 (exact): 24 tensors"})
     void quantizedFilesMatchTransformersDequantizingTheSameGguf(String name, double tolerance, String note)
             throws IOException {
         Path out = dir.resolve(name + ".zse");
         ModelConverter.Result result = convert(name, out);
         System.out.println(name + ": " + result.notes());
         assertTrue(result.notes().stream().anyMatch(n -> n.startsWith(note)), result.notes().toString());
+        assertTrue(result.notes().stream().allMatch(n -> n.contains("(exact)")), result.notes().toString());
         try (ZseFile file = ZseFile.open(out)) {
             LlamaModel model = LlamaModel.load(file, BACKEND);
             double maxDiff = 0;
@@ -182,7 +202,7 @@ class GgufImportGoldenTest {
      * Phi-3 with LongRoPE as llama.cpp's convert_hf_to_gguf.py writes it (tools/reference/phi3_gguf_fixtures.py): fused
      * attn_qkv and ffn_up (gate then up), both factor sets as rope_factors_short/long tensors, the original context and
      * attention factor in phi3.rope.scaling.* keys, and sliding_window 0 for none. The import must split the fused
-     * rows and fold the attention factor 1.5 into q and k exactly as the safetensors import does (same CRCs), and the
+     * rows exactly as the safetensors import does (same CRCs; the attention factor 1.5 is the engine's to apply), and the
      * greedy ids must match past the original context of 16 (long factors).
      */
     @Test

@@ -38,10 +38,10 @@ import java.util.function.LongUnaryOperator;
  * (F32, F16, BF16 as they are; Q8_0 as Q8; Q4_0 and Q4_1 as Q4 with groups of 32; Q4_K, Q5_K and Q6_K as the .zse
  * types of the same names; Q5_0 and Q5_1 as Q5); BitNet b1.58 projections (TQ1_0, TQ2_0, or ternary floats) as
  * TERNARY ({@link GgufTernaryProjection}); blocks no .zse type holds as they are (a Q8_0 code -128, a Q4_0/Q5_0 d
- * too large for m = -8d/-16d in F16, Phi-3's scaled q/k rows) are decoded and re-quantized to Q8. Every
+ * too large for m = -8d/-16d in F16) are decoded and re-quantized to Q8. Every
  * step that is not exact is measured against the GGUF's own values and reported. Llama's q/k rows, which llama.cpp
  * interleaves for its RoPE, are put back in Hugging Face order. Phi-3's fused attn_qkv and ffn_up are split as its
- * safetensors checkpoint is ({@link ModelTensors#source}), LongRoPE's attention factor folded into q and k. Asked to
+ * safetensors checkpoint is ({@link ModelTensors#source}). Asked to
  * interleave, it stores the 2-D Q8 and Q4 tensors in layout interleaved-16 ({@link InterleavedRows}): the same bytes,
  * only reordered.
  */
@@ -60,8 +60,8 @@ public final class GgufConverter {
     }
 
     /**
-     * One tensor: rows sourceRow(i) of the GGUF tensor, each value times scale (1 except Phi-3's LongRoPE q/k; for
-     * TERNARY, llama.cpp's {@code .scale} of the projection, else 1).
+     * One tensor: rows sourceRow(i) of the GGUF tensor, each value times scale (TERNARY: s times llama.cpp's
+     * {@code .scale} of the projection; 1 otherwise).
      */
     private record Planned(String ggufName, GgufFile.GgufTensor source, TensorInfo target, Mode mode,
                            LongUnaryOperator sourceRow, float scale) {
@@ -228,7 +228,7 @@ public final class GgufConverter {
             LongUnaryOperator rows = permuted && rotated ? unpermute(config.headDim()) : LongUnaryOperator.identity();
             long first = from.firstRow();
             plan.add(planTensor(file, e.getKey(), ggufName, source, e.getValue(),
-                    first == 0 ? rows : row -> first + rows.applyAsLong(row), from.scale()));
+                    first == 0 ? rows : row -> first + rows.applyAsLong(row)));
         }
         if (!scaleOf.isEmpty()) {
             throw new IllegalArgumentException("tensor '" + scaleOf.values().iterator().next().name()
@@ -278,11 +278,11 @@ public final class GgufConverter {
     }
 
     private static Planned planTensor(GgufFile file, String hf, String ggufName, GgufFile.GgufTensor source,
-                                      long[] shape, LongUnaryOperator rows, float scale) {
+                                      long[] shape, LongUnaryOperator rows) {
         GgmlType type = source.type();
         if (shape.length == 1) {
             return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.F32, shape, 0), Mode.DECODE, rows,
-                    scale);
+                    1f);
         }
         TensorType same = switch (type) {
             case F32 -> TensorType.F32;
@@ -291,9 +291,7 @@ public final class GgufConverter {
             default -> null;
         };
         if (same != null) {
-            // Scaled rows are decoded, multiplied in F32 and encoded back, as the safetensors import does.
-            return new Planned(ggufName, source, TensorInfo.planned(hf, same, shape, 0),
-                    scale == 1f ? Mode.COPY : Mode.DECODE, rows, scale);
+            return new Planned(ggufName, source, TensorInfo.planned(hf, same, shape, 0), Mode.COPY, rows, 1f);
         }
         TensorType moved = switch (type) {
             case Q8_0 -> TensorType.Q8;
@@ -304,12 +302,11 @@ public final class GgufConverter {
             case Q6_K -> TensorType.Q6_K;
             default -> null;
         };
-        if (moved != null && scale == 1f && GgufRowTranscoder.movable(type, file.bytes(source))) {
+        if (moved != null && GgufRowTranscoder.movable(type, file.bytes(source))) {
             return new Planned(ggufName, source, TensorInfo.planned(hf, moved, shape, moved.isKQuant() ? 256 : 32),
-                    Mode.MOVE, rows, scale);
+                    Mode.MOVE, rows, 1f);
         }
-        return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.Q8, shape, 32), Mode.DECODE, rows,
-                scale);
+        return new Planned(ggufName, source, TensorInfo.planned(hf, TensorType.Q8, shape, 32), Mode.DECODE, rows, 1f);
     }
 
     /** The tensor in layout interleaved-16 where that layout holds it, else as planned. */
