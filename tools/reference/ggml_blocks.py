@@ -7,7 +7,8 @@ Usage: python ggml_blocks.py <llama.cpp-dir> <llama-quantize> <output-json>
 
 A 1-layer random Llama with rows of 256 (seed 5) is converted to an F32 GGUF by convert_hf_to_gguf.py and quantized
 by llama-quantize --pure to each type; for each, the first 512 elements of blk.0.ffn_up.weight: their bytes (hex) and
-gguf.quants.dequantize's float32 values. Read by GgmlBlockDecoderTest.
+gguf.quants.dequantize's float32 values; and "source", the F32 values llama-quantize was given. Read by
+GgmlBlockDecoderTest and Q6KQuantizerTest (our quantizer writes llama-quantize's bytes).
 """
 import json
 import subprocess
@@ -38,6 +39,8 @@ def main(llama_cpp, quantize, out):
                                                 / name).read_bytes())
         subprocess.run([sys.executable, str(Path(llama_cpp) / "convert_hf_to_gguf.py"), str(tmp / "model"),
                         "--outtype", "f32", "--outfile", str(tmp / "f32.gguf")], check=True, capture_output=True)
+        source = next(t for t in GGUFReader(tmp / "f32.gguf").tensors if t.name == TENSOR)
+        source = np.asarray(source.data).reshape(-1)[:ELEMENTS].astype(np.float32)
         cases = []
         for kind in TYPES:
             path = tmp / f"{kind}.gguf"
@@ -49,7 +52,8 @@ def main(llama_cpp, quantize, out):
             block_bytes = raw.size * ELEMENTS // int(np.prod(tensor.shape))
             cases.append({"type": kind, "bytes": raw[:block_bytes].tobytes().hex(),
                           "values": [float(v) for v in values]})
-    Path(out).write_text(json.dumps({"tensor": TENSOR, "elements": ELEMENTS, "cases": cases}) + "\n")
+    Path(out).write_text(json.dumps({"tensor": TENSOR, "elements": ELEMENTS, "source": [float(v) for v in source],
+                                     "cases": cases}) + "\n")
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ public final class ConvertCommand implements Callable<Integer> {
     Path output;
 
     @Option(names = "--quant", paramLabel = "TYPE",
-            description = "Type of the 2-D weights: f32, f16, bf16, q8, q4, nf4 (default q8). Checkpoint directories "
-                    + "only: a GGUF or zse-engine file keeps its own types.")
+            description = "Type of the 2-D weights: f32, f16, bf16, q8, q6_k, q4, nf4 (default q8). Checkpoint "
+                    + "directories only: a GGUF or zse-engine file keeps its own types.")
     String quant;
 
     @Option(names = "--group-size", paramLabel = "N", description = "Q4 group size: 32 (default), 64 or 128.")

@@ -23,10 +23,10 @@ public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddi
 
     public ConvertOptions {
         for (TensorType t : new TensorType[]{quant, embeddings, lmHead}) {
-            if (t != null && (t.isKQuant() || t == TensorType.Q5)) {
+            if (t == TensorType.Q4_K || t == TensorType.Q5_K || t == TensorType.Q5) {
                 throw new IllegalArgumentException(t.name().toLowerCase() + " holds ggml's "
                         + (t == TensorType.Q5 ? "Q5_0/Q5_1" : "K-quant") + " bits and is written only when importing a "
-                        + "GGUF; for a checkpoint use q8, q4 or nf4");
+                        + "GGUF; for a checkpoint use q8, q6_k, q4 or nf4");
             }
             if (t == TensorType.TERNARY) {
                 throw new IllegalArgumentException("ternary is BitNet b1.58's own weight type: a BitNet checkpoint's "

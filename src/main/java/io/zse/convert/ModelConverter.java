@@ -179,11 +179,14 @@ public final class ModelConverter {
             }
             TensorType type = typeFor(name, e.getValue(), config, options);
             int group = options.groupSizeFor(type);
-            if (type.isQuantized() && e.getValue()[e.getValue().length - 1] % group != 0) {
-                notes.add(name + ": rows of " + e.getValue()[e.getValue().length - 1] + " are not a multiple of group size "
-                        + group + ", stored as F16");
-                type = TensorType.F16;
-                group = 0;
+            long rowLength = e.getValue()[e.getValue().length - 1];
+            if (type.isQuantized() && rowLength % group != 0) {
+                // Q6_K's super-blocks of 256 fall back to Q8's groups of 32, the others to F16
+                TensorType fallback = type == TensorType.Q6_K && rowLength % 32 == 0 ? TensorType.Q8 : TensorType.F16;
+                notes.add(name + ": rows of " + rowLength + " are not a multiple of group size " + group + ", stored as "
+                        + fallback);
+                type = fallback;
+                group = fallback.defaultGroupSize();
             }
             TensorInfo target = TensorInfo.planned(name, type, e.getValue(), group);
             if (options.interleave() && InterleavedRows.allows(type, group, e.getValue())) {

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * consecutive elements, each with its own F16 scale(s). Byte layouts are those of docs/zse-format.md, which
  * {@link io.zse.format.TensorDecoder} decodes.
  */
-public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer {
+public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer, Q6KQuantizer {
 
     TensorType type();
 
@@ -33,7 +33,7 @@ public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer
     void quantizeInJava(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
             MemorySegment scales, long scalesOffset);
 
-    /** The quantizer for {@code type} (Q8, Q4 or NF4) with the given group size. */
+    /** The quantizer for {@code type} (Q8, Q4, NF4 or Q6_K) with the given group size. */
     static Quantizer of(TensorType type, int groupSize) {
         if (!type.isQuantized()) {
             throw new IllegalArgumentException(type + " is not a quantized type");
@@ -45,7 +45,8 @@ public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer
             case Q8 -> new Q8Quantizer();
             case Q4 -> new Q4Quantizer(groupSize);
             case NF4 -> new Nf4Quantizer();
-            case Q4_K, Q5_K, Q6_K -> throw new IllegalArgumentException(type + " holds ggml's K-quant bits: it is "
+            case Q6_K -> new Q6KQuantizer();
+            case Q4_K, Q5_K -> throw new IllegalArgumentException(type + " holds ggml's K-quant bits: it is "
                     + "written by importing a GGUF, not by quantizing");
             case Q5 -> throw new IllegalArgumentException("Q5 holds ggml's Q5_0/Q5_1 bits: it is written by importing a "
                     + "GGUF, not by quantizing");

@@ -66,13 +66,13 @@ class ModelConverterTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5"})
+    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q5"})
     void theKQuantTypesAreRefusedForCheckpoints(TensorType type) {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> ConvertOptions.of(type));
         assertEquals(type.name().toLowerCase() + " holds ggml's " + (type == TensorType.Q5 ? "Q5_0/Q5_1" : "K-quant")
                 + " bits and is written only when importing a "
-                + "GGUF; for a checkpoint use q8, q4 or nf4", e.getMessage());
+                + "GGUF; for a checkpoint use q8, q6_k, q4 or nf4", e.getMessage());
     }
 
     @Test

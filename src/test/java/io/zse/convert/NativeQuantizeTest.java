@@ -111,6 +111,7 @@ class NativeQuantizeTest {
             case Q8Quantizer q -> q.quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
             case Q4Quantizer q -> q.quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
             case Nf4Quantizer q -> q.quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
+            case Q6KQuantizer q -> throw new AssertionError("Q6_K has no native path");
         };
         assertTrue(ran, "the native path ran");
         quantizer.quantizeInJava(src, srcOffset, count, MemorySegment.ofArray(javaData), dataOffset,
