@@ -125,6 +125,13 @@ __global__ void add_kernel(float *x, const float *__restrict__ y, int64_t length
     }
 }
 
+__global__ void scale_kernel(float *x, int64_t length, float factor) {
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < length) {
+        x[k] *= factor;
+    }
+}
+
 __global__ void add_bias_kernel(float *x, int64_t length, const float *__restrict__ bias, int dim) {
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
@@ -189,6 +196,13 @@ int zse_cuda_add(float *x, const float *y, int64_t length, void *stream) {
     ZSE_REQUIRE(x != nullptr && y != nullptr && length > 0, "zse_cuda_add: NULL pointer or length <= 0");
     ZSE_LAUNCH(zse::add_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, length);
     return zse::launched("add_kernel");
+}
+
+int zse_cuda_scale(float *x, int64_t length, float factor, void *stream) {
+    ZSE_REQUIRE(x != nullptr && length > 0, "zse_cuda_scale: NULL pointer or length <= 0");
+    ZSE_LAUNCH(zse::scale_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+        x, length, factor);
+    return zse::launched("scale_kernel");
 }
 
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream) {

@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 5
+#define ZSE_CUDA_ABI_VERSION 6
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -157,6 +157,8 @@ int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, c
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream);
+/* x[k] *= factor for k < length (LongRoPE's attention factor on the queries). */
+int zse_cuda_scale(float *x, int64_t length, float factor, void *stream);
 /* ids[i] = index of the largest of logits[i, 0..vocab) (lowest index on ties, NaN never wins), i < n. */
 int zse_cuda_argmax(const float *logits, int n, int vocab, int32_t *ids, void *stream);
 /* The k largest logits of one row, descending (ties: lower index first), k <= 1024; for top-k/top-p sampling. */

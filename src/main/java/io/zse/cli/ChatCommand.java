@@ -17,6 +17,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -90,7 +91,7 @@ public final class ChatCommand implements Callable<Integer> {
                 Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCache.type());
                 Conversation conversation = new Conversation(generator, tokenizer, template, config,
                         llama.config().contextLength(), parameters, out);
-                Signal.handle(new Signal("INT"), signal -> {
+                SignalHandler previous = Signal.handle(new Signal("INT"), signal -> {
                     if (replying) {
                         stopRequested = true;
                     } else {
@@ -99,6 +100,11 @@ public final class ChatCommand implements Callable<Integer> {
                         System.exit(130);
                     }
                 });
+                if (previous == SignalHandler.SIG_IGN) { // inherited (a background job): the JVM then keeps it so
+                    err.println("zse chat: this process was started with SIGINT ignored, so Ctrl-C cannot stop a "
+                            + "reply; /exit or Ctrl-D ends the chat");
+                    err.flush();
+                }
                 out.println(HELP);
                 out.flush();
                 conversation.run(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));

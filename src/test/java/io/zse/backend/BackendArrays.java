@@ -83,6 +83,12 @@ public final class BackendArrays {
         return read(b, sum, x.length);
     }
 
+    public static float[] scale(Backend b, float[] x, float factor) {
+        ActivationBuffer scaled = on(b, x);
+        b.scale(scaled, x.length, factor);
+        return read(b, scaled, x.length);
+    }
+
     /** addRmsNorm: returns [x after the add | the normed rows]. */
     public static float[] addRmsNorm(Backend b, float[] x, float[] y, int n, float[] weight, float eps) {
         ActivationBuffer sum = on(b, x);

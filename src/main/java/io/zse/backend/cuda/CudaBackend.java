@@ -634,7 +634,10 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void scale(ActivationBuffer x, int length, float factor) {
-        throw new UnsupportedOperationException("scaling activations (Gemma) is not implemented on the CUDA backend");
+        check(length > 0, "length must be positive");
+        DeviceActivations a = own(x, length);
+        computeEnter();
+        cuda.call("zse_cuda_scale", a.at(0, length), (long) length, factor, stream.handle());
     }
 
     @Override

@@ -193,6 +193,7 @@ class CudaBackendParityTest {
         float[] a = BackendArrays.add(cpu, x, up);
         float[] b = BackendArrays.add(cuda, x, up);
         assertArrayEquals(a, b, 0f, "add");
+        assertArrayEquals(BackendArrays.scale(cpu, x, 2.25f), BackendArrays.scale(cuda, x, 2.25f), 0f, "scale");
         assertArrayEquals(BackendArrays.addBias(cpu, a, n, weight), BackendArrays.addBias(cuda, b, n, weight), 0f,
                 "addBias");
     }
