@@ -139,6 +139,213 @@ ALWAYS_INLINE void q4_tile(const uint8_t *w, const uint16_t *scales, int g, int6
 Q4_KERNEL
 
 /*
+ * ---- K-quants (Q4_K, Q5_K, Q6_K): super-blocks of 256, each sub-block of 32 one activation block ----
+ * Q4_K, Q5_K: Σ_k d·scale_k·d_x,k·Σ(q·x_q) - dmin·min_k·s_k with unsigned codes; Q6_K: d·d_x,k times the two groups
+ * of 16's int8 scales times their sums of (q - 32)·x_q. SDOT takes the codes as signed bytes (all of them fit).
+ */
+
+#define SUPER 8 /* sub-blocks of 32, and activation blocks, per super-block */
+
+/* The 32 codes of sub-block k of a super-block's code bytes, in element order, as two registers (Q6_K: q - 32). */
+ALWAYS_INLINE void kquant_codes(int bits, const uint8_t *codes, int k, int8x16_t *first, int8x16_t *second) {
+    const uint8x16_t low4 = vdupq_n_u8(0x0F);
+    int8x16_t *halves[2] = {first, second};
+    for (int t = 0; t < 2; t++) {
+        uint8x16_t q;
+        if (bits == 6) {
+            /* elements 32k..: half k / 4, part k % 4 = low or high nibbles of ql[32 (part & 1) ..], bits 2 part of qh */
+            int h = k / 4;
+            int part = k % 4;
+            uint8x16_t ql = vld1q_u8(codes + 64 * h + 32 * (part & 1) + 16 * t);
+            uint8x16_t qh = vld1q_u8(codes + 128 + 32 * h + 16 * t);
+            uint8x16_t low = part >> 1 ? vshrq_n_u8(ql, 4) : vandq_u8(ql, low4);
+            uint8x16_t high = vandq_u8(vshlq_u8(qh, vdupq_n_s8((int8_t) (-2 * part))), vdupq_n_u8(3));
+            *halves[t] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(low, vshlq_n_u8(high, 4))), vdupq_n_s8(32));
+            continue;
+        }
+        uint8x16_t nibbles = vld1q_u8(codes + 32 * (k / 2) + 16 * t);
+        q = k % 2 ? vshrq_n_u8(nibbles, 4) : vandq_u8(nibbles, low4);
+        if (bits == 5) {
+            uint8x16_t qh = vld1q_u8(codes + 128 + 16 * t);
+            uint8x16_t fifth = vandq_u8(vshlq_u8(qh, vdupq_n_s8((int8_t) -k)), vdupq_n_u8(1));
+            q = vorrq_u8(q, vshlq_n_u8(fifth, 4));
+        }
+        *halves[t] = vreinterpretq_s8_u8(q);
+    }
+}
+
+ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm,
+                               const int8_t *xq, const float *xd, const float *xs, int64_t i, int rn, float *out,
+                               int64_t stride) {
+    KQUANT_TILE_ROWS(bits);
+    DECLARE_TILE_ACCUMULATORS(acc);
+    /* dmin·min·s: the offset term of Q4_K/Q5_K, one scalar per (row, activation row), taken from lane 0 at the end */
+    float offset[TILE_M][TILE_N] = {{0}};
+    for (uint64_t sb = 0; sb < supers; sb++) {
+        const uint8_t *codes[TILE_M];
+        float d[TILE_M];
+        float d_scale[TILE_M][SUPER];
+        float dmin_min[TILE_M][SUPER];
+        const int8_t *scale16[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            codes[a] = weights[a] + sb * code_bytes;
+            const uint8_t *sc = row_scales[a] + sb * scale_bytes;
+            __builtin_prefetch(codes[a] + TILE_M * supers * code_bytes);
+            d[a] = zse_f16_to_f32((uint16_t) (sc[0] | sc[1] << 8));
+            scale16[a] = (const int8_t *) sc + 2;
+            if (bits != 6) {
+                uint8_t scale_min[16];
+                zse_kquant_scale_min(sc + 4, scale_min);
+                float dmin = zse_f16_to_f32((uint16_t) (sc[2] | sc[3] << 8));
+                for (int k = 0; k < SUPER; k++) {
+                    d_scale[a][k] = d[a] * scale_min[k];
+                    dmin_min[a][k] = dmin * scale_min[8 + k];
+                }
+            }
+        }
+        for (int k = 0; k < SUPER; k++) {
+            int8x16_t c0[TILE_M];
+            int8x16_t c1[TILE_M];
+            for (int a = 0; a < rm; a++) {
+                kquant_codes(bits, codes[a], k, &c0[a], &c1[a]);
+            }
+            for (int j = 0; j < rn; j++) {
+                const uint64_t block = (i + j) * blocks + sb * SUPER + k;
+                const int8_t *x = xq + block * 32;
+                for (int a = 0; a < rm; a++) {
+                    if (bits == 6) {
+                        int32x4_t first = vdotq_s32(vdupq_n_s32(0), c0[a], vld1q_s8(x));
+                        int32x4_t second = vdotq_s32(vdupq_n_s32(0), c1[a], vld1q_s8(x + 16));
+                        int32x4_t dot = vmlaq_n_s32(vmulq_n_s32(first, scale16[a][2 * k]), second, scale16[a][2 * k + 1]);
+                        acc[a][j] = vfmaq_n_f32(acc[a][j], vcvtq_f32_s32(dot), d[a] * xd[block]);
+                    } else {
+                        acc[a][j] = vfmaq_n_f32(acc[a][j], vcvtq_f32_s32(dot32(c0[a], c1[a], x)),
+                                                d_scale[a][k] * xd[block]);
+                        offset[a][j] += dmin_min[a][k] * xs[block];
+                    }
+                }
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = vsetq_lane_f32(vgetq_lane_f32(acc[a][j], 0) - offset[a][j], acc[a][j], 0);
+        }
+    }
+    STORE_TILE_SUMS(acc);
+}
+
+#define KQUANT_TILE kquant_tile
+KQUANT_MATMUL(matmul_q4_k, 4)
+KQUANT_MATMUL(matmul_q5_k, 5)
+KQUANT_MATMUL(matmul_q6_k, 6)
+
+/*
+ * ---- Q5 (ggml's Q5_0/Q5_1 codes), groups of 32: 16 nibble bytes then a u32 of fifth bits ----
+ * Q4's codes of a group of 32 with bit k of the u32 set as 0x10 in byte k (each qh byte looked up into its 8 lanes,
+ * each lane testing its own bit). Then as Q4: d·d_x·Σ(q·x_q) + m·s.
+ */
+ALWAYS_INLINE void q5_codes(const uint8_t *group, int8x16_t *first, int8x16_t *second) {
+    static const uint8_t spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                          {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+    static const uint8_t bits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint32_t qh;
+    memcpy(&qh, group + 16, 4);
+    uint8x16_t qh_bytes = vreinterpretq_u8_u32(vdupq_n_u32(qh));
+    uint8x16_t fifth = vdupq_n_u8(0x10);
+    q4_codes(group, 32, 0, first, second);
+    uint8x16_t set0 = vtstq_u8(vqtbl1q_u8(qh_bytes, vld1q_u8(spread[0])), vld1q_u8(bits));
+    uint8x16_t set1 = vtstq_u8(vqtbl1q_u8(qh_bytes, vld1q_u8(spread[1])), vld1q_u8(bits));
+    *first = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(*first), vandq_u8(set0, fifth)));
+    *second = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(*second), vandq_u8(set1, fifth)));
+}
+
+ALWAYS_INLINE void q5_tile(const uint8_t *w, const uint8_t *scales, int64_t cols, int64_t r, int rm, const int8_t *xq,
+                           const float *xd, const float *xs, int64_t i, int rn, float *out, int64_t stride) {
+    const uint64_t groups = (uint64_t) cols / 32;
+    DECLARE_TILE_ACCUMULATORS(acc);
+    float offset[TILE_M][TILE_N] = {{0}};
+    for (uint64_t g = 0; g < groups; g++) {
+        int8x16_t c0[TILE_M];
+        int8x16_t c1[TILE_M];
+        float d[TILE_M];
+        float m[TILE_M];
+        for (int a = 0; a < rm; a++) {
+            uint64_t at = (uint64_t) (r + a) * groups + g;
+            q5_codes(w + at * 20, &c0[a], &c1[a]);
+            d[a] = zse_f16_to_f32((uint16_t) (scales[4 * at] | scales[4 * at + 1] << 8));
+            m[a] = zse_f16_to_f32((uint16_t) (scales[4 * at + 2] | scales[4 * at + 3] << 8));
+        }
+        for (int j = 0; j < rn; j++) {
+            uint64_t block = (uint64_t) (i + j) * groups + g;
+            for (int a = 0; a < rm; a++) {
+                acc[a][j] = vfmaq_n_f32(acc[a][j], vcvtq_f32_s32(dot32(c0[a], c1[a], xq + block * 32)),
+                                        d[a] * xd[block]);
+                offset[a][j] += m[a] * xs[block];
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            out[(i + j) * stride + r + a] = vaddvq_f32(acc[a][j]) + offset[a][j];
+        }
+    }
+}
+
+#define matmul_q5_TILE(M, N) q5_tile(w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+static void matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
+    FOR_EACH_TILE(matmul_q5_TILE)
+}
+
+/*
+ * ---- TERNARY: Σ t·q with t = c - 1, c in 0..2 ----
+ * A block of 128 elements is 32 bytes of codes; shifting right by 2·part and masking to 2 bits gives elements
+ * 32·part .. 32·part + 31 in order. SDOT on c (as signed bytes) and the activation codes, minus the row's code sum.
+ */
+ALWAYS_INLINE void ternary_tile(const uint8_t *w, float scale, int64_t cols, int64_t r, int rm, const int8_t *xq,
+                                const float *xdiv, const int32_t *xsum, int64_t i, int rn, float *out,
+                                int64_t stride) {
+    const uint64_t row_bytes = (uint64_t) cols / 4;
+    const uint8x16_t mask = vdupq_n_u8(3);
+    int32x4_t acc[TILE_M][TILE_N];
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            acc[a][j] = vdupq_n_s32(0);
+        }
+    }
+    for (uint64_t b = 0; b < row_bytes; b += 32) {
+        for (int a = 0; a < rm; a++) {
+            const uint8_t *packed = w + (uint64_t) (r + a) * row_bytes + b;
+            uint8x16_t p0 = vld1q_u8(packed);
+            uint8x16_t p1 = vld1q_u8(packed + 16);
+            for (int part = 0; part < 4; part++) {
+                int8x16_t shift = vdupq_n_s8((int8_t) (-2 * part));
+                int8x16_t c0 = vreinterpretq_s8_u8(vandq_u8(vshlq_u8(p0, shift), mask));
+                int8x16_t c1 = vreinterpretq_s8_u8(vandq_u8(vshlq_u8(p1, shift), mask));
+                for (int j = 0; j < rn; j++) {
+                    const int8_t *x = xq + (i + j) * cols + 4 * b + 32 * part;
+                    acc[a][j] = vdotq_s32(vdotq_s32(acc[a][j], c0, vld1q_s8(x)), c1, vld1q_s8(x + 16));
+                }
+            }
+        }
+    }
+    for (int a = 0; a < rm; a++) {
+        for (int j = 0; j < rn; j++) {
+            int32_t dot = vaddvq_s32(acc[a][j]) - xsum[i + j];
+            out[(i + j) * stride + r + a] = (float) dot * scale / xdiv[i + j];
+        }
+    }
+}
+
+#define matmul_ternary_TILE(M, N) ternary_tile(w, scale, cols, r, M, xq, xdiv, xsum, i, N, out, out_stride)
+static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                           const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                           int32_t out_stride) {
+    FOR_EACH_TILE(matmul_ternary_TILE)
+}
+
+/*
  * ---- Layout interleaved-16: Q8 and Q4 ----
  *
  * A tile stores 4 bytes of each of its 16 rows side by side, so one 16-byte load holds one step of 4 rows and four
@@ -403,16 +610,7 @@ FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
 FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
 FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
 
-/* The K-quant and ternary products are left out: dispatch.c runs the portable C ones for them. */
 const struct zse_cpu_kernels zse_cpu_neon_dotprod = {
-    .name = "neon-dotprod",
-    .quantize_rows = quantize_rows,
-    .matmul_q8 = matmul_q8,
-    .matmul_q4 = matmul_q4,
-    .matmul_q8_x16 = matmul_q8_x16,
-    .matmul_q4_x16 = matmul_q4_x16,
-    .matmul_nf4 = matmul_nf4,
-    .matmul_f32 = matmul_f32,
-    .matmul_f16 = matmul_f16,
-    .matmul_bf16 = matmul_bf16,
+    ZSE_CPU_FULL_SET("neon-dotprod"),
+    .matmul_q5 = matmul_q5,
 };

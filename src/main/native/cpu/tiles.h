@@ -63,6 +63,29 @@
         }                                                                                                         \
     }
 
+/* A K-quant tile's sizes and the first code and scale byte of each of its rm weight rows from r. */
+#define KQUANT_TILE_ROWS(bits)                                                                                    \
+    const uint64_t blocks = (uint64_t) cols / 32;                                                                 \
+    const uint64_t supers = (uint64_t) cols / 256;                                                                \
+    const uint64_t code_bytes = (bits) == 4 ? 128 : (bits) == 5 ? 160 : 192;                                      \
+    const uint64_t scale_bytes = (bits) == 6 ? 18 : 16;                                                           \
+    const uint8_t *weights[TILE_M];                                                                               \
+    const uint8_t *row_scales[TILE_M];                                                                            \
+    for (int a = 0; a < rm; a++) {                                                                                \
+        weights[a] = w + (uint64_t) (r + a) * supers * code_bytes;                                                \
+        row_scales[a] = scales + (uint64_t) (r + a) * supers * scale_bytes;                                       \
+    }
+
+/* The K-quant products: the walk over the including file's KQUANT_TILE, row by row when decoding. */
+#define KQUANT_MATMUL(name, bits)                                                                                 \
+    static void name(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,   \
+                     const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) { \
+        FOR_EACH_TILE_ROW_BY_ROW_WHEN_DECODING(KQUANT_TILE_##bits)                                                \
+    }
+#define KQUANT_TILE_4(M, N) KQUANT_TILE(4, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_5(M, N) KQUANT_TILE(5, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define KQUANT_TILE_6(M, N) KQUANT_TILE(6, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+
 static inline float read_f32(float v) {
     return v;
 }

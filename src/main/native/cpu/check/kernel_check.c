@@ -96,6 +96,18 @@ static void run(const char *type, int group, const struct inputs *in, float *out
     } else if (strcmp(type, "q6_k") == 0) {
         zse_cpu_matmul_q6_k(in->w, (const uint8_t *) in->scales, in->cols, 0, in->rows, in->xq, in->xd, in->xs,
                             in->n, out, in->rows);
+    } else if (strcmp(type, "ternary") == 0) {
+        /* per activation row: its code sum, and a divisor standing for 127 / absmax */
+        int32_t xsum[8];
+        float xdiv[8];
+        for (int i = 0; i < in->n; i++) {
+            xsum[i] = 0;
+            for (int k = 0; k < in->cols; k++) {
+                xsum[i] += in->xq[i * in->cols + k];
+            }
+            xdiv[i] = 1.0f + 0.5f * (float) i;
+        }
+        zse_cpu_matmul_ternary(in->w, 0.75f, in->cols, 0, in->rows, in->xq, xdiv, xsum, in->n, out, in->rows);
     } else if (strcmp(type, "nf4") == 0) {
         zse_cpu_matmul_nf4(in->w, in->scales, in->cols, 0, in->rows, in->x, in->n, out, in->rows);
     } else if (strcmp(type, "f32") == 0) {
@@ -124,6 +136,10 @@ static void fill_weights(const char *type, int group, struct inputs *in) {
             uint32_t bits;
             memcpy(&bits, &v, 4);
             ((uint16_t *) in->w)[k] = (uint16_t) (bits >> 16);
+        } else if (strcmp(type, "ternary") == 0) {
+            if (k < elements / 4) { /* four 2-bit codes c = t + 1 in 0..2 per byte */
+                in->w[k] = (uint8_t) (next() % 3 | next() % 3 << 2 | next() % 3 << 4 | next() % 3 << 6);
+            }
         } else if (strcmp(type, "q5") == 0) {
             if (k < elements / 32 * 20) {
                 in->w[k] = (uint8_t) next(); /* 20 bytes per group: nibbles and fifth bits */
@@ -277,6 +293,7 @@ int main(void) {
             check("q4_k", 256, rows + 28, 512, n, sets);
             check("q5_k", 256, rows, 768, n, sets);
             check("q6_k", 256, rows + 12, 256, n, sets);
+            check("ternary", 128, rows + 28, 384, n, sets);
             /* interleaved-16: whole tiles and a tail of rows (rows + 28: 29, 33, 37), a tail only (rows) */
             check("q8x16", 32, rows + 28, 96, n, sets);
             check("q8x16", 32, rows, 64, n, sets);
@@ -284,7 +301,7 @@ int main(void) {
             check("q4x16", 64, rows + 28, 320, n, sets);
             check("q4x16", 128, rows + 12, 256, n, sets);
             check("q4x16", 128, rows + 44, 384, n, sets);
-            checks += 21;
+            checks += 22;
         }
     }
     printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");
