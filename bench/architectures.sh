@@ -8,6 +8,7 @@
 # once converted, the .zse files stay).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+read -r -a zse <<< "${ZSE:-$root/zse}" # or a wrapper around a frozen copy of the app (bench/cpu-kernels.sh)
 export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 rounds="${1:-3}"
 quant="${2:-q4}"
@@ -23,9 +24,9 @@ echo "# $(date -u) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) cores=$(
 for p in "${presets[@]}"; do
   zse_file="$work/$p-$quant.zse"
   if [ ! -f "$zse_file" ]; then
-    "$root/zse" synth --preset "$p" -o "$work/$p" --force >>"$out" 2>&1
+    "${zse[@]}" synth --preset "$p" -o "$work/$p" --force >>"$out" 2>&1
     # BitNet's projections are ternary in the checkpoint: they stay TERNARY whatever --quant says
-    "$root/zse" convert "$work/$p" -o "$zse_file" --quant "$quant" --force >>"$out" 2>&1
+    "${zse[@]}" convert "$work/$p" -o "$zse_file" --quant "$quant" --force >>"$out" 2>&1
     rm -rf "${work:?}/$p"
   fi
 done
@@ -35,7 +36,7 @@ for ((r = 1; r <= rounds; r++)); do
   for p in "${presets[@]}"; do
     echo "## $p round $r" >> "$out"
     # zse bench's row: "threads load TTFT prefill decode ..."
-    row=$("$root/zse" bench --model "$work/$p-$quant.zse" --prompt-tokens "${PROMPT:-64}" --tokens "${TOKENS:-32}" \
+    row=$("${zse[@]}" bench --model "$work/$p-$quant.zse" --prompt-tokens "${PROMPT:-64}" --tokens "${TOKENS:-32}" \
       --warmup 1 --threads "$threads" --bandwidth-mb 0 2>>"$out" | tee -a "$out" | tail -1 | awk '{print $4, $5}')
     rows["$p"]+="$row"$'\n'
   done

@@ -4,13 +4,14 @@
 # Each file is read once before its run so that the page cache holds it (the time is the import's, not the disk's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+read -r -a zse <<< "${ZSE:-$root/zse}" # or a wrapper around a frozen copy of the app (bench/cpu-kernels.sh)
 work="${WORK:-/tmp/zse-gguf-import}"
 mkdir -p "$work"
 printf '%-22s %9s %9s %8s %9s %12s  %s\n' gguf "GGUF MB" ".zse MB" seconds "MB/s in" "peak RSS MB" notes
 for gguf in "$@"; do
   out="$work/$(basename "$gguf" .gguf).zse"
   cat "$gguf" > /dev/null
-  /usr/bin/time -f '%e %M' -o "$work/time.txt" "$root/zse" convert "$gguf" -o "$out" --force \
+  /usr/bin/time -f '%e %M' -o "$work/time.txt" "${zse[@]}" convert "$gguf" -o "$out" --force \
     >"$work/convert.log" 2>&1
   read -r secs rss_kb < "$work/time.txt"
   in_mb=$(( $(stat -c %s "$gguf") / 1000000 ))
