@@ -31,7 +31,12 @@ constexpr int kMaxSplits = 64;
 
 struct Shape {
     int heads, kv_heads, head_dim, window;
+    float scale, soft_cap;  // logits are q·k times scale, then soft_cap·tanh(logit / soft_cap) where soft_cap > 0
     __device__ int kv_dim() const { return kv_heads * head_dim; }
+    __device__ float logit(float dot) const {
+        const float l = dot * scale;
+        return soft_cap > 0.f ? soft_cap * tanhf(l / soft_cap) : l;
+    }
     __device__ int first_visible(int position) const { return window == 0 ? 0 : max(0, position - window + 1); }
 };
 
@@ -76,7 +81,6 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
     const int head = blockIdx.x;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
     const int kv_offset = (head / (s.heads / s.kv_heads)) * s.head_dim;
-    const float scale = rsqrtf(static_cast<float>(s.head_dim));
     float qr[kDimsPerLane], acc[kDimsPerLane];
 #pragma unroll
     for (int e = 0; e < kDimsPerLane; e++) {
@@ -95,7 +99,7 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
             int d = lane + e * kWarp;
             if (d < s.head_dim) dot = fmaf(qr[e], k[d], dot);
         }
-        const float score = warp_sum(dot) * scale;
+        const float score = s.logit(warp_sum(dot));
         const float new_max = fmaxf(running_max, score);
         const float correction = expf(running_max - new_max);
         const float p = expf(score - new_max);
@@ -224,7 +228,6 @@ __global__ void __launch_bounds__(kPrefillWarps * kWarp) attention_prefill_kerne
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
     const int q_dim = s.heads * hd;
     const int kv_offset = (head / (s.heads / s.kv_heads)) * hd;
-    const float scale = rsqrtf(static_cast<float>(hd));
 
     for (int i = threadIdx.x; i < kQueryTile * hd; i += blockDim.x) {
         int r = i / hd, d = i % hd;
@@ -261,7 +264,7 @@ __global__ void __launch_bounds__(kPrefillWarps * kWarp) attention_prefill_kerne
             if (visible) {
                 float dot = 0.f;
                 for (int d = 0; d < hd; d++) dot = fmaf(qs[row * hd + d], ks[lane * (hd + 1) + d], dot);
-                score = dot * scale;
+                score = s.logit(dot);
             }
             const float new_max = fmaxf(running_max[r], warp_max(score));
             if (new_max == -INFINITY) continue;  // nothing visible yet in this row
@@ -362,7 +365,6 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     const int64_t q_dim = static_cast<int64_t>(s.heads) * hd;
     const int64_t kv_dim = s.kv_dim();
     const int kv_offset = (head / (s.heads / s.kv_heads)) * hd;
-    const float scale = rsqrtf(static_cast<float>(hd));
     const int p0 = positions[row0];
     if (p0 < 0) {
         for (int i = threadIdx.x; i < rows * hd; i += blockDim.x) {
@@ -415,7 +417,7 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
             for (int e = 0; e < kKeys / kWarp; e++) {
                 const int key = t0 + lane + e * kWarp;
                 const bool visible = r < rows && key <= position && key >= first;
-                score[e] = visible ? ss[r * plan.ld_s + lane + e * kWarp] * scale : -INFINITY;
+                score[e] = visible ? s.logit(ss[r * plan.ld_s + lane + e * kWarp]) : -INFINITY;
                 tile_max = fmaxf(tile_max, score[e]);
             }
             const float old_max = row_max[r];
@@ -492,7 +494,7 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
                 "zse_cuda_attention: heads must be a positive multiple of kv_heads");
     ZSE_REQUIRE(head_dim > 0 && head_dim <= kMaxHeadDim, "zse_cuda_attention: head_dim must be 1..256");
     ZSE_REQUIRE(sliding_window >= 0, "zse_cuda_attention: sliding_window must be >= 0");
-    Shape shape{heads, kv_heads, head_dim, sliding_window};
+    Shape shape{heads, kv_heads, head_dim, sliding_window, 1.f / sqrtf(static_cast<float>(head_dim)), 0.f};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (n == 1) {
         ZSE_LAUNCH(attention_decode_kernel, heads, kDecodeWarps * kWarp, 0, s)(q, start_pos, keys, values, shape, out);
@@ -513,8 +515,8 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
 extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
                                         const float *keys, const float *values, int heads, int kv_heads,
-                                        int head_dim, int sliding_window, int splits, float *workspace, float *out,
-                                        void *stream) {
+                                        int head_dim, int sliding_window, float scale, float soft_cap, int splits,
+                                        float *workspace, float *out, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -525,9 +527,10 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                 "zse_cuda_paged_attention: heads must be a positive multiple of kv_heads");
     ZSE_REQUIRE(head_dim > 0 && head_dim <= kMaxHeadDim, "zse_cuda_paged_attention: head_dim must be 1..256");
     ZSE_REQUIRE(sliding_window >= 0, "zse_cuda_paged_attention: sliding_window must be >= 0");
+    ZSE_REQUIRE(scale > 0.f && soft_cap >= 0.f, "zse_cuda_paged_attention: scale must be positive, soft_cap >= 0");
     ZSE_REQUIRE(splits >= 1 && splits <= kMaxSplits, "zse_cuda_paged_attention: splits must be 1..64");
     ZSE_REQUIRE(splits == 1 || workspace != nullptr, "zse_cuda_paged_attention: splits > 1 needs a workspace");
-    Shape shape{heads, kv_heads, head_dim, sliding_window};
+    Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(heads, rows, splits);
     ZSE_LAUNCH(paged_attention_kernel, grid, kDecodeWarps * kWarp, 0, s)(
@@ -541,8 +544,8 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
 extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
                                                 const int32_t *tables, const int32_t *tiles, int tile_count,
                                                 int block_size, const float *keys, const float *values, int heads,
-                                                int kv_heads, int head_dim, int sliding_window, int precision,
-                                                float *out, void *stream) {
+                                                int kv_heads, int head_dim, int sliding_window, float scale,
+                                                float soft_cap, int precision, float *out, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     tiles != nullptr && keys != nullptr && values != nullptr && out != nullptr,
@@ -553,7 +556,9 @@ extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *p
                 "zse_cuda_paged_prefill_attention: heads must be a positive multiple of kv_heads, at most 65535");
     ZSE_REQUIRE(head_dim > 0 && head_dim <= kMaxHeadDim, "zse_cuda_paged_prefill_attention: head_dim must be 1..256");
     ZSE_REQUIRE(sliding_window >= 0, "zse_cuda_paged_prefill_attention: sliding_window must be >= 0");
-    Shape shape{heads, kv_heads, head_dim, sliding_window};
+    ZSE_REQUIRE(scale > 0.f && soft_cap >= 0.f,
+                "zse_cuda_paged_prefill_attention: scale must be positive, soft_cap >= 0");
+    Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(tile_count, heads);
     switch (precision) {

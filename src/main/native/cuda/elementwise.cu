@@ -118,6 +118,16 @@ __global__ void swiglu_kernel(float *gate, const float *__restrict__ up, int64_t
     }
 }
 
+// PyTorch's gelu(approximate="tanh"): 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))), in F32
+__global__ void geglu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < length) {
+        const float g = gate[k];
+        const float inner = 0.7978845608f * (g + 0.044715f * (g * g * g));
+        gate[k] = 0.5f * g * (1.f + tanhf(inner)) * up[k];
+    }
+}
+
 __global__ void add_kernel(float *x, const float *__restrict__ y, int64_t length) {
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
@@ -190,6 +200,13 @@ int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) 
     ZSE_LAUNCH(zse::swiglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(gate, up,
                                                                                                          length);
     return zse::launched("swiglu_kernel");
+}
+
+int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream) {
+    ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_geglu: NULL pointer or length <= 0");
+    ZSE_LAUNCH(zse::geglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(gate, up,
+                                                                                                        length);
+    return zse::launched("geglu_kernel");
 }
 
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream) {

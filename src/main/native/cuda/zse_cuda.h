@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 6
+#define ZSE_CUDA_ABI_VERSION 7
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -120,8 +120,9 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
 /*
  * The KV block pool: per layer, keys and values [slots, kv_dim] F32, slot = block * block_size + offset in block.
  * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored).
- * paged_attention is the attention above for a batch of rows from several sequences: row i (q and out
- * [rows, heads * head_dim]) is at position positions[i] and sees the positions 0..positions[i] of its sequence, whose
+ * paged_attention is the attention above, its logits q·k times scale and, where soft_cap > 0, then
+ * soft_cap·tanh(logit / soft_cap) (Gemma 2; zse_cuda_attention takes 1/sqrt(head_dim) and no cap), for a batch of
+ * rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the positions 0..positions[i] of its sequence, whose
  * block table starts at tables[table_offsets[i]]; a negative position is a padding row (out zero). rows <= 65535.
  * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks and merged by
  * a second kernel (flash-decoding, for long contexts at small batch); it needs a device workspace of
@@ -139,8 +140,8 @@ int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_head
                            float *keys, float *values, void *stream);
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const float *keys, const float *values,
-                             int heads, int kv_heads, int head_dim, int sliding_window, int splits, float *workspace,
-                             float *out, void *stream);
+                             int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
+                             int splits, float *workspace, float *out, void *stream);
 /*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a
@@ -152,9 +153,12 @@ int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
 int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
                                      const int32_t *tables, const int32_t *tiles, int tile_count, int block_size,
                                      const float *keys, const float *values, int heads, int kv_heads, int head_dim,
-                                     int sliding_window, int precision, float *out, void *stream);
+                                     int sliding_window, float scale, float soft_cap, int precision, float *out,
+                                     void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
+/* gate[k] = gelu_tanh(gate[k]) * up[k] for k < length (GeGLU, Gemma; PyTorch's approximate="tanh"). */
+int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream);
 /* x[k] *= factor for k < length (LongRoPE's attention factor on the queries). */

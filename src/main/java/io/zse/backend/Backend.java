@@ -136,13 +136,7 @@ public interface Backend extends AutoCloseable {
     /** x[k] *= factor for k < length. */
     void scale(ActivationBuffer x, int length, float factor);
 
-    /**
-     * Whether {@link #geglu}, {@link #scale} and {@link #attention} with an {@link AttentionShape}'s own scale and soft
-     * cap run here: what Gemma needs.
-     */
-    default boolean runsGemmaOps() {
-        return true;
-    }
+
     /** gate[k] = relu(gate[k])² * up[k] for k < length (BitNet's relu² gating). */
     void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length);
 

@@ -171,11 +171,6 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
-    public boolean runsGemmaOps() {
-        return backend.runsGemmaOps();
-    }
-
-    @Override
     public void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length) {
         timed("relu2", () -> backend.reluSquaredGlu(gate, up, length));
     }

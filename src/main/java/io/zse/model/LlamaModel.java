@@ -39,7 +39,6 @@ public final class LlamaModel {
         this.config = config;
         this.weights = weights;
         this.backend = backend;
-        requireOps(config, backend);
         GemmaOptions gemma = config.gemma();
         float[] global = RotaryFrequencies.of(config.headDim(), config.ropeTheta(), config.ropeScaling());
         float[] local = gemma == null ? global : RotaryFrequencies.of(config.headDim(), gemma.localRopeTheta(), null);
@@ -59,16 +58,7 @@ public final class LlamaModel {
     /** Reads the config and views the weights of an open file (no weight bytes are read on the CPU backend). */
     public static LlamaModel load(ZseFile file, Backend backend) {
         ModelConfig config = ModelConfig.fromJson(file.configJson());
-        requireOps(config, backend); // before any weight goes to the backend
         return new LlamaModel(config, Weights.load(file, config, backend), backend);
-    }
-
-    private static void requireOps(ModelConfig config, Backend backend) {
-        if (config.gemma() != null && !backend.runsGemmaOps()) {
-            throw new IllegalArgumentException(config.architecture() + " needs GeGLU, embedding scaling and its own "
-                    + "attention scale and soft cap, which the " + backend.getClass().getSimpleName()
-                    + " does not implement yet; run it on the CPU backend");
-        }
     }
 
     public ModelConfig config() {

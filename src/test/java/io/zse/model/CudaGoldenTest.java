@@ -84,7 +84,7 @@ class CudaGoldenTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"llama-untied", "llama3-rope-scaling", "qwen2-bias-tied", "mistral-sliding-window",
-            "qwen3-qk-norm", "phi3-longrope"})
+            "qwen3-qk-norm", "phi3-longrope", "gemma2-softcap-local", "gemma3-local-global"})
     void eachArchitectureReproducesTransformers(String name) throws IOException {
         JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
         try (ZseFile file = ZseFile.open(ArchitectureGoldenTest.converted(name, golden, GreedyGolden.of(golden), dir))) {
@@ -92,18 +92,6 @@ class CudaGoldenTest {
             for (GreedyGolden run : GreedyGolden.allOf(golden)) {
                 run.firstTokens(ARCHITECTURE_TOKENS).assertReproducedBy(model, LOGIT_TOLERANCE);
             }
-        }
-    }
-
-    /** Gemma's ops (GeGLU, embedding scaling, soft-capped attention) are not on CUDA yet: loading says so by name. */
-    @Test
-    void gemmaIsRefusedByName() throws IOException {
-        String name = "gemma2-softcap-local";
-        JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
-        try (ZseFile file = ZseFile.open(ArchitectureGoldenTest.converted(name, golden, GreedyGolden.of(golden), dir))) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LlamaModel.load(file, cuda));
-            assertEquals("gemma2 needs GeGLU, embedding scaling and its own attention scale and soft cap, which the "
-                    + "CudaBackend does not implement yet; run it on the CPU backend", e.getMessage());
         }
     }
 

@@ -377,8 +377,6 @@ public final class CudaBackend implements Backend {
     @Override
     public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
         check(shape.headDim() <= 256, "head dim " + shape.headDim() + " above 256 is not supported on CUDA");
-        check(shape.softCap() == 0 && shape.scale() == AttentionShape.defaultScale(shape.headDim()),
-                "attention with its own scale or a soft cap (Gemma) is not supported on CUDA");
         check(layer >= 0, "negative layer");
         int width = shape.queryDim();
         for (BatchLayout.Segment s : batch.segments()) {
@@ -403,7 +401,8 @@ public final class CudaBackend implements Backend {
                         t.layout().positions(t.address(), 0), t.layout().tableOffsets(t.address(), 0),
                         t.layout().tables(t.address()), t.layout().tiles(t.address(), g.tileStart()), g.tileCount(),
                         g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(),
-                        shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), precision,
+                        shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
+                        precision,
                         o.at(0, (long) t.rows() * width), stream.handle());
                 continue;
             }
@@ -425,7 +424,7 @@ public final class CudaBackend implements Backend {
                     g.rowCount(), t.layout().positions(t.address(), g.rowStart()),
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
                     g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(), shape.numKvHeads(),
-                    shape.headDim(), shape.slidingWindow(), splits, workspace,
+                    shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(), splits, workspace,
                     o.at((long) g.rowStart() * width, (long) g.rowCount() * width), stream.handle());
         }
     }
@@ -629,7 +628,7 @@ public final class CudaBackend implements Backend {
     /** Not on CUDA yet: {@link #runsGemmaOps} says so, and Gemma models refuse this backend when they load. */
     @Override
     public void geglu(ActivationBuffer gate, ActivationBuffer up, int length) {
-        throw new UnsupportedOperationException("GeGLU (Gemma) is not implemented on the CUDA backend");
+        elementwise("zse_cuda_geglu", gate, up, length);
     }
 
     @Override
@@ -640,10 +639,6 @@ public final class CudaBackend implements Backend {
         cuda.call("zse_cuda_scale", a.at(0, length), (long) length, factor, stream.handle());
     }
 
-    @Override
-    public boolean runsGemmaOps() {
-        return false;
-    }
 
     /** Unreachable for a loaded model: BitNet's TERNARY weights are refused by {@link #weight} first. */
     @Override

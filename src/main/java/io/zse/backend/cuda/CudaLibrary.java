@@ -27,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class CudaLibrary {
     /** The ABI version this binding was written against (ZSE_CUDA_ABI_VERSION). */
-    public static final int ABI_VERSION = 6;
+    public static final int ABI_VERSION = 7;
 
     /** Every function of zse_cuda.h with its C signature as an FFM descriptor (GraalVM needs these registered). */
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
@@ -127,10 +127,13 @@ public final class CudaLibrary {
                 JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
         f.put("zse_cuda_store_kv", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_paged_attention", status(ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS,
-                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT, ADDRESS, ADDRESS,
+                ADDRESS));
         f.put("zse_cuda_paged_prefill_attention", status(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT,
-                JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+                JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT,
+                ADDRESS, ADDRESS));
         f.put("zse_cuda_swiglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+        f.put("zse_cuda_geglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_add", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_scale", status(ADDRESS, JAVA_LONG, JAVA_FLOAT, ADDRESS));
         f.put("zse_cuda_argmax", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));

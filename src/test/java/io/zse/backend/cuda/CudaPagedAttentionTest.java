@@ -176,6 +176,23 @@ class CudaPagedAttentionTest {
         }
     }
 
+    /**
+     * Gemma's logits, q·k times its own scale and then soft-capped (cap·tanh(logit / cap), a cap small enough to bend
+     * most logits), with full and local attention, both cache types: prompt tiles, decode rows beside a chunk.
+     */
+    @ParameterizedTest
+    @EnumSource(value = KvCacheType.class, names = {"F32", "F16"})
+    void ownScaleAndSoftCapMatchTheCpu(KvCacheType type) {
+        for (AttentionShape shape : List.of(new AttentionShape(8, 4, 32, 0, 0.5f, 0.5f),
+                new AttentionShape(8, 4, 32, 5, 0.5f, 0.5f))) {
+            Side a = Side.of(cpu, 2, shape, 80, 200, type);
+            Side b = Side.of(cuda, 2, shape, 80, 200, type);
+            step(a, b, shape, 60, new int[]{0, 0, 19});
+            step(a, b, shape, 61, new int[]{0, 19, 1}, new int[]{1, 0, 7});
+            step(a, b, shape, 62, new int[]{0, 20, 1}, new int[]{1, 7, 1});
+        }
+    }
+
     @Test
     void slidingWindowsCrossingBlocks() {
         for (int window : new int[]{1, 3, 4, 5, 9}) {
@@ -199,7 +216,8 @@ class CudaPagedAttentionTest {
                 emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
         assertEquals(8, CudaBackend.splits(3, 8, CudaBackend.positionsClass(300), 132));
         try (CudaBackend split = new CudaBackend(probe.library().orElseThrow(), h100Sized)) {
-            for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(8, 2, 64, 50))) {
+            for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(8, 2, 64, 50),
+                    new AttentionShape(8, 2, 64, 50, 0.5f, 0.5f))) {
                 Side a = Side.of(cpu, 3, shape, 160, 400);
                 Side b = Side.of(split, 3, shape, 160, 400);
                 step(false, a, b, shape, 40, new int[]{0, 0, 150}, new int[]{1, 0, 37}, new int[]{2, 0, 1});
