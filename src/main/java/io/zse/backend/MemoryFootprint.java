@@ -2,6 +2,7 @@ package io.zse.backend;
 
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
+import io.zse.format.ZseLayout;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,7 +15,9 @@ import java.util.Map;
  *
  * @param weightBytes        the tensors as stored in the .zse file
  * @param kvCacheBytes       F32 keys and values of every layer for the planned positions
- * @param workspaceBytes     activations of the largest batch plus a fixed margin for the runtime's own buffers
+ * @param workspaceBytes     activations of the largest batch plus a fixed margin for the runtime's own buffers, and
+ *                           while the weights upload the scratch that rewrites interleaved-16 weights on the device
+ *                           (the largest such weight)
  * @param weightBytesAsType  the weights converted to each type (converter defaults: 1-D tensors stay F32; with q4/nf4
  *                           the embeddings and lm_head stay Q8)
  */
@@ -38,15 +41,20 @@ public record MemoryFootprint(long weightBytes, long kvCacheBytes, long workspac
     public static MemoryFootprint of(List<TensorInfo> tensors, int layers, int kvDim, long positions, int batchRows,
                                      long rowFloats) {
         long weights = 0;
+        long scratch = 0;
         for (TensorInfo t : tensors) {
-            weights += t.type().dataBytes(t.elementCount()) + t.type().scaleBytes(t.elementCount(), t.groupSize());
+            long bytes = t.type().dataBytes(t.elementCount()) + t.type().scaleBytes(t.elementCount(), t.groupSize());
+            weights += bytes;
+            if (t.layout() == ZseLayout.LAYOUT_INTERLEAVED_16) {
+                scratch = Math.max(scratch, bytes);
+            }
         }
         Map<TensorType, Long> asType = new LinkedHashMap<>();
         for (TensorType type : TensorType.values()) {
             asType.put(type, tensors.stream().mapToLong(t -> bytesAs(t, type)).sum());
         }
         long kv = 2L * layers * positions * kvDim * Float.BYTES;
-        long workspace = (long) batchRows * rowFloats * Float.BYTES + MARGIN_BYTES;
+        long workspace = (long) batchRows * rowFloats * Float.BYTES + MARGIN_BYTES + scratch;
         return new MemoryFootprint(weights, kv, workspace, Map.copyOf(asType));
     }
 

@@ -4,6 +4,7 @@ import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cuda.CudaProbe;
 import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
+import io.zse.format.ZseLayout;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -97,5 +98,16 @@ class BackendSelectorTest {
         assertTrue(bf16.refusal("cuda:0", 9 * gib).endsWith("--quant q4 it would need 8.44 GiB and fit"));
         assertTrue(bf16.refusal("cuda:0", 4 * gib).endsWith("no storage type fits: use a device with more memory or a "
                 + "shorter context"));
+        // Interleaved-16 weights are rewritten on the device through a scratch of the largest one (an 11008 x 4096 Q8
+        // weight here): the workspace holds it.
+        List<TensorInfo> interleaved = List.of(
+                TensorInfo.planned("a", TensorType.Q8, new long[]{11008, 4096}, 32)
+                        .withLayout(ZseLayout.LAYOUT_INTERLEAVED_16),
+                TensorInfo.planned("b", TensorType.Q8, new long[]{4096, 4096}, 32)
+                        .withLayout(ZseLayout.LAYOUT_INTERLEAVED_16),
+                TensorInfo.planned("c", TensorType.Q8, new long[]{32000, 4096}, 32));
+        List<TensorInfo> rowGroups = interleaved.stream().map(t -> t.withLayout(ZseLayout.LAYOUT_ROW_GROUPS)).toList();
+        assertEquals(11008L * 4096 * 34 / 32, MemoryFootprint.of(interleaved, 1, 512, 16, 1, 1).workspaceBytes()
+                - MemoryFootprint.of(rowGroups, 1, 512, 16, 1, 1).workspaceBytes());
     }
 }
