@@ -32,6 +32,15 @@ template <>
 struct Chunk<Q4> { static constexpr int size = 32; };
 template <>
 struct Chunk<NF4> { static constexpr int size = 32; };
+// GGUF's Q5 and K-quants: one group (Q5) or sub-block (K-quants) of 32, decoded element by element
+template <>
+struct Chunk<Q5> { static constexpr int size = 32; };
+template <>
+struct Chunk<Q4_K> { static constexpr int size = 32; };
+template <>
+struct Chunk<Q5_K> { static constexpr int size = 32; };
+template <>
+struct Chunk<Q6_K> { static constexpr int size = 32; };
 
 // Decodes chunk c of `row` into w[0..size). The chunk's first half covers columns low.., its second half
 // high.. (contiguous types: high = low + size/2; 4-bit types: the two nibble runs of a group).
@@ -62,6 +71,13 @@ __device__ __forceinline__ void decode_chunk(const Weight &m, int row, int c, fl
 #pragma unroll
         for (int e = 0; e < 16; e++) {
             w[e] = q[e] * d;
+        }
+    } else if (TYPE == Q5 || TYPE == Q4_K || TYPE == Q5_K || TYPE == Q6_K) {
+        low = c * size;
+        high = low + size / 2;
+#pragma unroll
+        for (int e = 0; e < size; e++) {
+            w[e] = decode(m, row, low + e);
         }
     } else {  // Q4, NF4: 16 packed bytes of one group
         const int half = m.group / 2;
@@ -311,6 +327,14 @@ int check_weight(const Weight &m, const char *entry) {
         case NF4:
             if (m.group != 64) return refuse_with("NF4 groups are 64 elements");
             break;
+        case Q5:
+            if (m.group != 32) return refuse_with("Q5 groups are 32 elements");
+            break;
+        case Q4_K:
+        case Q5_K:
+        case Q6_K:
+            if (m.group != 256) return refuse_with("K-quant super-blocks are 256 elements");
+            break;
         default:
             return refuse_with("unknown storage type code");
     }
@@ -351,6 +375,10 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
         case BF16: launch_matvec<BF16>(m, x, n, out, s); break;
         case Q8: launch_matvec<Q8>(m, x, n, out, s); break;
         case Q4: launch_matvec<Q4>(m, x, n, out, s); break;
+        case Q5: launch_matvec<Q5>(m, x, n, out, s); break;
+        case Q4_K: launch_matvec<Q4_K>(m, x, n, out, s); break;
+        case Q5_K: launch_matvec<Q5_K>(m, x, n, out, s); break;
+        case Q6_K: launch_matvec<Q6_K>(m, x, n, out, s); break;
         default: launch_matvec<NF4>(m, x, n, out, s); break;
     }
     return launched("matvec_kernel");

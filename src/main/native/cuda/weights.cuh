@@ -1,7 +1,8 @@
 // Element decoding of the .zse storage types (docs/zse-format.md, "Tensor types"), shared by the matmul and
 // embedding kernels. Layout row-groups: row-major data; quantization groups of g elements along a row; scales in a
 // separate F16 array, group after group (Q4: d then m). 4-bit types: group byte j holds element j (low nibble) and
-// element j + g/2 (high nibble).
+// element j + g/2 (high nibble). GGUF's Q5 (groups of 32: 16 nibble bytes and a u32 of fifth bits; d, m) and
+// K-quants (super-blocks of 256, ggml's bits; scale records of 16 or 18 bytes) are read byte by byte.
 #ifndef ZSE_WEIGHTS_CUH
 #define ZSE_WEIGHTS_CUH
 
@@ -16,7 +17,7 @@
 
 namespace zse {
 
-enum StorageType { F32 = 0, F16 = 1, BF16 = 2, Q8 = 3, Q4 = 4, NF4 = 5 };
+enum StorageType { F32 = 0, F16 = 1, BF16 = 2, Q8 = 3, Q4 = 4, NF4 = 5, Q5 = 6, Q4_K = 10, Q5_K = 11, Q6_K = 12 };
 
 // The bitsandbytes NormalFloat-4 code book (io.zse.format.TensorDecoder.NF4_CODEBOOK).
 static __constant__ float kNf4Codebook[16] = {
@@ -39,9 +40,37 @@ __device__ __forceinline__ float bf16_to_float(uint16_t bits) {
     return __uint_as_float(static_cast<uint32_t>(bits) << 16);
 }
 
+__device__ __forceinline__ float f16_at(const uint8_t *p) {
+    return __half2float(__ushort_as_half(static_cast<uint16_t>(p[0] | p[1] << 8)));
+}
+
+// Element e (0..255) of a K-quant super-block: codes at `codes`, scale record at `record`.
+__device__ __forceinline__ float decode_kquant(int type, const uint8_t *codes, const uint8_t *record, int e) {
+    if (type == Q6_K) {
+        // half e / 128, part (e % 128) / 32: low or high nibbles of ql[32 (part & 1) ..], bits 2 part of qh
+        const int half = e / 128, part = (e % 128) / 32, l = e % 32;
+        const int low = (codes[64 * half + 32 * (part & 1) + l] >> (4 * (part >> 1))) & 0xF;
+        const int high = (codes[128 + 32 * half + l] >> (2 * part)) & 3;
+        const float d = f16_at(record) * static_cast<float>(static_cast<int8_t>(record[2 + e / 16]));
+        return d * static_cast<float>((low | high << 4) - 32);
+    }
+    // Q4_K, Q5_K: sub-block j = e / 32 with a 6-bit scale and min from the 12 packed bytes after d and dmin
+    const int j = e / 32, l = e % 32;
+    const uint8_t *b = record + 4;
+    const int scale = j < 4 ? b[j] & 63 : (b[j + 4] & 15) | (b[j - 4] >> 6) << 4;
+    const int min = j < 4 ? b[j + 4] & 63 : (b[j + 4] >> 4) | (b[j] >> 6) << 4;
+    int q = (codes[32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF;
+    if (type == Q5_K) {
+        q |= ((codes[128 + l] >> j) & 1) << 4;
+    }
+    return f16_at(record) * static_cast<float>(scale) * static_cast<float>(q) -
+           f16_at(record + 2) * static_cast<float>(min);
+}
+
 // w[row, k] for any storage type; the scalar path (embedding rows, odd shapes, prefill tiles).
 __device__ __forceinline__ float decode(const Weight &w, int row, int k) {
     int64_t index = static_cast<int64_t>(row) * w.cols + k;
+    const uint8_t *scale_bytes = reinterpret_cast<const uint8_t *>(w.scales);
     switch (w.type) {
         case F32:
             return reinterpret_cast<const float *>(w.data)[index];
@@ -52,6 +81,23 @@ __device__ __forceinline__ float decode(const Weight &w, int row, int k) {
         case Q8:
             return static_cast<float>(reinterpret_cast<const int8_t *>(w.data)[index]) *
                    __half2float(w.scales[index / w.group]);
+        case Q5: {
+            const int64_t group = index / 32;
+            const int e = static_cast<int>(index % 32);
+            const uint8_t *codes = w.data + group * 20;
+            const uint32_t fifth = codes[16] | codes[17] << 8 | codes[18] << 16 | static_cast<uint32_t>(codes[19]) << 24;
+            const int q = (e < 16 ? codes[e] & 0x0F : codes[e - 16] >> 4) | ((fifth >> e) & 1) << 4;
+            return f16_at(scale_bytes + 4 * group) * static_cast<float>(q) + f16_at(scale_bytes + 4 * group + 2);
+        }
+        case Q4_K:
+        case Q5_K:
+        case Q6_K: {
+            const int64_t super = index / 256;
+            const int code_bytes = w.type == Q4_K ? 128 : w.type == Q5_K ? 160 : 192;
+            const int record_bytes = w.type == Q6_K ? 18 : 16;
+            return decode_kquant(w.type, w.data + super * code_bytes, scale_bytes + super * record_bytes,
+                                 static_cast<int>(index % 256));
+        }
         default: {  // Q4, NF4
             int64_t group = index / w.group;
             int within = static_cast<int>(index - group * w.group);

@@ -95,6 +95,25 @@ class CudaGoldenTest {
         }
     }
 
+    /**
+     * GGUF files as users have them, imported bit for bit, on CUDA: K-quants (Q4_K and Q6_K of tiny-kquant, rows of
+     * 256) and llama-quantize's Q4_K_M fallback for rows of 64 (Q5_0, Q5_1 and Q8_0: a Phi-3 and a Gemma 3) reproduce
+     * the dequantizing reference's logits within the CPU import test's tolerance (GgufImportGoldenTest).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tiny-kquant-q4_k_m", "tiny-kquant-q6_k", "tiny-phi3-q4_k_m", "tiny-gemma3-q4_k_m"})
+    void ggufQuantizedFilesReproduceTheirReferenceOnCuda(String name) throws IOException {
+        Path out = dir.resolve(name + ".zse");
+        io.zse.convert.gguf.GgufConverter.convert(io.zse.convert.gguf.GgufFixtures.gguf(name, dir), out, true,
+                io.zse.convert.ModelConverter.Progress.NONE);
+        try (ZseFile file = ZseFile.open(out)) {
+            LlamaModel model = LlamaModel.load(file, cuda);
+            for (JsonNode c : ArchitectureGoldenTest.read("/gguf/" + name + ".json").get("cases")) {
+                GgufImportGoldenTest.teacherForced(model, GreedyGolden.of(c), 1e-4);
+            }
+        }
+    }
+
     /** Quantized weights: the same greedy ids as the CPU backend on the same file (both decode the same bytes). */
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F16", "BF16", "Q8", "Q4", "NF4"})

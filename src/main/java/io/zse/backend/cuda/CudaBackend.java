@@ -151,12 +151,6 @@ public final class CudaBackend implements Backend {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
                     + tensor.info().shapeString());
         }
-        if (tensor.type().isKQuant() || tensor.type() == TensorType.Q5) {
-            throw new IllegalArgumentException(tensor.name() + " is " + tensor.type() + " (GGUF "
-                    + (tensor.type().isKQuant() ? "K-quant" : "Q5_0/Q5_1") + " bits), which the "
-                    + "CUDA backend has no kernel for: run this file on the CPU backend, or re-convert the model from its "
-                    + "Hugging Face checkpoint with --quant q4 or q8 for CUDA");
-        }
         if (tensor.type() == TensorType.TERNARY) {
             throw new IllegalArgumentException(tensor.name() + ": TERNARY (BitNet) weights have no CUDA kernel yet; "
                     + "run this model on the CPU backend");
@@ -625,7 +619,6 @@ public final class CudaBackend implements Backend {
         elementwise("zse_cuda_swiglu", gate, up, length);
     }
 
-    /** Not on CUDA yet: {@link #runsGemmaOps} says so, and Gemma models refuse this backend when they load. */
     @Override
     public void geglu(ActivationBuffer gate, ActivationBuffer up, int length) {
         elementwise("zse_cuda_geglu", gate, up, length);
@@ -638,7 +631,6 @@ public final class CudaBackend implements Backend {
         computeEnter();
         cuda.call("zse_cuda_scale", a.at(0, length), (long) length, factor, stream.handle());
     }
-
 
     /** Unreachable for a loaded model: BitNet's TERNARY weights are refused by {@link #weight} first. */
     @Override

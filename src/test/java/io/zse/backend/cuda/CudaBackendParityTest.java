@@ -115,54 +115,72 @@ class CudaBackendParityTest {
         return Float.intBitsToFloat(bits & 0xffff0000);
     }
 
-    /** The K-quant types and Q5 (GGUF imports) have no CUDA kernels: refused by tensor and type, before any upload. */
+    /**
+     * GGUF's Q5 and K-quants (imported bit for bit): random code bytes and scale records (F16 d and dmin finite), 2
+     * rows per 16 of 256 or 512 columns, through the element-decoding vector kernel, the tensor-core tiles and the
+     * embedding lookup.
+     */
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5"})
-    void kQuantWeightsAreRefusedByName(TensorType type) {
-        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{4, 256},
-                type.defaultGroupSize());
-        ZseTensor tensor = new ZseTensor(info, MemorySegment.ofArray(new byte[(int) info.dataLength()]),
-                MemorySegment.ofArray(new byte[(int) info.scalesLength()]));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cuda.weight(tensor));
-        assertTrue(e.getMessage().startsWith("model.layers.0.mlp.up_proj.weight is " + type
-                + " (GGUF " + (type == TensorType.Q5 ? "Q5_0/Q5_1" : "K-quant") + " bits), which the CUDA backend has "
-                + "no kernel for"), e.getMessage());
-        assertTrue(e.getMessage().contains("re-convert"), e.getMessage());
+    void ggufTypesMatchTheCpu(TensorType type) {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(type.ordinal());
+        for (long[] shape : new long[][]{{24, 256}, {7, 512}}) {
+            TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, shape,
+                    type.defaultGroupSize());
+            byte[] data = new byte[(int) info.dataLength()];
+            random.nextBytes(data);
+            byte[] scales = new byte[(int) info.scalesLength()];
+            random.nextBytes(scales);
+            int record = type == TensorType.Q5 ? 4 : type == TensorType.Q6_K ? 18 : 16;
+            for (int at = 0; at < scales.length; at += record) {
+                scales[at + 1] = (byte) (0x20 | (scales[at + 1] & 0x83)); // d: a finite F16, about 1e-3
+                if (type != TensorType.Q6_K) {
+                    scales[at + 3] = (byte) (0x20 | (scales[at + 3] & 0x83)); // dmin, or Q5's m
+                }
+            }
+            ZseTensor tensor = new ZseTensor(info, MemorySegment.ofArray(data), MemorySegment.ofArray(scales));
+            assertMatmulAndEmbeddingMatch(type, info.name(), cpu.weight(tensor), cuda.weight(tensor));
+        }
     }
 
     @ParameterizedTest
-    @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5", "TERNARY"}, mode = EnumSource.Mode.EXCLUDE) // refused by name
+    @EnumSource(value = TensorType.class, names = {"F32", "F16", "BF16", "Q8", "Q4", "NF4"})
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
             for (TensorInfo info : file.tensors()) {
                 if (info.rank() != 2) {
                     continue;
                 }
-                WeightMatrix onCpu = cpu.weight(file.tensor(info.name()));
-                WeightMatrix onGpu = cuda.weight(file.tensor(info.name()));
-                float[] decoded = null;
-                for (int n : new int[]{1, 3, 8, 9, 70}) { // vector kernel, its batch limit, the tiled kernel
-                    float[] x = random(n * onCpu.cols(), n);
-                    float[] expected = BackendArrays.matmul(cpu, x, n, onCpu);
-                    float[] actual = BackendArrays.matmul(cuda, x, n, onGpu);
-                    if (n > 8 && type != TensorType.F32) {
-                        // Tensor cores: both tiles rounded to F16 (BF16 weights: BF16), so the CPU's product is
-                        // only approached; the exact product of the rounded operands is what the kernel computes.
-                        decoded = decoded != null ? decoded : BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows()));
-                        float[] rounded = roundedProduct(x, n, decoded, onCpu.rows(), onCpu.cols(),
-                                type == TensorType.BF16);
-                        assertClose(rounded, actual, 1e-5, type + " " + info.name() + " n=" + n + " (rounded operands)");
-                        assertClose(expected, actual, 1e-2, type + " " + info.name() + " n=" + n);
-                    } else {
-                        assertClose(expected, actual, 1e-4, type + " " + info.name() + " n=" + n);
-                    }
-                }
-                int[] tokens = {0, onCpu.rows() - 1, onCpu.rows() / 2};
-                float[] expected = BackendArrays.embed(cpu, onCpu, tokens);
-                float[] actual = BackendArrays.embed(cuda, onGpu, tokens);
-                assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + info.name());
+                assertMatmulAndEmbeddingMatch(type, info.name(), cpu.weight(file.tensor(info.name())),
+                        cuda.weight(file.tensor(info.name())));
             }
         }
+    }
+
+    /** Products with 1 to 70 activation rows (vector kernel, its batch limit, tensor-core tiles) and embedding rows. */
+    private static void assertMatmulAndEmbeddingMatch(TensorType type, String name, WeightMatrix onCpu,
+                                                      WeightMatrix onGpu) {
+        float[] decoded = null;
+        for (int n : new int[]{1, 3, 8, 9, 70}) { // vector kernel, its batch limit, the tiled kernel
+            float[] x = random(n * onCpu.cols(), n);
+            float[] expected = BackendArrays.matmul(cpu, x, n, onCpu);
+            float[] actual = BackendArrays.matmul(cuda, x, n, onGpu);
+            if (n > 8 && type != TensorType.F32) {
+                // Tensor cores: both tiles rounded to F16 (BF16 weights: BF16), so the CPU's product is
+                // only approached; the exact product of the rounded operands is what the kernel computes.
+                decoded = decoded != null ? decoded : BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows()));
+                float[] rounded = roundedProduct(x, n, decoded, onCpu.rows(), onCpu.cols(),
+                        type == TensorType.BF16);
+                assertClose(rounded, actual, 1e-5, type + " " + name + " n=" + n + " (rounded operands)");
+                assertClose(expected, actual, 1e-2, type + " " + name + " n=" + n);
+            } else {
+                assertClose(expected, actual, 1e-4, type + " " + name + " n=" + n);
+            }
+        }
+        int[] tokens = {0, onCpu.rows() - 1, onCpu.rows() / 2};
+        float[] expected = BackendArrays.embed(cpu, onCpu, tokens);
+        float[] actual = BackendArrays.embed(cuda, onGpu, tokens);
+        assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + name);
     }
 
     /** BitNet's TERNARY weights have no CUDA kernel: refused by name when the weight is prepared, not mid-forward. */
