@@ -19,7 +19,10 @@ threads="${THREADS:-2}"
 work="${WORK:-/tmp/zse-architectures}"
 mkdir -p "$work" "$root/bench/results"
 out="$root/bench/results/architectures-$(date -u +%Y%m%dT%H%M%SZ).txt"
-echo "# $(date -u) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) cores=$(nproc); zse $(git -C "$root" rev-parse --short HEAD); $quant, threads $threads, prompt ${PROMPT:-64}, tokens ${TOKENS:-32}" > "$out"
+{
+  echo "# $(date -u) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) cores=$(nproc)"
+  echo "# zse $(git -C "$root" rev-parse --short HEAD); $quant, threads $threads, prompt ${PROMPT:-64}, tokens ${TOKENS:-32}"
+} > "$out"
 
 for p in "${presets[@]}"; do
   zse_file="$work/$p-$quant.zse"

@@ -40,7 +40,8 @@ TINYSTORIES = Path(__file__).resolve().parents[2] / "src/test/resources/models/t
 DEFAULT_NAMES = ("gemma2", "phi3", "qwen3", "gemma3")
 KINDS = ("f16", "q8_0", "q4_0", "q4_k_m")
 KNOWN_TO_QUANTIZE = ("gemma2", "phi3")
-EXTRA_TENSORS = ("rope_factors_short.weight", "rope_factors_long.weight")  # Phi-3's LongRoPE factors: config, not weights
+# Phi-3's LongRoPE factors: configuration, not weights
+EXTRA_TENSORS = ("rope_factors_short.weight", "rope_factors_long.weight")
 
 
 def fields(reader):

@@ -153,7 +153,7 @@ ALWAYS_INLINE void kquant_codes(int bits, const uint8_t *codes, int k, int8x16_t
     for (int t = 0; t < 2; t++) {
         uint8x16_t q;
         if (bits == 6) {
-            /* elements 32k..: half k / 4, part k % 4 = low or high nibbles of ql[32 (part & 1) ..], bits 2 part of qh */
+            /* elements 32k..: half k / 4, part k % 4: low or high nibbles of ql[32 (part & 1) ..], bits 2 part of qh */
             int h = k / 4;
             int part = k % 4;
             uint8x16_t ql = vld1q_u8(codes + 64 * h + 32 * (part & 1) + 16 * t);
@@ -216,7 +216,8 @@ ALWAYS_INLINE void kquant_tile(int bits, const uint8_t *w, const uint8_t *scales
                     if (bits == 6) {
                         int32x4_t first = vdotq_s32(vdupq_n_s32(0), c0[a], vld1q_s8(x));
                         int32x4_t second = vdotq_s32(vdupq_n_s32(0), c1[a], vld1q_s8(x + 16));
-                        int32x4_t dot = vmlaq_n_s32(vmulq_n_s32(first, scale16[a][2 * k]), second, scale16[a][2 * k + 1]);
+                        int32x4_t dot = vmlaq_n_s32(vmulq_n_s32(first, scale16[a][2 * k]), second,
+                                                    scale16[a][2 * k + 1]);
                         acc[a][j] = vfmaq_n_f32(acc[a][j], vcvtq_f32_s32(dot), d[a] * xd[block]);
                     } else {
                         acc[a][j] = vfmaq_n_f32(acc[a][j], vcvtq_f32_s32(dot32(c0[a], c1[a], x)),
@@ -292,11 +293,8 @@ ALWAYS_INLINE void q5_tile(const uint8_t *w, const uint8_t *scales, int64_t cols
     }
 }
 
-#define matmul_q5_TILE(M, N) q5_tile(w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
-static void matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
-    FOR_EACH_TILE(matmul_q5_TILE)
-}
+/* matmul_q5: the walk over q5_tile (tiles.h). */
+Q5_KERNEL
 
 /*
  * ---- TERNARY: Σ t·q with t = c - 1, c in 0..2 ----
@@ -338,12 +336,8 @@ ALWAYS_INLINE void ternary_tile(const uint8_t *w, float scale, int64_t cols, int
     }
 }
 
-#define matmul_ternary_TILE(M, N) ternary_tile(w, scale, cols, r, M, xq, xdiv, xsum, i, N, out, out_stride)
-static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
-                           const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
-                           int32_t out_stride) {
-    FOR_EACH_TILE(matmul_ternary_TILE)
-}
+/* matmul_ternary: the walk over ternary_tile (tiles.h). */
+TERNARY_KERNEL
 
 /*
  * ---- Layout interleaved-16: Q8 and Q4 ----

@@ -919,18 +919,11 @@ ALWAYS_INLINE void q5_tile(const uint8_t *w, const uint8_t *scales, int64_t cols
     }
 }
 
-#define matmul_q5_TILE(M, N) q5_tile(w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
-static void matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                      const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride) {
-    FOR_EACH_TILE(matmul_q5_TILE)
-}
+/* matmul_q5: the walk over q5_tile (tiles.h). */
+Q5_KERNEL
 
-#define matmul_ternary_TILE(M, N) ternary_tile(w, scale, cols, r, M, xq, xdiv, xsum, i, N, out, out_stride)
-static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
-                           const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
-                           int32_t out_stride) {
-    FOR_EACH_TILE(matmul_ternary_TILE)
-}
+/* matmul_ternary: the walk over ternary_tile (tiles.h). */
+TERNARY_KERNEL
 
 const struct zse_cpu_kernels KERNELS = {
     ZSE_CPU_FULL_SET(KERNELS_NAME),

@@ -86,6 +86,22 @@
 #define KQUANT_TILE_5(M, N) KQUANT_TILE(5, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
 #define KQUANT_TILE_6(M, N) KQUANT_TILE(6, w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
 
+/* The Q5 and TERNARY products: the walks over the including file's q5_tile and ternary_tile. */
+#define Q5_KERNEL                                                                                                 \
+    static void matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin,             \
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n,        \
+                          float *out, int32_t out_stride) {                                                     \
+        FOR_EACH_TILE(Q5_TILE)                                                                                    \
+    }
+#define Q5_TILE(M, N) q5_tile(w, scales, cols, r, M, xq, xd, xs, i, N, out, out_stride)
+#define TERNARY_KERNEL                                                                                            \
+    static void matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end, \
+                               const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out, \
+                               int32_t out_stride) {                                                            \
+        FOR_EACH_TILE(TERNARY_TILE)                                                                               \
+    }
+#define TERNARY_TILE(M, N) ternary_tile(w, scale, cols, r, M, xq, xdiv, xsum, i, N, out, out_stride)
+
 static inline float read_f32(float v) {
     return v;
 }

@@ -204,8 +204,8 @@ int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) 
 
 int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_geglu: NULL pointer or length <= 0");
-    ZSE_LAUNCH(zse::geglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(gate, up,
-                                                                                                        length);
+    ZSE_LAUNCH(zse::geglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+        gate, up, length);
     return zse::launched("geglu_kernel");
 }
 

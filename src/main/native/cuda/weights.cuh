@@ -85,7 +85,8 @@ __device__ __forceinline__ float decode(const Weight &w, int row, int k) {
             const int64_t group = index / 32;
             const int e = static_cast<int>(index % 32);
             const uint8_t *codes = w.data + group * 20;
-            const uint32_t fifth = codes[16] | codes[17] << 8 | codes[18] << 16 | static_cast<uint32_t>(codes[19]) << 24;
+            const uint32_t fifth =
+                codes[16] | codes[17] << 8 | codes[18] << 16 | static_cast<uint32_t>(codes[19]) << 24;
             const int q = (e < 16 ? codes[e] & 0x0F : codes[e - 16] >> 4) | ((fifth >> e) & 1) << 4;
             return f16_at(scale_bytes + 4 * group) * static_cast<float>(q) + f16_at(scale_bytes + 4 * group + 2);
         }

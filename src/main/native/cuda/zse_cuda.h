@@ -122,8 +122,9 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored).
  * paged_attention is the attention above, its logits q·k times scale and, where soft_cap > 0, then
  * soft_cap·tanh(logit / soft_cap) (Gemma 2; zse_cuda_attention takes 1/sqrt(head_dim) and no cap), for a batch of
- * rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the positions 0..positions[i] of its sequence, whose
- * block table starts at tables[table_offsets[i]]; a negative position is a padding row (out zero). rows <= 65535.
+ * rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
+ * positions 0..positions[i] of its sequence, whose block table starts at tables[table_offsets[i]]; a negative
+ * position is a padding row (out zero). rows <= 65535.
  * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks and merged by
  * a second kernel (flash-decoding, for long contexts at small batch); it needs a device workspace of
  * rows * heads * splits * (head_dim + 2) floats (NULL when splits == 1). Positions, tables and slots are device

@@ -183,8 +183,8 @@ public final class ModelConverter {
             if (type.isQuantized() && rowLength % group != 0) {
                 // Q6_K's super-blocks of 256 fall back to Q8's groups of 32, the others to F16
                 TensorType fallback = type == TensorType.Q6_K && rowLength % 32 == 0 ? TensorType.Q8 : TensorType.F16;
-                notes.add(name + ": rows of " + rowLength + " are not a multiple of group size " + group + ", stored as "
-                        + fallback);
+                notes.add(name + ": rows of " + rowLength + " are not a multiple of group size " + group
+                        + ", stored as " + fallback);
                 type = fallback;
                 group = fallback.defaultGroupSize();
             }

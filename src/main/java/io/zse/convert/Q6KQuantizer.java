@@ -74,7 +74,8 @@ public final class Q6KQuantizer implements Quantizer {
                     continue; // every value of the sub-block decodes to 0 whatever its code
                 }
                 for (int i = j * SUB_BLOCK; i < (j + 1) * SUB_BLOCK; i++) {
-                    codes[i] = (byte) (Math.clamp(nearest(src[base + i] / dj), -HALF_RANGE, HALF_RANGE - 1) + HALF_RANGE);
+                    int code = Math.clamp(nearest(src[base + i] / dj), -HALF_RANGE, HALF_RANGE - 1);
+                    codes[i] = (byte) (code + HALF_RANGE);
                 }
             }
             pack(codes, data, dataOffset + 192L * block);
@@ -82,8 +83,8 @@ public final class Q6KQuantizer implements Quantizer {
     }
 
     /**
-     * The scale of 16 values, leaving their codes (+ 32) in codes[at..]: the plain scale max/-32 (signed, so the largest
-     * magnitude takes code -32), then 18 neighbours (-(32 + 0.1·k)/max, k = ±1..±9), each scored by the least-squares
+     * The scale of 16 values, leaving their codes (+ 32) in codes[at..]: the plain scale max/-32 (signed, so the
+     * largest magnitude takes code -32), then 18 neighbours (-(32 + 0.1·k)/max, k = ±1..±9), each scored by the least-squares
      * fit of its codes with weights x²; the best fit's scale and codes win.
      */
     private static float subBlockScale(float[] x, int from, byte[] codes, int at) {

@@ -71,8 +71,8 @@ class ChatCommandTest {
         String err = new String(chat.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(chat.waitFor(60, TimeUnit.SECONDS));
         assertEquals(0, chat.exitValue(), err);
-        assertTrue(err.contains("zse chat: this process was started with SIGINT ignored, so Ctrl-C cannot stop a reply; "
-                + "/exit or Ctrl-D ends the chat"), err);
+        assertTrue(err.contains("zse chat: this process was started with SIGINT ignored, so Ctrl-C cannot stop a "
+                + "reply; /exit or Ctrl-D ends the chat"), err);
     }
 
     /**

@@ -32,8 +32,8 @@ class ConvertQ6KCliTest {
     @Test
     void aTiedOutputLayerAsQ6KCostsLittleAgainstQ8() throws IOException {
         Path hf = dir.resolve("rows256");
-        ConvertInspectCliTest.Run synth = ConvertInspectCliTest.run("synth", "--preset", "llama-3.2-1b", "--layers", "2",
-                "--dtype", "f32", "--seed", "5", "--tokenizer", TestModels.tinyStories().toString(),
+        ConvertInspectCliTest.Run synth = ConvertInspectCliTest.run("synth", "--preset", "llama-3.2-1b",
+                "--layers", "2", "--dtype", "f32", "--seed", "5", "--tokenizer", TestModels.tinyStories().toString(),
                 "--set", "vocab_size=2048", "--set", "hidden_size=256", "--set", "intermediate_size=512",
                 "--set", "num_attention_heads=4", "--set", "num_key_value_heads=2", "--set", "bos_token_id=1",
                 "--set", "eos_token_id=2", "-o", hf.toString());
@@ -41,8 +41,8 @@ class ConvertQ6KCliTest {
         Path f32 = convert(hf, "f32.zse", "--quant", "f32");
         Path q8Head = convert(hf, "q4-q8head.zse", "--quant", "q4");
         Path q6Head = convert(hf, "q4-q6khead.zse", "--quant", "q4", "--lm-head", "q6_k");
-        try (ZseFile reference = ZseFile.open(f32); ZseFile q8 = ZseFile.open(q8Head); ZseFile q6 = ZseFile.open(q6Head);
-             CpuBackend backend = TestKernels.backend("vector", 2)) {
+        try (ZseFile reference = ZseFile.open(f32); ZseFile q8 = ZseFile.open(q8Head);
+             ZseFile q6 = ZseFile.open(q6Head); CpuBackend backend = TestKernels.backend("vector", 2)) {
             TensorInfo head = q6.tensors().stream().filter(t -> t.name().equals("model.embed_tokens.weight"))
                     .findFirst().orElseThrow();
             assertEquals(TensorType.Q6_K, head.type());
@@ -65,8 +65,8 @@ class ConvertQ6KCliTest {
         ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("convert", TestModels.tinyStories().toString(), "-o",
                 dir.resolve("ts.zse").toString(), "--quant", "q4", "--lm-head", "q6_k");
         assertEquals(0, run.exit(), run.err());
-        assertTrue(run.err().contains("model.embed_tokens.weight: rows of 128 are not a multiple of group size 256, stored as Q8"),
-                run.err());
+        assertTrue(run.err().contains("model.embed_tokens.weight: rows of 128 are not a multiple of group size 256, "
+                + "stored as Q8"), run.err());
         try (ZseFile file = ZseFile.open(dir.resolve("ts.zse"))) {
             assertEquals(TensorType.Q8, file.tensors().getFirst().type());
         }

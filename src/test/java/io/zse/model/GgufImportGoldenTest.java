@@ -202,8 +202,8 @@ class GgufImportGoldenTest {
      * Phi-3 with LongRoPE as llama.cpp's convert_hf_to_gguf.py writes it (tools/reference/phi3_gguf_fixtures.py): fused
      * attn_qkv and ffn_up (gate then up), both factor sets as rope_factors_short/long tensors, the original context and
      * attention factor in phi3.rope.scaling.* keys, and sliding_window 0 for none. The import must split the fused
-     * rows exactly as the safetensors import does (same CRCs; the attention factor 1.5 is the engine's to apply), and the
-     * greedy ids must match past the original context of 16 (long factors).
+     * rows exactly as the safetensors import does (same CRCs; the attention factor 1.5 is the engine's to apply), and
+     * the greedy ids must match past the original context of 16 (long factors).
      */
     @Test
     void phi3FromLlamaCppIsTheSafetensorsImport() throws IOException {
