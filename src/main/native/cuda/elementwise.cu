@@ -128,6 +128,14 @@ __global__ void geglu_kernel(float *gate, const float *__restrict__ up, int64_t 
     }
 }
 
+__global__ void relu_squared_glu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < length) {
+        const float g = fmaxf(gate[k], 0.f);
+        gate[k] = g * g * up[k];
+    }
+}
+
 __global__ void add_kernel(float *x, const float *__restrict__ y, int64_t length) {
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
@@ -207,6 +215,14 @@ int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_LAUNCH(zse::geglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
         gate, up, length);
     return zse::launched("geglu_kernel");
+}
+
+int zse_cuda_relu_squared_glu(float *gate, const float *up, int64_t length, void *stream) {
+    ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0,
+                "zse_cuda_relu_squared_glu: NULL pointer or length <= 0");
+    ZSE_LAUNCH(zse::relu_squared_glu_kernel, zse::blocks_for(length), zse::kThreads, 0,
+               static_cast<cudaStream_t>(stream))(gate, up, length);
+    return zse::launched("relu_squared_glu_kernel");
 }
 
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream) {

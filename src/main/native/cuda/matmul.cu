@@ -176,6 +176,44 @@ __global__ void matvec_scalar_kernel(Weight m, const float *__restrict__ x, int 
     }
 }
 
+// TERNARY (BitNet b1.58): a block takes kMatvecWarps weight rows and up to kMaxVectorRows activation rows, which it
+// quantizes as BitLinear does while reading them: int8 codes round-half-even(x·d) clamped to [-128, 127], with the
+// row's d = 127 / max(absmax, 1e-5) (one warp per row finds the absmax). Each output is the exact integer Σ t·q times
+// the tensor's scale, divided by d, in that order (io.zse.backend.cpu.TernaryActivations).
+__global__ void ternary_matmul_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
+    __shared__ float divisor[kMaxVectorRows];
+    const int first = blockIdx.y * kMaxVectorRows;
+    const int count = min(kMaxVectorRows, n - first);
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    if (warp < count) {
+        const float *xt = x + static_cast<int64_t>(first + warp) * m.cols;
+        float absmax = 0.f;
+        for (int k = lane; k < m.cols; k += kWarp) absmax = fmaxf(absmax, fabsf(xt[k]));
+#pragma unroll
+        for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+            absmax = fmaxf(absmax, __shfl_xor_sync(0xffffffffu, absmax, offset));
+        }
+        if (lane == 0) divisor[warp] = 127.f / fmaxf(absmax, 1e-5f);
+    }
+    __syncthreads();
+    const int row = blockIdx.x * kMatvecWarps + warp;
+    if (row >= m.rows) return;
+    const float scale = *reinterpret_cast<const float *>(m.scales);
+    const uint8_t *codes = m.data + static_cast<int64_t>(row) * (m.cols / 4);
+    for (int t = 0; t < count; t++) {
+        const float *xt = x + static_cast<int64_t>(first + t) * m.cols;
+        const float d = divisor[t];
+        int dot = 0;
+        for (int k = lane; k < m.cols; k += kWarp) {
+            const int q = static_cast<int>(fmaxf(-128.f, fminf(127.f, rintf(xt[k] * d))));
+            dot += (ternary_code(codes, k) - 1) * q;
+        }
+#pragma unroll
+        for (int offset = kWarp / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+        if (lane == 0) out[static_cast<int64_t>(first + t) * m.rows + row] = static_cast<float>(dot) * scale / d;
+    }
+}
+
 constexpr int kTileRows = 64;    // weight rows per block
 constexpr int kTileTokens = 64;  // activation rows per block
 constexpr int kTileK = 32;       // columns per step
@@ -335,6 +373,9 @@ int check_weight(const Weight &m, const char *entry) {
         case Q6_K:
             if (m.group != 256) return refuse_with("K-quant super-blocks are 256 elements");
             break;
+        case TERNARY:
+            if (m.group != 128) return refuse_with("TERNARY blocks are 128 elements");
+            break;
         default:
             return refuse_with("unknown storage type code");
     }
@@ -355,6 +396,12 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
     if (int status = check_weight(m, "zse_cuda_matmul")) return status;
     ZSE_REQUIRE(x != nullptr && out != nullptr && n > 0, "zse_cuda_matmul: NULL activations or n <= 0");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (type == TERNARY) {
+        ZSE_REQUIRE((n + kMaxVectorRows - 1) / kMaxVectorRows <= 65535, "zse_cuda_matmul: n above 65535 * 8");
+        dim3 grid((rows + kMatvecWarps - 1) / kMatvecWarps, (n + kMaxVectorRows - 1) / kMaxVectorRows);
+        ZSE_LAUNCH(ternary_matmul_kernel, grid, kMatvecWarps * kWarp, 0, s)(m, x, n, out);
+        return launched("ternary_matmul_kernel");
+    }
     if (n > kMaxVectorRows) {
         ZSE_REQUIRE((n + kTileTokens - 1) / kTileTokens <= 65535, "zse_cuda_matmul: n above 65535 * 64");
         dim3 grid((rows + kTileRows - 1) / kTileRows, (n + kTileTokens - 1) / kTileTokens);

@@ -17,7 +17,15 @@
 
 namespace zse {
 
-enum StorageType { F32 = 0, F16 = 1, BF16 = 2, Q8 = 3, Q4 = 4, NF4 = 5, Q5 = 6, Q4_K = 10, Q5_K = 11, Q6_K = 12 };
+enum StorageType {
+    F32 = 0, F16 = 1, BF16 = 2, Q8 = 3, Q4 = 4, NF4 = 5, Q5 = 6, Q4_K = 10, Q5_K = 11, Q6_K = 12, TERNARY = 13
+};
+
+// TERNARY (BitNet b1.58): code c = t + 1 of element k of a row, in blocks of 128 elements in 32 bytes (byte j holds
+// elements j, j + 32, j + 64 and j + 96 at bits 0-1, 2-3, 4-5, 6-7).
+__device__ __forceinline__ int ternary_code(const uint8_t *row, int k) {
+    return (row[k / 128 * 32 + (k & 31)] >> (2 * ((k & 127) >> 5))) & 3;
+}
 
 // The bitsandbytes NormalFloat-4 code book (io.zse.format.TensorDecoder.NF4_CODEBOOK).
 static __constant__ float kNf4Codebook[16] = {
@@ -90,6 +98,9 @@ __device__ __forceinline__ float decode(const Weight &w, int row, int k) {
             const int q = (e < 16 ? codes[e] & 0x0F : codes[e - 16] >> 4) | ((fifth >> e) & 1) << 4;
             return f16_at(scale_bytes + 4 * group) * static_cast<float>(q) + f16_at(scale_bytes + 4 * group + 2);
         }
+        case TERNARY:  // t times the tensor's one F32 scale
+            return static_cast<float>(ternary_code(w.data + static_cast<int64_t>(row) * (w.cols / 4), k) - 1) *
+                   *reinterpret_cast<const float *>(w.scales);
         case Q4_K:
         case Q5_K:
         case Q6_K: {

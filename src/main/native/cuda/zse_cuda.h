@@ -82,7 +82,8 @@ int zse_cuda_graph_destroy(void *graph);
 /*
  * out[n, rows] = x[n, cols] . w^T for a weight w [rows, cols] in its .zse layout: n <= 8 the matrix-vector kernel in
  * F32; larger n (prefill) a tiled kernel, in F32 for F32 weights, else on tensor cores with the weight and activation
- * tiles rounded to F16 (BF16 for BF16 weights) and F32 accumulation. n <= 65535 * 64.
+ * tiles rounded to F16 (BF16 for BF16 weights) and F32 accumulation. n <= 65535 * 64. TERNARY weights (BitNet
+ * b1.58) quantize each activation row to int8 as BitLinear does and multiply exactly in integers, for every n.
  */
 int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                     const float *x, int n, float *out, void *stream);
@@ -160,6 +161,8 @@ int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, c
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
 /* gate[k] = gelu_tanh(gate[k]) * up[k] for k < length (GeGLU, Gemma; PyTorch's approximate="tanh"). */
 int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream);
+/* gate[k] = relu(gate[k])² * up[k] for k < length (BitNet b1.58). */
+int zse_cuda_relu_squared_glu(float *gate, const float *up, int64_t length, void *stream);
 /* x[k] += y[k] for k < length. */
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream);
 /* x[k] *= factor for k < length (LongRoPE's attention factor on the queries). */

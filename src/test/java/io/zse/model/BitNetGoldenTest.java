@@ -58,7 +58,7 @@ class BitNetGoldenTest {
     void reproducesTransformers(String name, String kernels) throws IOException {
         JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
         GreedyGolden run = GreedyGolden.of(golden);
-        try (ZseFile file = ZseFile.open(converted(name, golden, run));
+        try (ZseFile file = ZseFile.open(converted(name, golden, run, dir));
              CpuBackend backend = TestKernels.backend(kernels, 2)) {
             long ternary = file.tensors().stream().filter(t -> t.type() == TensorType.TERNARY).count();
             assertEquals(7L * golden.get("config").get("num_hidden_layers").asInt(), ternary, "TERNARY projections");
@@ -69,7 +69,7 @@ class BitNetGoldenTest {
     }
 
     /** Greedy ids exactly; the logit of each recorded top-5 id within the tolerance. Returns the largest difference. */
-    private static double assertReproduced(GreedyGolden run, LlamaModel model) {
+    static double assertReproduced(GreedyGolden run, LlamaModel model) {
         List<float[]> steps = new ArrayList<>();
         int[] ids = LlamaModelGoldenTest.greedy(model, run.promptIds(), run.greedyIds().length, steps);
         assertArrayEquals(run.greedyIds(), ids, "greedy ids for prompt " + run.prompt());
@@ -87,7 +87,7 @@ class BitNetGoldenTest {
         return maxDiff;
     }
 
-    private static Path converted(String name, JsonNode golden, GreedyGolden run) throws IOException {
+    static Path converted(String name, JsonNode golden, GreedyGolden run, Path dir) throws IOException {
         Path zse = dir.resolve(name + ".zse");
         if (Files.exists(zse)) {
             return zse;

@@ -114,6 +114,21 @@ class CudaGoldenTest {
         }
     }
 
+    /**
+     * BitNet b1.58 (TERNARY projections with BitLinear's int8 activations, relu² gating, sub-norms) against
+     * transformers, with BitNetGoldenTest's tolerance: the first ARCHITECTURE_TOKENS greedy ids exactly (the emulation
+     * is slow).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bitnet-packed", "bitnet-online"})
+    void bitNetReproducesTransformers(String name) throws IOException {
+        JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
+        GreedyGolden run = GreedyGolden.of(golden);
+        try (ZseFile file = ZseFile.open(BitNetGoldenTest.converted(name, golden, run, dir))) {
+            BitNetGoldenTest.assertReproduced(run.firstTokens(ARCHITECTURE_TOKENS), LlamaModel.load(file, cuda));
+        }
+    }
+
     /** Quantized weights: the same greedy ids as the CPU backend on the same file (both decode the same bytes). */
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F16", "BF16", "Q8", "Q4", "NF4"})

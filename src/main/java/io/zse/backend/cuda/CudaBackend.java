@@ -151,10 +151,6 @@ public final class CudaBackend implements Backend {
             throw new IllegalArgumentException(tensor.name() + ": a weight matrix must be 2-D [out, in], not "
                     + tensor.info().shapeString());
         }
-        if (tensor.type() == TensorType.TERNARY) {
-            throw new IllegalArgumentException(tensor.name() + ": TERNARY (BitNet) weights have no CUDA kernel yet; "
-                    + "run this model on the CPU backend");
-        }
         int rows = (int) shape[0];
         int cols = (int) shape[1];
         if (tensor.type().isQuantized() && cols % tensor.groupSize() != 0) {
@@ -632,10 +628,9 @@ public final class CudaBackend implements Backend {
         cuda.call("zse_cuda_scale", a.at(0, length), (long) length, factor, stream.handle());
     }
 
-    /** Unreachable for a loaded model: BitNet's TERNARY weights are refused by {@link #weight} first. */
     @Override
     public void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length) {
-        throw new UnsupportedOperationException("relu² gating (BitNet) does not run on the CUDA backend");
+        elementwise("zse_cuda_relu_squared_glu", gate, up, length);
     }
 
     @Override

@@ -134,6 +134,7 @@ public final class CudaLibrary {
                 ADDRESS, ADDRESS));
         f.put("zse_cuda_swiglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_geglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+        f.put("zse_cuda_relu_squared_glu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_add", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_scale", status(ADDRESS, JAVA_LONG, JAVA_FLOAT, ADDRESS));
         f.put("zse_cuda_argmax", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));

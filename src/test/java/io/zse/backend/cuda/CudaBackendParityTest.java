@@ -183,13 +183,25 @@ class CudaBackendParityTest {
         assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + name);
     }
 
-    /** BitNet's TERNARY weights have no CUDA kernel: refused by name when the weight is prepared, not mid-forward. */
+    /**
+     * BitNet's TERNARY weights: each activation row quantized to int8 as BitLinear does, the integer product exact; the
+     * same outputs as the CPU's for 1 to 70 activation rows (one kernel for all), and embedding rows.
+     */
     @Test
-    void ternaryWeightsAreRefusedByName() {
-        var tensor = io.zse.backend.cpu.TernaryKernelsTest.randomTernary(8, 128, 1);
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> cuda.weight(tensor));
-        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("TERNARY"), e.getMessage());
+    void ternaryWeightsMatchTheCpu() {
+        for (int[] shape : new int[][]{{24, 256}, {7, 640}}) {
+            var tensor = io.zse.backend.cpu.TernaryKernelsTest.randomTernary(shape[0], shape[1], shape[1]);
+            WeightMatrix onCpu = cpu.weight(tensor);
+            WeightMatrix onGpu = cuda.weight(tensor);
+            for (int n : new int[]{1, 3, 8, 9, 70}) {
+                float[] x = random(n * shape[1], n);
+                assertClose(BackendArrays.matmul(cpu, x, n, onCpu), BackendArrays.matmul(cuda, x, n, onGpu), 1e-5,
+                        "TERNARY " + shape[0] + " x " + shape[1] + " n=" + n);
+            }
+            int[] tokens = {0, shape[0] - 1};
+            assertArrayEquals(BackendArrays.embed(cpu, onCpu, tokens), BackendArrays.embed(cuda, onGpu, tokens), 0f,
+                    "TERNARY embedding rows");
+        }
     }
 
     @Test
