@@ -34,6 +34,7 @@ import transformers
 from transformers import AutoTokenizer
 
 from gguf_fixtures import golden_of
+from gguf_writer_fixtures import fields
 from tiny_models import build
 
 TINYSTORIES = Path(__file__).resolve().parents[2] / "src/test/resources/models/tinystories-656k"
@@ -42,15 +43,6 @@ KINDS = ("f16", "q8_0", "q4_0", "q4_k_m")
 KNOWN_TO_QUANTIZE = ("gemma2", "phi3")
 # Phi-3's LongRoPE factors: configuration, not weights
 EXTRA_TENSORS = ("rope_factors_short.weight", "rope_factors_long.weight")
-
-
-def fields(reader):
-    """Every key/value of a GGUF but the reader's own GGUF.* entries, with the types GGUFWriter needs."""
-    for key, field in reader.fields.items():
-        if not key.startswith("GGUF.") and key != "general.architecture":
-            value_type = field.types[0]
-            sub_type = field.types[-1] if value_type == gguf.GGUFValueType.ARRAY else None
-            yield key, field.contents(), value_type, sub_type
 
 
 def rewrite(target, arch, keys, tensors):

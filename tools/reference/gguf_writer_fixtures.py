@@ -65,13 +65,18 @@ def gguf_name(hf, arch):
     return f"blk.{parts[2]}.{table[part]}.{suffix}"
 
 
-def tokenizer_fields(source):
-    reader = gguf.GGUFReader(source)
+def fields(reader):
+    """Every key/value of a GGUFReader but its own GGUF.* entries and the architecture (the writer's own), as
+    (key, value, type, sub-type) for GGUFWriter.add_key_value."""
     for key, field in reader.fields.items():
-        if key.startswith("tokenizer."):
+        if not key.startswith("GGUF.") and key != "general.architecture":
             value_type = field.types[0]
             sub_type = field.types[-1] if value_type == gguf.GGUFValueType.ARRAY else None
             yield key, field.contents(), value_type, sub_type
+
+
+def tokenizer_fields(source):
+    return [f for f in fields(gguf.GGUFReader(source)) if f[0].startswith("tokenizer.")]
 
 
 def write(out, name, tokenizer_source):

@@ -799,23 +799,18 @@ ALWAYS_INLINE void decode_16bit(const uint16_t *w, int32_t cols, int32_t row_beg
     }
 }
 
-static void matmul_f16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
-                       float *out, int32_t out_stride) {
-    if (n == 1) {
-        decode_16bit(w, cols, row_begin, row_end, x, out, 0);
-    } else {
-        matmul_f16_tiles(w, cols, row_begin, row_end, x, n, out, out_stride);
+/* A 16-bit float product: one activation row through decode_16bit, more through the tile walk. */
+#define SIXTEEN_BIT_KERNEL(name, tiles, bf16)                                                                     \
+    static void name(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,       \
+                     int32_t n, float *out, int32_t out_stride) {                                               \
+        if (n == 1) {                                                                                           \
+            decode_16bit(w, cols, row_begin, row_end, x, out, bf16);                                            \
+        } else {                                                                                                \
+            tiles(w, cols, row_begin, row_end, x, n, out, out_stride);                                          \
+        }                                                                                                       \
     }
-}
-
-static void matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
-                        int32_t n, float *out, int32_t out_stride) {
-    if (n == 1) {
-        decode_16bit(w, cols, row_begin, row_end, x, out, 1);
-    } else {
-        matmul_bf16_tiles(w, cols, row_begin, row_end, x, n, out, out_stride);
-    }
-}
+SIXTEEN_BIT_KERNEL(matmul_f16, matmul_f16_tiles, 0)
+SIXTEEN_BIT_KERNEL(matmul_bf16, matmul_bf16_tiles, 1)
 #else
 FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
 FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)

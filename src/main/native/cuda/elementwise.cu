@@ -110,37 +110,43 @@ __global__ void rope_store_kv_kernel(const float *__restrict__ k, const float *_
     }
 }
 
-__global__ void swiglu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
+// x[k] = op(x[k], y[k]) for k < length: the gated activations (x the gate, y the up projection) and the residual add.
+template <typename Op>
+__global__ void binary_kernel(float *x, const float *__restrict__ y, int64_t length, Op op) {
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
-        const float g = gate[k];
-        gate[k] = g / (1.f + expf(-g)) * up[k];
+        x[k] = op(x[k], y[k]);
     }
 }
+
+struct Swiglu {
+    __device__ float operator()(float g, float up) const { return g / (1.f + expf(-g)) * up; }
+};
 
 // PyTorch's gelu(approximate="tanh"): 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))), in F32
-__global__ void geglu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
-    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < length) {
-        const float g = gate[k];
+struct Geglu {
+    __device__ float operator()(float g, float up) const {
         const float inner = 0.7978845608f * (g + 0.044715f * (g * g * g));
-        gate[k] = 0.5f * g * (1.f + tanhf(inner)) * up[k];
+        return 0.5f * g * (1.f + tanhf(inner)) * up;
     }
-}
+};
 
-__global__ void relu_squared_glu_kernel(float *gate, const float *__restrict__ up, int64_t length) {
-    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < length) {
-        const float g = fmaxf(gate[k], 0.f);
-        gate[k] = g * g * up[k];
+struct ReluSquared {
+    __device__ float operator()(float g, float up) const {
+        const float r = fmaxf(g, 0.f);
+        return r * r * up;
     }
-}
+};
 
-__global__ void add_kernel(float *x, const float *__restrict__ y, int64_t length) {
-    const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < length) {
-        x[k] += y[k];
-    }
+struct Add {
+    __device__ float operator()(float x, float y) const { return x + y; }
+};
+
+template <typename Op>
+int launch_binary(float *x, const float *y, int64_t length, void *stream) {
+    ZSE_LAUNCH(binary_kernel<Op>, blocks_for(length), kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, length,
+                                                                                                    Op{});
+    return launched("binary_kernel");
 }
 
 __global__ void scale_kernel(float *x, int64_t length, float factor) {
@@ -205,30 +211,23 @@ int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *posit
 
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_swiglu: NULL pointer or length <= 0");
-    ZSE_LAUNCH(zse::swiglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(gate, up,
-                                                                                                         length);
-    return zse::launched("swiglu_kernel");
+    return zse::launch_binary<zse::Swiglu>(gate, up, length, stream);
 }
 
 int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_geglu: NULL pointer or length <= 0");
-    ZSE_LAUNCH(zse::geglu_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
-        gate, up, length);
-    return zse::launched("geglu_kernel");
+    return zse::launch_binary<zse::Geglu>(gate, up, length, stream);
 }
 
 int zse_cuda_relu_squared_glu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0,
                 "zse_cuda_relu_squared_glu: NULL pointer or length <= 0");
-    ZSE_LAUNCH(zse::relu_squared_glu_kernel, zse::blocks_for(length), zse::kThreads, 0,
-               static_cast<cudaStream_t>(stream))(gate, up, length);
-    return zse::launched("relu_squared_glu_kernel");
+    return zse::launch_binary<zse::ReluSquared>(gate, up, length, stream);
 }
 
 int zse_cuda_add(float *x, const float *y, int64_t length, void *stream) {
     ZSE_REQUIRE(x != nullptr && y != nullptr && length > 0, "zse_cuda_add: NULL pointer or length <= 0");
-    ZSE_LAUNCH(zse::add_kernel, zse::blocks_for(length), zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, length);
-    return zse::launched("add_kernel");
+    return zse::launch_binary<zse::Add>(x, y, length, stream);
 }
 
 int zse_cuda_scale(float *x, int64_t length, float factor, void *stream) {

@@ -17,9 +17,10 @@ constexpr int kWarp = 32;
 constexpr int kMatvecWarps = 8;
 constexpr int kMaxVectorRows = 8;
 
-// Elements one lane decodes per step: one 16-byte load of stored data.
+// Elements one lane decodes per step: one 16-byte load of stored data; 32 (one group or sub-block) for the 4-bit
+// types and for GGUF's Q5 and K-quants, which are decoded element by element.
 template <int TYPE>
-struct Chunk;
+struct Chunk { static constexpr int size = 32; };
 template <>
 struct Chunk<F32> { static constexpr int size = 4; };
 template <>
@@ -28,19 +29,6 @@ template <>
 struct Chunk<BF16> { static constexpr int size = 8; };
 template <>
 struct Chunk<Q8> { static constexpr int size = 16; };
-template <>
-struct Chunk<Q4> { static constexpr int size = 32; };
-template <>
-struct Chunk<NF4> { static constexpr int size = 32; };
-// GGUF's Q5 and K-quants: one group (Q5) or sub-block (K-quants) of 32, decoded element by element
-template <>
-struct Chunk<Q5> { static constexpr int size = 32; };
-template <>
-struct Chunk<Q4_K> { static constexpr int size = 32; };
-template <>
-struct Chunk<Q5_K> { static constexpr int size = 32; };
-template <>
-struct Chunk<Q6_K> { static constexpr int size = 32; };
 
 // Decodes chunk c of `row` into w[0..size). The chunk's first half covers columns low.., its second half
 // high.. (contiguous types: high = low + size/2; 4-bit types: the two nibble runs of a group).

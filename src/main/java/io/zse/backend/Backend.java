@@ -136,7 +136,6 @@ public interface Backend extends AutoCloseable {
     /** x[k] *= factor for k < length. */
     void scale(ActivationBuffer x, int length, float factor);
 
-
     /** gate[k] = relu(gate[k])² * up[k] for k < length (BitNet's relu² gating). */
     void reluSquaredGlu(ActivationBuffer gate, ActivationBuffer up, int length);
 

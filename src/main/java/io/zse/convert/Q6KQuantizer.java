@@ -5,6 +5,7 @@ import io.zse.format.LittleEndian;
 import io.zse.format.TensorType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 
 /**
  * Q6_K, ggml's 6-bit K-quant (layout: {@link io.zse.format.KQuantBlocks}), chosen as llama-quantize chooses it without
@@ -98,7 +99,7 @@ public final class Q6KQuantizer implements Quantizer {
             }
         }
         if (maxAbs < ZERO_BLOCK) {
-            java.util.Arrays.fill(codes, at, at + SUB_BLOCK, (byte) 0);
+            Arrays.fill(codes, at, at + SUB_BLOCK, (byte) 0);
             return 0;
         }
         float best = 0;

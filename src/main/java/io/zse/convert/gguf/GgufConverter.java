@@ -60,8 +60,8 @@ public final class GgufConverter {
     }
 
     /**
-     * One tensor: rows sourceRow(i) of the GGUF tensor, each value times scale (TERNARY: s times llama.cpp's
-     * {@code .scale} of the projection; 1 otherwise).
+     * One tensor: rows sourceRow(i) of the GGUF tensor; scale, for TERNARY only, is s times llama.cpp's {@code .scale}
+     * of the projection (1 for the other modes, which keep or re-encode the values as they are).
      */
     private record Planned(String ggufName, GgufFile.GgufTensor source, TensorInfo target, Mode mode,
                            LongUnaryOperator sourceRow, float scale) {
@@ -356,7 +356,7 @@ public final class GgufConverter {
             float[] all = new float[(int) rows];
             GgmlBlockDecoder.decode(type, tensor, 0, all.length, all, 0);
             for (int i = 0; i < all.length; i++) {
-                values[i] = all[(int) p.sourceRow.applyAsLong(i)] * p.scale;
+                values[i] = all[(int) p.sourceRow.applyAsLong(i)];
             }
             MemorySegment.copy(values, 0, data, LittleEndian.FLOAT, 0, all.length);
             sink.writeData(data.asSlice(0, 4L * all.length));
@@ -378,11 +378,6 @@ public final class GgufConverter {
                 }
                 if (values != null) {
                     GgmlBlockDecoder.decode(type, tensor, source * rowLength, rowLength, values, i * rowLength);
-                }
-            }
-            if (p.scale != 1f) {
-                for (int i = 0; i < count; i++) {
-                    values[i] *= p.scale;
                 }
             }
             if (encoder != null) {
