@@ -1,11 +1,20 @@
 # Sourced by ./zse and ./run-tests: sets JAVA_HOME to a JDK 25 (JAVA_HOME first, then /usr/lib/jvm/*25*) or exits.
+# A JDK's `release` file names its version: reading it costs nothing, where `java -version` starts a whole JVM.
+zse_is_jdk25() {
+  [ -x "$1/bin/java" ] || return 1
+  if [ -f "$1/release" ]; then
+    grep -q '^JAVA_VERSION="25' "$1/release"
+  else
+    "$1/bin/java" -version 2>&1 | grep -q 'version "25'
+  fi
+}
 zse_find_jdk() {
-  if [ -n "${JAVA_HOME:-}" ] && "$JAVA_HOME/bin/java" -version 2>&1 | grep -q 'version "25'; then
+  if [ -n "${JAVA_HOME:-}" ] && zse_is_jdk25 "$JAVA_HOME"; then
     echo "$JAVA_HOME"; return 0
   fi
   local d
   for d in /usr/lib/jvm/*25*; do
-    if [ -x "$d/bin/java" ] && "$d/bin/java" -version 2>&1 | grep -q 'version "25'; then echo "$d"; return 0; fi
+    if zse_is_jdk25 "$d"; then echo "$d"; return 0; fi
   done
   return 1
 }

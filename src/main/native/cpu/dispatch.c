@@ -171,3 +171,40 @@ void zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t
                             int32_t out_stride) {
     KERNEL(matmul_ternary)(w, scale, cols, row_begin, row_end, xq, xdiv, xsum, n, out, out_stride);
 }
+
+void zse_cpu_rms_norm(const float *x, int32_t n, int32_t dim, const float *weight, float eps, float *out) {
+    KERNEL(rms_norm)(x, n, dim, weight, eps, out);
+}
+
+void zse_cpu_add(float *x, const float *y, int64_t length) {
+    KERNEL(add)(x, y, length);
+}
+
+void zse_cpu_scale(float *x, int64_t length, float factor) {
+    KERNEL(scale)(x, length, factor);
+}
+
+void zse_cpu_swiglu(float *gate, const float *up, int64_t length) {
+    KERNEL(swiglu)(gate, up, length);
+}
+
+void zse_cpu_geglu(float *gate, const float *up, int64_t length) {
+    KERNEL(geglu)(gate, up, length);
+}
+
+void zse_cpu_relu2_glu(float *gate, const float *up, int64_t length) {
+    KERNEL(relu2_glu)(gate, up, length);
+}
+
+void zse_cpu_rope(float *x, int32_t from_row, int32_t to_row, const int32_t *positions, int32_t heads, int32_t head_dim,
+                  const float *inverse_frequencies) {
+    KERNEL(rope)(x, from_row, to_row, positions, heads, head_dim, inverse_frequencies);
+}
+
+void zse_cpu_attention_head(const float *q, int32_t head_dim, int32_t kv_type, const void *keys, const void *values,
+                            const float *key_scales, const float *value_scales, int32_t kv_dim, int32_t kv_head,
+                            int32_t num_kv_heads, const int32_t *slots, int32_t first, int32_t last, float logit_scale,
+                            float soft_cap, float *scores, float *out) {
+    KERNEL(attention_head)(q, head_dim, kv_type, keys, values, key_scales, value_scales, kv_dim, kv_head, num_kv_heads,
+                           slots, first, last, logit_scale, soft_cap, scores, out);
+}

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "zse_cpu.h"
+
 struct zse_cpu_kernels {
     const char *name;
     void (*quantize_rows)(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s);
@@ -42,14 +44,29 @@ struct zse_cpu_kernels {
      * (d, m) per group; activations as for Q4. Not in ZSE_CPU_FULL_SET: a set without it runs the generic one. */
     void (*matmul_q5)(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
                       const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+    /* The element-wise ops and attention of ops.h, as zse_cpu.h declares them. */
+    void (*rms_norm)(const float *x, int32_t n, int32_t dim, const float *weight, float eps, float *out);
+    void (*add)(float *x, const float *y, int64_t length);
+    void (*scale)(float *x, int64_t length, float factor);
+    void (*swiglu)(float *gate, const float *up, int64_t length);
+    void (*geglu)(float *gate, const float *up, int64_t length);
+    void (*relu2_glu)(float *gate, const float *up, int64_t length);
+    void (*rope)(float *x, int32_t from_row, int32_t to_row, const int32_t *positions, int32_t heads, int32_t head_dim,
+                 const float *inverse_frequencies);
+    void (*attention_head)(const float *q, int32_t head_dim, int32_t kv_type, const void *keys, const void *values,
+                           const float *key_scales, const float *value_scales, int32_t kv_dim, int32_t kv_head,
+                           int32_t num_kv_heads, const int32_t *slots, int32_t first, int32_t last,
+                           float logit_scale, float soft_cap, float *scores, float *out);
 };
 
-/* A set that defines every kernel under its field's name (static functions) lists them all with this. */
+/* A set that defines every kernel under its field's name (static functions; the ops from ops.h) lists them all. */
 #define ZSE_CPU_FULL_SET(set_name)                                                                                \
     .name = set_name, .quantize_rows = quantize_rows, .matmul_q8 = matmul_q8, .matmul_q4 = matmul_q4,              \
     .matmul_q4_k = matmul_q4_k, .matmul_q5_k = matmul_q5_k, .matmul_q6_k = matmul_q6_k,                           \
     .matmul_q8_x16 = matmul_q8_x16, .matmul_q4_x16 = matmul_q4_x16, .matmul_nf4 = matmul_nf4,                     \
-    .matmul_f32 = matmul_f32, .matmul_f16 = matmul_f16, .matmul_bf16 = matmul_bf16, .matmul_ternary = matmul_ternary
+    .matmul_f32 = matmul_f32, .matmul_f16 = matmul_f16, .matmul_bf16 = matmul_bf16, .matmul_ternary = matmul_ternary, \
+    .rms_norm = rms_norm, .add = add, .scale = scale, .swiglu = swiglu, .geglu = geglu, .relu2_glu = relu2_glu,     \
+    .rope = rope, .attention_head = attention_head
 
 extern const struct zse_cpu_kernels zse_cpu_generic;
 #if defined(__x86_64__)

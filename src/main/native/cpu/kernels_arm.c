@@ -10,6 +10,7 @@
 #include <arm_neon.h>
 
 #include "kernels.h"
+#include "ops.h"
 
 #define TILE_M 4
 #define TILE_N 4

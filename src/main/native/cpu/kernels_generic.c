@@ -3,6 +3,7 @@
  * against. The same arithmetic as the SIMD sets (int8 activations for Q8 and Q4), one output at a time.
  */
 #include "kernels.h"
+#include "ops.h"
 
 static void quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s) {
     zse_quantize_rows(x, n, cols, q, d, s);

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "kernels.h"
+#include "ops.h"
 
 #if defined(ZSE_AVX512)
 #define KERNELS zse_cpu_avx512

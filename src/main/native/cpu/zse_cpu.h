@@ -24,7 +24,7 @@ extern "C" {
 
 #pragma GCC visibility push(default)
 
-#define ZSE_CPU_ABI_VERSION 3
+#define ZSE_CPU_ABI_VERSION 4
 /* Elements per block of quantized activations. */
 #define ZSE_CPU_BLOCK 32
 /* Layout `interleaved-16` (code 1, docs/zse-format.md): rows per tile, bytes per row and step. */
@@ -105,6 +105,40 @@ int32_t zse_cpu_convert_q4(const float *src, int64_t count, int32_t group, uint8
 void zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
                             const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
                             int32_t out_stride);
+
+/*
+ * The element-wise ops and attention (ops.h; added in ABI version 4), over F32 activations in native order. Lengths
+ * count floats; x and out of rms_norm may be the same rows.
+ */
+void zse_cpu_rms_norm(const float *x, int32_t n, int32_t dim, const float *weight, float eps, float *out);
+void zse_cpu_add(float *x, const float *y, int64_t length);
+void zse_cpu_scale(float *x, int64_t length, float factor);
+/* gate = silu(gate) * up, gelu_tanh(gate) * up, relu(gate)^2 * up */
+void zse_cpu_swiglu(float *gate, const float *up, int64_t length);
+void zse_cpu_geglu(float *gate, const float *up, int64_t length);
+void zse_cpu_relu2_glu(float *gate, const float *up, int64_t length);
+/*
+ * Rotary embedding of rows [from_row, to_row) of x [rows, heads, head_dim], row i at positions[i]: each head's pair
+ * (j, j + head_dim / 2) turned by positions[i] * inverse_frequencies[j].
+ */
+void zse_cpu_rope(float *x, int32_t from_row, int32_t to_row, const int32_t *positions, int32_t heads, int32_t head_dim,
+                  const float *inverse_frequencies);
+
+/* Storage of the cached keys and values (io.zse.backend.KvCacheType). */
+#define ZSE_CPU_KV_F32 0
+#define ZSE_CPU_KV_F16 1
+#define ZSE_CPU_KV_INT8 2
+/*
+ * Attention of one query head q[head_dim] over the cached positions first..last of a sequence whose position t is at
+ * slots[t]: keys and values are [slots, kv_dim] of kv_type, the head's row at kv_head * head_dim of its slot (INT8:
+ * times key_scales / value_scales[slot * num_kv_heads + kv_head]; NULL for the float types). Logits are q·k times
+ * logit_scale, then soft_cap * tanh(logit / soft_cap) when soft_cap > 0; out[head_dim] = softmax-weighted sum of the
+ * values. scores[first..last] is scratch.
+ */
+void zse_cpu_attention_head(const float *q, int32_t head_dim, int32_t kv_type, const void *keys, const void *values,
+                            const float *key_scales, const float *value_scales, int32_t kv_dim, int32_t kv_head,
+                            int32_t num_kv_heads, const int32_t *slots, int32_t first, int32_t last, float logit_scale,
+                            float soft_cap, float *scores, float *out);
 
 #pragma GCC visibility pop
 

@@ -2,7 +2,7 @@
  * kernel_check.c: every kernel set the CPU runs against the portable C set, through the exported ABI, on random
  * weights and activations of every storage type and at every tile edge (rows not a multiple of 4, activation rows
  * 1..5, tails), and the products on layout interleaved-16 against the row-groups ones on the bytes they were made
- * from. The Java tests (NativeKernelsTest) do this on the build machine; this program does it where no JVM
+ * from; and the element-wise ops and attention of ops.h the same way. The Java tests (NativeKernelsTest, ElementwiseOpsTest) do this on the build machine; this program does it where no JVM
  * runs, such as an aarch64 library under qemu-user (check.sh). Exit status 1 on any difference beyond rounding.
  */
 #include <math.h>
@@ -268,6 +268,126 @@ static void check(const char *type, int group, int rows, int cols, int n, const 
     free(actual);
 }
 
+static float *random_floats(size_t count, float range) {
+    float *x = malloc(sizeof(float) * count);
+    for (size_t k = 0; k < count; k++) {
+        x[k] = uniform() * range;
+    }
+    return x;
+}
+
+/* Runs one op on a fresh copy of the inputs with the generic set and with each set, and compares the outputs. */
+#define CHECK_OP(what, outputs, count, call)                                                                          \
+    do {                                                                                                              \
+        float *expected = malloc(sizeof(float) * (count));                                                           \
+        for (int pass = -1; pass < set_count; pass++) {                                                               \
+            zse_cpu_use(pass < 0 ? "generic" : set_names[pass]);                                                      \
+            memcpy(outputs, pristine, sizeof(float) * (count));                                                       \
+            call;                                                                                                     \
+            if (pass < 0) {                                                                                           \
+                memcpy(expected, outputs, sizeof(float) * (count));                                                   \
+            } else {                                                                                                  \
+                compare(what, set_names[pass], expected, outputs, (count), 1);                                        \
+            }                                                                                                         \
+        }                                                                                                             \
+        free(expected);                                                                                               \
+    } while (0)
+
+/* The element-wise ops and attention: lengths with vector tails, heads narrower than a vector, every KV type. */
+static int check_ops(const char *sets) {
+    char list[128];
+    snprintf(list, sizeof list, "%s", sets);
+    const char *set_names[8];
+    int set_count = 0;
+    for (char *isa = strtok(list, ","); isa != NULL && set_count < 8; isa = strtok(NULL, ",")) {
+        set_names[set_count++] = isa;
+    }
+    int checks = 0;
+    for (int length = 1; length <= 2051; length += 410) {
+        float *pristine = random_floats((size_t) length * 3, 12.0f);
+        float *x = malloc(sizeof(float) * length * 3);
+        float *other = random_floats((size_t) length * 3, 2.0f);
+        float *weight = random_floats((size_t) length, 1.5f);
+        CHECK_OP("add", x, length, zse_cpu_add(x, other, length));
+        CHECK_OP("scale", x, length, zse_cpu_scale(x, length, 0.37f));
+        CHECK_OP("swiglu", x, length, zse_cpu_swiglu(x, other, length));
+        CHECK_OP("geglu", x, length, zse_cpu_geglu(x, other, length));
+        CHECK_OP("relu2_glu", x, length, zse_cpu_relu2_glu(x, other, length));
+        float *normed = malloc(sizeof(float) * length * 3);
+        CHECK_OP("rms_norm", normed, length * 3, zse_cpu_rms_norm(pristine, 3, length, weight, 1e-5f, normed));
+        free(normed);
+        free(pristine);
+        free(x);
+        free(other);
+        free(weight);
+        checks += 6;
+    }
+    int positions[5] = {0, 7, 8, 1023, 40000};
+    for (int head_dim = 6; head_dim <= 134; head_dim += 64) {
+        float *pristine = random_floats((size_t) 5 * 3 * head_dim, 3.0f);
+        float *x = malloc(sizeof(float) * 5 * 3 * head_dim);
+        float *frequencies = malloc(sizeof(float) * head_dim / 2);
+        for (int j = 0; j < head_dim / 2; j++) {
+            frequencies[j] = powf(10000.0f, -2.0f * j / head_dim);
+        }
+        CHECK_OP("rope", x, 5 * 3 * head_dim, zse_cpu_rope(x, 1, 5, positions, 3, head_dim, frequencies));
+        free(pristine);
+        free(x);
+        free(frequencies);
+        checks++;
+    }
+    /* attention: 37 cached positions in shuffled slots of a pool of 50, 2 kv heads; a window, a soft cap */
+    enum { SLOTS = 50, POSITIONS = 37, KV_HEADS = 2 };
+    for (int head_dim = 7; head_dim <= 135; head_dim += 64) {
+        int kv_dim = KV_HEADS * head_dim;
+        int slots[POSITIONS];
+        for (int t = 0; t < POSITIONS; t++) {
+            slots[t] = (t * 17 + 3) % SLOTS;
+        }
+        float *keys = random_floats((size_t) SLOTS * kv_dim, 2.0f);
+        float *values = random_floats((size_t) SLOTS * kv_dim, 1.0f);
+        uint16_t *keys16 = malloc(sizeof(uint16_t) * SLOTS * kv_dim);
+        uint16_t *values16 = malloc(sizeof(uint16_t) * SLOTS * kv_dim);
+        int8_t *keys8 = malloc((size_t) SLOTS * kv_dim);
+        int8_t *values8 = malloc((size_t) SLOTS * kv_dim);
+        for (int k = 0; k < SLOTS * kv_dim; k++) {
+            keys16[k] = f16_scale() ^ (uint16_t) ((next() & 1) << 15);
+            values16[k] = f16_scale();
+            keys8[k] = (int8_t) (next() % 255 - 127);
+            values8[k] = (int8_t) (next() % 255 - 127);
+        }
+        float *key_scales = random_floats(SLOTS * KV_HEADS, 0.02f);
+        float *value_scales = random_floats(SLOTS * KV_HEADS, 0.02f);
+        float *q = random_floats((size_t) head_dim, 1.0f);
+        float pristine[136] = {0};
+        float out[136];
+        float scores[POSITIONS];
+        const void *key_rows[3] = {keys, keys16, keys8};
+        const void *value_rows[3] = {values, values16, values8};
+        for (int type = ZSE_CPU_KV_F32; type <= ZSE_CPU_KV_INT8; type++) {
+            const float *ks = type == ZSE_CPU_KV_INT8 ? key_scales : NULL;
+            const float *vs = type == ZSE_CPU_KV_INT8 ? value_scales : NULL;
+            char what[64];
+            snprintf(what, sizeof what, "attention, kv type %d, head dim %d", type, head_dim);
+            CHECK_OP(what, out, head_dim, zse_cpu_attention_head(q, head_dim, type, key_rows[type], value_rows[type],
+                     ks, vs, kv_dim, 1, KV_HEADS, slots, 0, POSITIONS - 1, 0.125f, 0.0f, scores, out));
+            CHECK_OP(what, out, head_dim, zse_cpu_attention_head(q, head_dim, type, key_rows[type], value_rows[type],
+                     ks, vs, kv_dim, 0, KV_HEADS, slots, 30, POSITIONS - 1, 0.5f, 2.0f, scores, out));
+            checks += 2;
+        }
+        free(keys);
+        free(values);
+        free(keys16);
+        free(values16);
+        free(keys8);
+        free(values8);
+        free(key_scales);
+        free(value_scales);
+        free(q);
+    }
+    return checks;
+}
+
 int main(void) {
     if (zse_cpu_abi_version() != ZSE_CPU_ABI_VERSION) {
         printf("FAIL ABI version %d, header %d\n", zse_cpu_abi_version(), ZSE_CPU_ABI_VERSION);
@@ -304,6 +424,8 @@ int main(void) {
             checks += 22;
         }
     }
-    printf("%d shapes checked on every set: %s\n", checks, failures == 0 ? "all match the generic set" : "FAILED");
+    int ops = check_ops(sets);
+    printf("%d shapes and %d op cases checked on every set: %s\n", checks, ops,
+           failures == 0 ? "all match the generic set" : "FAILED");
     return failures == 0 ? 0 : 1;
 }

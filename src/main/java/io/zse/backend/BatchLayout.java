@@ -65,6 +65,11 @@ public final class BatchLayout {
         return positions[row];
     }
 
+    /** The position of every row (a copy). */
+    public int[] positions() {
+        return positions.clone();
+    }
+
     /** The index in {@link #segments()} of the segment row i belongs to. */
     public int segmentIndex(int row) {
         return segmentOfRow[row];

@@ -45,6 +45,11 @@ public final class Int8KvRows implements KvRows {
         return codes;
     }
 
+    /** [slots, numKvHeads] F32 scales, read in place by the native attention. */
+    public MemorySegment scales() {
+        return scales;
+    }
+
     /** The scale of the row of {@code kvHead} at {@code slot}. */
     public float scale(int slot, int kvHead) {
         return scales.getAtIndex(ValueLayout.JAVA_FLOAT, (long) slot * numKvHeads + kvHead);

@@ -56,12 +56,13 @@ class InterleavedLayoutTest {
             LlamaModel interleaved = LlamaModel.load(b, backend);
             // The Java kernels multiply the very same bytes (a row-groups copy). The native ones sum in another order
             // (each product within about 1e-6 of the row-groups one, NativeKernelsTest), and a rounding difference
-            // that moves an activation across an int8 rounding boundary changes its code: through the layers that
-            // grows to 1e-3 of a logit, and to a few 1e-2 where a code flips in the first steps and the KV cache
-            // carries it on (Q4/128; Q4/64 on the native kernels flips at a near tie whose side depends on the
-            // threads' split, so it is checked on the vector kernels here and product by product in NativeKernelsTest).
+            // that moves an activation across an int8 rounding boundary changes its code: one such flip in this
+            // model's 64-wide activations moved the logits by up to 0.14 (Q4/128, from step 10 of a prompt on, the KV
+            // cache carrying it), while the steps without one stay within 1e-5. (Q4/64 on the native kernels flips
+            // at a near tie whose side depends on the threads' split, so it is checked on the vector kernels here and
+            // product by product in NativeKernelsTest.)
             boolean exact = !backend.kernels().name().equals("native");
-            double tolerance = exact ? 1e-4 : 5e-2;
+            double tolerance = exact ? 1e-4 : 0.2;
             double maxDiff = 0;
             int compared = 0;
             for (JsonNode c : golden.get("cases")) {
@@ -70,15 +71,18 @@ class InterleavedLayoutTest {
                 List<float[]> got = new ArrayList<>();
                 int[] expected = LlamaModelGoldenTest.greedy(rowGroups, prompt, 24, want);
                 int[] actual = LlamaModelGoldenTest.greedy(interleaved, prompt, 24, got);
-                // Step by step until a near tie, after which the other file may rightly pick the other id.
+                // Step by step until a tie closer than the logits' difference, after which the other file may
+                // rightly pick the other id (while every logit is within d, a lead over 2d keeps the same greedy id).
                 for (int s = 0; s < want.size(); s++) {
+                    double stepDiff = 0;
                     for (int t = 0; t < want.get(s).length; t++) {
                         double diff = Math.abs(want.get(s)[t] - got.get(s)[t]);
-                        maxDiff = Math.max(maxDiff, diff);
+                        stepDiff = Math.max(stepDiff, diff);
                         assertTrue(diff <= tolerance * Math.max(1, Math.abs(want.get(s)[t])),
                                 "logit " + t + " step " + s + ": " + got.get(s)[t] + " vs " + want.get(s)[t]);
                     }
-                    if (margin(want.get(s)) < (exact ? 1e-3 : 0.05)) {
+                    maxDiff = Math.max(maxDiff, stepDiff);
+                    if (margin(want.get(s)) <= 2 * stepDiff + 1e-6) {
                         break;
                     }
                     assertEquals(expected[s], actual[s], "greedy id " + s + " for " + c.get("prompt").asText());

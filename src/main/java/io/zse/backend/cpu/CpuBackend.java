@@ -17,7 +17,7 @@ import static io.zse.backend.cpu.HostActivations.FLOAT;
 /**
  * The CPU backend: {@link CpuKernels} (Vector API or plain Java, see {@link CpuKernelChoice}) reading weights in place
  * from the mapped file, work split over a fixed pool of {@link CpuThreads}; activations are off-heap
- * {@link HostActivations} the kernels read and write in place. The element-wise ops are plain loops.
+ * {@link HostActivations} the kernels read and write in place, the element-wise ops and attention among them.
  */
 public final class CpuBackend implements Backend {
     private final CpuThreads threads;
@@ -120,44 +120,13 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void rmsNorm(ActivationBuffer input, int n, float[] weight, float eps, ActivationBuffer output) {
-        MemorySegment x = segment(input);
-        MemorySegment out = segment(output);
-        int dim = weight.length;
-        for (int i = 0; i < n; i++) {
-            long row = (long) i * dim;
-            double sumOfSquares = 0;
-            for (int k = 0; k < dim; k++) {
-                float v = x.getAtIndex(FLOAT, row + k);
-                sumOfSquares += (double) v * v;
-            }
-            float inverseRms = (float) (1.0 / Math.sqrt(sumOfSquares / dim + eps));
-            for (int k = 0; k < dim; k++) {
-                out.setAtIndex(FLOAT, row + k, weight[k] * (x.getAtIndex(FLOAT, row + k) * inverseRms));
-            }
-        }
+        kernels.rmsNorm(segment(input), n, weight, eps, segment(output));
     }
 
     @Override
     public void rope(ActivationBuffer rows, BatchLayout batch, int fromRow, int toRow, int heads, int headDim,
                      float[] inverseFrequencies) {
-        MemorySegment x = segment(rows);
-        int half = headDim / 2;
-        for (int i = fromRow; i < toRow; i++) {
-            float position = batch.position(i);
-            for (int j = 0; j < half; j++) {
-                // The angle in F32 like the reference implementation; cos and sin of it rounded once.
-                float angle = position * inverseFrequencies[j];
-                float cos = (float) Math.cos(angle);
-                float sin = (float) Math.sin(angle);
-                for (int h = 0; h < heads; h++) {
-                    long base = ((long) i * heads + h) * headDim;
-                    float a = x.getAtIndex(FLOAT, base + j);
-                    float b = x.getAtIndex(FLOAT, base + j + half);
-                    x.setAtIndex(FLOAT, base + j, a * cos - b * sin);
-                    x.setAtIndex(FLOAT, base + j + half, b * cos + a * sin);
-                }
-            }
-        }
+        kernels.rope(segment(rows), fromRow, toRow, batch.positions(), heads, headDim, inverseFrequencies);
     }
 
     @Override
@@ -169,7 +138,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
-        CpuAttention.attend(segment(q), batch, layer, shape, segment(out), kernels.kvRowProducts(), threads);
+        kernels.attention(segment(q), batch, layer, shape, segment(out), threads);
     }
 
     @Override
@@ -177,15 +146,9 @@ public final class CpuBackend implements Backend {
         kernels.swiglu(segment(gates), segment(ups), length);
     }
 
-    /** Plain Java on every kernel family: one multiply-add per element, far from where the time goes. */
     @Override
     public void reluSquaredGlu(ActivationBuffer gates, ActivationBuffer ups, int length) {
-        MemorySegment gate = segment(gates);
-        MemorySegment up = segment(ups);
-        for (long k = 0; k < length; k++) {
-            float g = Math.max(gate.getAtIndex(FLOAT, k), 0f);
-            gate.setAtIndex(FLOAT, k, g * g * up.getAtIndex(FLOAT, k));
-        }
+        kernels.reluSquaredGlu(segment(gates), segment(ups), length);
     }
 
     @Override
@@ -195,10 +158,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void scale(ActivationBuffer xs, int length, float factor) {
-        MemorySegment x = segment(xs);
-        for (long k = 0; k < length; k++) {
-            x.setAtIndex(FLOAT, k, x.getAtIndex(FLOAT, k) * factor);
-        }
+        kernels.scale(segment(xs), length, factor);
     }
 
     @Override
@@ -215,11 +175,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void add(ActivationBuffer xs, ActivationBuffer ys, int length) {
-        MemorySegment x = segment(xs);
-        MemorySegment y = segment(ys);
-        for (long k = 0; k < length; k++) {
-            x.setAtIndex(FLOAT, k, x.getAtIndex(FLOAT, k) + y.getAtIndex(FLOAT, k));
-        }
+        kernels.add(segment(xs), segment(ys), length);
     }
 
     private static MemorySegment segment(ActivationBuffer buffer) {

@@ -1,5 +1,7 @@
 package io.zse.backend.cpu;
 
+import io.zse.backend.AttentionShape;
+import io.zse.backend.BatchLayout;
 import io.zse.format.ZseTensor;
 
 import java.lang.foreign.MemorySegment;
@@ -28,6 +30,38 @@ public sealed interface CpuKernels permits VectorKernels, ScalarKernels, NativeK
 
     /** The products attention takes with cached key and value rows. */
     KvRowProducts kvRowProducts();
+
+    /** See {@link io.zse.backend.Backend#rmsNorm}. */
+    default void rmsNorm(MemorySegment x, int n, float[] weight, float eps, MemorySegment out) {
+        JavaElementwise.rmsNorm(x, n, weight, eps, out);
+    }
+
+    /** Rows [fromRow, toRow) of x, row i at positions[i]: see {@link io.zse.backend.Backend#rope}. */
+    default void rope(MemorySegment x, int fromRow, int toRow, int[] positions, int heads, int headDim,
+                      float[] inverseFrequencies) {
+        JavaElementwise.rope(x, fromRow, toRow, positions, heads, headDim, inverseFrequencies);
+    }
+
+    /** x[k] += y[k] for k < length. */
+    default void add(MemorySegment x, MemorySegment y, int length) {
+        JavaElementwise.add(x, y, length);
+    }
+
+    /** x[k] *= factor for k < length. */
+    default void scale(MemorySegment x, int length, float factor) {
+        JavaElementwise.scale(x, length, factor);
+    }
+
+    /** gate[k] = relu(gate[k])² * up[k] for k < length: BitNet's gating. */
+    default void reluSquaredGlu(MemorySegment gate, MemorySegment up, int length) {
+        JavaElementwise.reluSquaredGlu(gate, up, length);
+    }
+
+    /** See {@link io.zse.backend.Backend#attention}, the rows of the batch split over {@code threads}. */
+    default void attention(MemorySegment q, BatchLayout batch, int layer, AttentionShape shape, MemorySegment out,
+                           CpuThreads threads) {
+        CpuAttention.attend(q, batch, layer, shape, out, kvRowProducts(), threads);
+    }
 
     /**
      * Reads every byte of buffer[offset, offset + length) (length a multiple of 4 KiB) and returns a value that depends

@@ -11,9 +11,11 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -29,7 +31,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class NativeCpuLibrary {
     /** The ABI version this binding was written against (ZSE_CPU_ABI_VERSION). */
-    public static final int ABI_VERSION = 3;
+    public static final int ABI_VERSION = 4;
 
     public static final NativeLibraryLocation LOCATION =
             new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
@@ -40,14 +42,29 @@ public final class NativeCpuLibrary {
     public static final Map<String, FunctionDescriptor> QUERIES = queries();
 
     private final Path path;
-    private final Map<String, MethodHandle> handles = new LinkedHashMap<>();
+    private final Map<String, MemorySegment> symbols = new HashMap<>();
+    /**
+     * Bound on first call: each distinct signature costs the JVM a generated stub class (a few ms of a cold start, which
+     * no AOT cache holds), and a one-token generate calls about a third of the functions.
+     */
+    private final Map<String, MethodHandle> handles = new ConcurrentHashMap<>();
 
     private NativeCpuLibrary(Path path, SymbolLookup lookup) {
         this.path = path;
+        QUERIES.keySet().forEach(name -> symbols.put(name, symbol(lookup, name)));
+        KERNELS.keySet().forEach(name -> symbols.put(name, symbol(lookup, name)));
+    }
+
+    private MethodHandle handle(String name) {
+        MethodHandle handle = handles.get(name);
+        return handle != null ? handle : handles.computeIfAbsent(name, this::bind);
+    }
+
+    private MethodHandle bind(String name) {
         Linker linker = Linker.nativeLinker();
-        QUERIES.forEach((name, descriptor) -> handles.put(name, linker.downcallHandle(symbol(lookup, name), descriptor)));
-        KERNELS.forEach((name, descriptor) -> handles.put(name,
-                linker.downcallHandle(symbol(lookup, name), descriptor, Linker.Option.critical(true))));
+        FunctionDescriptor kernel = KERNELS.get(name);
+        return kernel != null ? linker.downcallHandle(symbols.get(name), kernel, Linker.Option.critical(true))
+                : linker.downcallHandle(symbols.get(name), QUERIES.get(name));
     }
 
     private MemorySegment symbol(SymbolLookup lookup, String name) {
@@ -109,6 +126,18 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_matmul_f32", floatKernel);
         f.put("zse_cpu_matmul_f16", floatKernel);
         f.put("zse_cpu_matmul_bf16", floatKernel);
+        f.put("zse_cpu_rms_norm", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_FLOAT, ADDRESS));
+        f.put("zse_cpu_add", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG));
+        f.put("zse_cpu_scale", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_FLOAT));
+        FunctionDescriptor gating = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG);
+        f.put("zse_cpu_swiglu", gating);
+        f.put("zse_cpu_geglu", gating);
+        f.put("zse_cpu_relu2_glu", gating);
+        f.put("zse_cpu_rope", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
+                ADDRESS));
+        f.put("zse_cpu_attention_head", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
+                ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT,
+                ADDRESS, ADDRESS));
         f.put("zse_cpu_convert_q8", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS,
                 JAVA_INT));
         f.put("zse_cpu_convert_nf4", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS,
@@ -130,7 +159,7 @@ public final class NativeCpuLibrary {
 
     public int abiVersion() {
         try {
-            return (int) handles.get("zse_cpu_abi_version").invokeExact();
+            return (int) handle("zse_cpu_abi_version").invokeExact();
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -148,7 +177,7 @@ public final class NativeCpuLibrary {
 
     private String string(String function) {
         try {
-            MemorySegment text = (MemorySegment) handles.get(function).invokeExact();
+            MemorySegment text = (MemorySegment) handle(function).invokeExact();
             return text.reinterpret(256).getString(0);
         } catch (Throwable t) {
             throw rethrow(t);
@@ -159,7 +188,7 @@ public final class NativeCpuLibrary {
     public void use(String isa) {
         int status;
         try (Arena arena = Arena.ofConfined()) {
-            status = (int) handles.get("zse_cpu_use").invokeExact(arena.allocateFrom(isa));
+            status = (int) handle("zse_cpu_use").invokeExact(arena.allocateFrom(isa));
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -171,7 +200,7 @@ public final class NativeCpuLibrary {
     /** Quantizes x[n, cols] (F32 activations) into {@code q} per block of 32. */
     void quantizeRows(MemorySegment x, int n, int cols, QuantizedRows q) {
         try {
-            handles.get("zse_cpu_quantize_rows").invokeExact(x, n, cols, q.codes(), q.scales(), q.sums());
+            handle("zse_cpu_quantize_rows").invokeExact(x, n, cols, q.codes(), q.scales(), q.sums());
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -180,7 +209,7 @@ public final class NativeCpuLibrary {
     void matmulQ8(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, QuantizedRows x, int n,
                   MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), n,
+            handle("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), n,
                     out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
@@ -190,7 +219,7 @@ public final class NativeCpuLibrary {
     void matmulQ4(MemorySegment w, MemorySegment scales, int group, int cols, int rowBegin, int rowEnd,
                   QuantizedRows x, int n, MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd, x.codes(),
+            handle("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd, x.codes(),
                     x.scales(), x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
@@ -211,7 +240,7 @@ public final class NativeCpuLibrary {
             default -> throw new IllegalArgumentException(type + " is not a K-quant type");
         };
         try {
-            handles.get(function).invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n,
+            handle(function).invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n,
                     out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
@@ -226,9 +255,9 @@ public final class NativeCpuLibrary {
                            int rowBegin, int rowEnd, QuantizedRows x, int n, MemorySegment out, int outStride) {
         try {
             switch (type) {
-                case Q8 -> handles.get("zse_cpu_matmul_q8_x16").invokeExact(w, scales, rows, cols, rowBegin, rowEnd,
+                case Q8 -> handle("zse_cpu_matmul_q8_x16").invokeExact(w, scales, rows, cols, rowBegin, rowEnd,
                         x.codes(), x.scales(), x.sums(), n, out, outStride);
-                case Q4 -> handles.get("zse_cpu_matmul_q4_x16").invokeExact(w, scales, group, rows, cols, rowBegin,
+                case Q4 -> handle("zse_cpu_matmul_q4_x16").invokeExact(w, scales, group, rows, cols, rowBegin,
                         rowEnd, x.codes(), x.scales(), x.sums(), n, out, outStride);
                 default -> throw new IllegalArgumentException(type + " weights are not stored interleaved");
             }
@@ -240,7 +269,7 @@ public final class NativeCpuLibrary {
     void matmulNf4(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, MemorySegment x, int n,
                    MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, x, n, out, outStride);
+            handle("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, x, n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -264,12 +293,12 @@ public final class NativeCpuLibrary {
         try {
             MemorySegment t = MemorySegment.ofArray(table);
             return switch (type) {
-                case Q8 -> (int) handles.get("zse_cpu_convert_q8").invokeExact(src, count, data, scales, t,
+                case Q8 -> (int) handle("zse_cpu_convert_q8").invokeExact(src, count, data, scales, t,
                         table.length);
-                case NF4 -> (int) handles.get("zse_cpu_convert_nf4").invokeExact(src, count, data, scales, t,
+                case NF4 -> (int) handle("zse_cpu_convert_nf4").invokeExact(src, count, data, scales, t,
                         table.length, MemorySegment.ofArray(codebook).asSlice(0, 16L * Float.BYTES),
                         MemorySegment.ofArray(codebook).asSlice(16L * Float.BYTES), maxHalfGap);
-                case Q4 -> (int) handles.get("zse_cpu_convert_q4").invokeExact(src, count, group, data, scales, t,
+                case Q4 -> (int) handle("zse_cpu_convert_q4").invokeExact(src, count, group, data, scales, t,
                         table.length);
                 default -> throw new IllegalArgumentException(type + " is not quantized");
             };
@@ -282,7 +311,7 @@ public final class NativeCpuLibrary {
     void matmulTernary(MemorySegment w, float scale, int cols, int rowBegin, int rowEnd, TernaryActivations x, int n,
                        MemorySegment out, int outStride) {
         try {
-            handles.get("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd, x.codes(),
+            handle("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd, x.codes(),
                     x.divisors(), x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
@@ -299,7 +328,66 @@ public final class NativeCpuLibrary {
             default -> throw new IllegalArgumentException(type + " weights take the integer kernels");
         };
         try {
-            handles.get(function).invokeExact(w, cols, rowBegin, rowEnd, x, n, out, outStride);
+            handle(function).invokeExact(w, cols, rowBegin, rowEnd, x, n, out, outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /*
+     * The element-wise ops and attention (zse_cpu.h, ABI 4). NativeKernels checks every length against the segments
+     * before calling; heap arrays (norm weights, positions, block tables, score scratch) are read in place.
+     */
+
+    void rmsNorm(MemorySegment x, int n, int dim, MemorySegment weight, float eps, MemorySegment out) {
+        try {
+            handle("zse_cpu_rms_norm").invokeExact(x, n, dim, weight, eps, out);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void add(MemorySegment x, MemorySegment y, long length) {
+        try {
+            handle("zse_cpu_add").invokeExact(x, y, length);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void scale(MemorySegment x, long length, float factor) {
+        try {
+            handle("zse_cpu_scale").invokeExact(x, length, factor);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** {@code function}: zse_cpu_swiglu, zse_cpu_geglu or zse_cpu_relu2_glu. */
+    void gating(String function, MemorySegment gate, MemorySegment up, long length) {
+        try {
+            handle(function).invokeExact(gate, up, length);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void rope(MemorySegment x, int fromRow, int toRow, MemorySegment positions, int heads, int headDim,
+              MemorySegment inverseFrequencies) {
+        try {
+            handle("zse_cpu_rope").invokeExact(x, fromRow, toRow, positions, heads, headDim, inverseFrequencies);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    void attentionHead(MemorySegment q, int headDim, int kvType, MemorySegment keys, MemorySegment values,
+                       MemorySegment keyScales, MemorySegment valueScales, int kvDim, int kvHead, int numKvHeads,
+                       MemorySegment slots, int first, int last, float logitScale, float softCap, MemorySegment scores,
+                       MemorySegment out) {
+        try {
+            handle("zse_cpu_attention_head").invokeExact(q, headDim, kvType, keys, values, keyScales,
+                    valueScales, kvDim, kvHead, numKvHeads, slots, first, last, logitScale, softCap, scores, out);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -14,11 +14,13 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Attention over each KV cache type against a plain double-precision attention over the F32 inputs: F32 to rounding,
  * F16 and INT8 within the error their storage allows. Shapes include grouped-query heads, a sliding window, a batch of
- * queries after earlier positions, and head widths that are not a multiple of the vector length. Both kernel families.
+ * queries after earlier positions, head widths that are not a multiple of the vector length, and Gemma 2's scale and
+ * soft cap. Every kernel family (the native one where libzse_cpu loads).
  */
 class CpuAttentionTest {
     private static final Map<String, CpuBackend> BACKENDS = new ConcurrentHashMap<>();
@@ -78,7 +80,10 @@ class CpuAttentionTest {
                     for (int j = 0; j < s.headDim(); j++) {
                         dot += (double) q[qBase + j] * k[t * s.kvDim() + kvBase + j];
                     }
-                    p[t] = dot / Math.sqrt(s.headDim());
+                    p[t] = dot * s.scale();
+                    if (s.softCap() > 0) {
+                        p[t] = s.softCap() * Math.tanh(p[t] / s.softCap());
+                    }
                     max = Math.max(max, p[t]);
                 }
                 double sum = 0;
@@ -101,11 +106,13 @@ class CpuAttentionTest {
         new AttentionShape(4, 1, 64, 0),  // multi-query, Llama-sized heads
         new AttentionShape(6, 2, 12, 5),  // head width not a multiple of the lanes, sliding window
         new AttentionShape(2, 2, 7, 0),   // narrower than one vector
+        new AttentionShape(4, 2, 32, 0, 0.125f, 3f), // Gemma 2: its own scale, logits soft-capped
     };
 
     @ParameterizedTest
-    @ValueSource(strings = {"vector", "scalar"})
+    @ValueSource(strings = {"native", "vector", "scalar"})
     void everyTypeStaysCloseToExactAttention(String kernels) {
+        assumeTrue(!kernels.equals("native") || TestKernels.nativeUnavailable().isEmpty(), "no libzse_cpu here");
         CpuBackend backend = backend(kernels);
         long seed = 0;
         for (AttentionShape shape : SHAPES) {
