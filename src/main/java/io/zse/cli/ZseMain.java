@@ -3,7 +3,6 @@ package io.zse.cli;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -30,15 +29,7 @@ public final class ZseMain {
         if (System.getProperty("java.util.logging.manager") == null) {
             System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
         }
-        PrintWriter out = new PrintWriter(System.out, true);
-        PrintWriter err = new PrintWriter(System.err, true);
-        int status = ZseCommand.execute(out, err, args);
-        out.flush();
-        err.flush();
-        // Not System.exit: Runtime.exit first asks for a System.Logger to log the exit, and finding the logging back
-        // end reads the index of every jar on the class path (Quarkus's 130), a tenth of a one-token generate. Every
-        // command has closed its files by now, and none registers a shutdown hook.
-        Runtime.getRuntime().halt(status);
+        System.exit(ZseCommand.execute(args));
     }
 
     /** Boots Quarkus with the serve options turned into configuration; exits 2 after a usage error. */
