@@ -201,6 +201,10 @@ void zse_cpu_rope(float *x, int32_t from_row, int32_t to_row, const int32_t *pos
     KERNEL(rope)(x, from_row, to_row, positions, heads, head_dim, inverse_frequencies);
 }
 
+double zse_cpu_read_all(const float *p, int64_t count) {
+    return KERNEL(read_all)(p, count);
+}
+
 void zse_cpu_attention_head(const float *q, int32_t head_dim, int32_t kv_type, const void *keys, const void *values,
                             const float *key_scales, const float *value_scales, int32_t kv_dim, int32_t kv_head,
                             int32_t num_kv_heads, const int32_t *slots, int32_t first, int32_t last, float logit_scale,

@@ -53,6 +53,7 @@ struct zse_cpu_kernels {
     void (*relu2_glu)(float *gate, const float *up, int64_t length);
     void (*rope)(float *x, int32_t from_row, int32_t to_row, const int32_t *positions, int32_t heads, int32_t head_dim,
                  const float *inverse_frequencies);
+    double (*read_all)(const float *p, int64_t count);
     void (*attention_head)(const float *q, int32_t head_dim, int32_t kv_type, const void *keys, const void *values,
                            const float *key_scales, const float *value_scales, int32_t kv_dim, int32_t kv_head,
                            int32_t num_kv_heads, const int32_t *slots, int32_t first, int32_t last,
@@ -66,7 +67,7 @@ struct zse_cpu_kernels {
     .matmul_q8_x16 = matmul_q8_x16, .matmul_q4_x16 = matmul_q4_x16, .matmul_nf4 = matmul_nf4,                     \
     .matmul_f32 = matmul_f32, .matmul_f16 = matmul_f16, .matmul_bf16 = matmul_bf16, .matmul_ternary = matmul_ternary, \
     .rms_norm = rms_norm, .add = add, .scale = scale, .swiglu = swiglu, .geglu = geglu, .relu2_glu = relu2_glu,     \
-    .rope = rope, .attention_head = attention_head
+    .rope = rope, .read_all = read_all, .attention_head = attention_head
 
 extern const struct zse_cpu_kernels zse_cpu_generic;
 #if defined(__x86_64__)

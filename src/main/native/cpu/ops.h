@@ -134,6 +134,26 @@ static inline void rope(float *x, int32_t from_row, int32_t to_row, const int32_
     }
 }
 
+/* The sum of count floats, in 64 independent lanes (four AVX-512 chains): the bandwidth probe's read, which must
+ * depend on every byte and keep up with memory. */
+static inline double read_all(const float *p, int64_t count) {
+    float lanes[64] = {0};
+    int64_t k = 0;
+    for (; k + 64 <= count; k += 64) {
+        for (int j = 0; j < 64; j++) {
+            lanes[j] += p[k + j];
+        }
+    }
+    double sum = 0;
+    for (int j = 0; j < 64; j++) {
+        sum += lanes[j];
+    }
+    for (; k < count; k++) {
+        sum += p[k];
+    }
+    return sum;
+}
+
 /* Σ k[i] q[i] in 16 independent lanes (one AVX-512 register), then the lanes and the tail. */
 #define ZSE_OPS_DOT(widen)                                                                                            \
     float lanes[16] = {0};                                                                                            \

@@ -124,6 +124,9 @@ void zse_cpu_relu2_glu(float *gate, const float *up, int64_t length);
 void zse_cpu_rope(float *x, int32_t from_row, int32_t to_row, const int32_t *positions, int32_t heads, int32_t head_dim,
                   const float *inverse_frequencies);
 
+/* The sum of count floats (any bit patterns): reads every byte once, for the memory-bandwidth probe. */
+double zse_cpu_read_all(const float *p, int64_t count);
+
 /* Storage of the cached keys and values (io.zse.backend.KvCacheType). */
 #define ZSE_CPU_KV_F32 0
 #define ZSE_CPU_KV_F16 1

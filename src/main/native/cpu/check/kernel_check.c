@@ -322,6 +322,22 @@ static int check_ops(const char *sets) {
         free(weight);
         checks += 6;
     }
+    for (int count = 1; count <= 5001; count += 1000) {
+        float *floats = random_floats((size_t) count, 4.0f);
+        zse_cpu_use("generic");
+        double expected = zse_cpu_read_all(floats, count);
+        for (int pass = 0; pass < set_count; pass++) {
+            zse_cpu_use(set_names[pass]);
+            double actual = zse_cpu_read_all(floats, count);
+            if (!(fabs(actual - expected) <= 1e-4 * (1 + fabs(expected)))) {
+                printf("FAIL read_all of %d floats on %s: %.9g, the generic set gives %.9g\n", count,
+                       set_names[pass], actual, expected);
+                failures++;
+            }
+        }
+        free(floats);
+        checks++;
+    }
     int positions[5] = {0, 7, 8, 1023, 40000};
     for (int head_dim = 6; head_dim <= 134; head_dim += 64) {
         float *pristine = random_floats((size_t) 5 * 3 * head_dim, 3.0f);

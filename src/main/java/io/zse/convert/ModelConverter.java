@@ -210,11 +210,12 @@ public final class ModelConverter {
         if (shape.length == 1) {
             return TensorType.F32; // norms and biases: tiny, and precision matters
         }
+        long rowLength = shape[shape.length - 1];
         if (name.equals(ModelTensors.EMBEDDINGS)) {
-            return options.embeddingsType(config.tieWordEmbeddings());
+            return options.embeddingsType(config.tieWordEmbeddings(), rowLength);
         }
         if (name.equals(ModelTensors.LM_HEAD)) {
-            return options.lmHeadType();
+            return options.lmHeadType(rowLength);
         }
         return options.quant();
     }
@@ -316,8 +317,8 @@ public final class ModelConverter {
         conversion.put("converter", "zse 0.1.0");
         conversion.put("quant", options.quant().name());
         conversion.put("group_size", options.groupSize());
-        conversion.put("embeddings", options.embeddingsType(config.tieWordEmbeddings()).name());
-        conversion.put("lm_head", options.lmHeadType().name());
+        conversion.put("embeddings", options.embeddingsType(config.tieWordEmbeddings(), config.hiddenSize()).name());
+        conversion.put("lm_head", options.lmHeadType(config.hiddenSize()).name());
         byte[] pooling = optional(dir, "1_Pooling/config.json"); // sentence-transformers: how embeddings are pooled
         if (pooling != null) {
             JsonNode modes = parse(dir, "1_Pooling/config.json", pooling);

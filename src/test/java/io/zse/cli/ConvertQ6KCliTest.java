@@ -18,12 +18,13 @@ import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code zse convert --lm-head q6_k}, llama.cpp's choice for the output layer of its 4-bit files: on a checkpoint with
- * rows of 256 the tied embedding/output tensor is stored as Q6_K, costs little next to the Q8 default and is smaller;
- * on rows that hold no whole super-block it falls back to Q8, saying so.
+ * {@code zse convert --lm-head q6_k}, llama.cpp's choice for the output layer of its 4-bit files and the default under
+ * q4: on a checkpoint with rows of 256 the tied embedding/output tensor is stored as Q6_K, costs little next to Q8 and
+ * is smaller; on rows that hold no whole super-block it falls back to Q8 (saying so when q6_k was asked for).
  */
 class ConvertQ6KCliTest {
     @TempDir
@@ -39,8 +40,10 @@ class ConvertQ6KCliTest {
                 "--set", "eos_token_id=2", "-o", hf.toString());
         assertEquals(0, synth.exit(), synth.err());
         Path f32 = convert(hf, "f32.zse", "--quant", "f32");
-        Path q8Head = convert(hf, "q4-q8head.zse", "--quant", "q4");
+        Path q8Head = convert(hf, "q4-q8head.zse", "--quant", "q4", "--lm-head", "q8");
         Path q6Head = convert(hf, "q4-q6khead.zse", "--quant", "q4", "--lm-head", "q6_k");
+        Path byDefault = convert(hf, "q4-default.zse", "--quant", "q4");
+        assertEquals(-1, Files.mismatch(q6Head, byDefault), "q4's default output layer is Q6_K on rows of 256");
         try (ZseFile reference = ZseFile.open(f32); ZseFile q8 = ZseFile.open(q8Head);
              ZseFile q6 = ZseFile.open(q6Head); CpuBackend backend = TestKernels.backend("vector", 2)) {
             TensorInfo head = q6.tensors().stream().filter(t -> t.name().equals("model.embed_tokens.weight"))
@@ -57,6 +60,17 @@ class ConvertQ6KCliTest {
                     new QualityComparison.Side(LlamaModel.load(q6, backend), KvCacheType.F32), text, 300);
             System.out.println("Q4 with a Q8 head: " + withQ8 + "\nQ4 with a Q6_K head: " + withQ6);
             assertTrue(withQ6.meanKl() > 0 && withQ6.meanKl() < 1.2 * withQ8.meanKl(), withQ6 + " vs " + withQ8);
+        }
+    }
+
+    @Test
+    void byDefaultRowsWithoutWholeSuperBlocksTakeQ8Silently() throws IOException {
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("convert", TestModels.tinyStories().toString(), "-o",
+                dir.resolve("ts-default.zse").toString(), "--quant", "q4");
+        assertEquals(0, run.exit(), run.err());
+        assertFalse(run.err().contains("stored as"), run.err());
+        try (ZseFile file = ZseFile.open(dir.resolve("ts-default.zse"))) {
+            assertEquals(TensorType.Q8, file.tensors().getFirst().type());
         }
     }
 

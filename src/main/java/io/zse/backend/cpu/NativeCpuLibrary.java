@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -135,6 +136,7 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_relu2_glu", gating);
         f.put("zse_cpu_rope", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
                 ADDRESS));
+        f.put("zse_cpu_read_all", FunctionDescriptor.of(JAVA_DOUBLE, ADDRESS, JAVA_LONG));
         f.put("zse_cpu_attention_head", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT,
                 ADDRESS, ADDRESS));
@@ -367,6 +369,14 @@ public final class NativeCpuLibrary {
     void gating(String function, MemorySegment gate, MemorySegment up, long length) {
         try {
             handle(function).invokeExact(gate, up, length);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    double readAll(MemorySegment floats, long count) {
+        try {
+            return (double) handle("zse_cpu_read_all").invokeExact(floats, count);
         } catch (Throwable t) {
             throw rethrow(t);
         }

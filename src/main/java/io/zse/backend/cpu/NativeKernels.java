@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The native kernels ({@link NativeCpuLibrary}) for every weight product, the element-wise ops and attention over the
- * KV pool, with the Java kernels this process would otherwise run ({@code java}: vector or scalar) for single-row reads,
- * {@link #kvRowProducts} and the read-bandwidth probe.
+ * KV pool and the read-bandwidth probe, with the Java kernels this process would otherwise run ({@code java}: vector or
+ * scalar) for single-row reads and {@link #kvRowProducts}.
  */
 public final class NativeKernels implements CpuKernels {
     private final NativeCpuLibrary library;
@@ -109,6 +109,10 @@ public final class NativeKernels implements CpuKernels {
 
     @Override
     public double readAll(MemorySegment buffer, long offset, long length) {
-        return java.readAll(buffer, offset, length);
+        if (offset < 0 || length < 0 || length % Float.BYTES != 0 || offset > buffer.byteSize() - length) {
+            throw new IllegalArgumentException("read of " + length + " bytes at " + offset + " of a buffer of "
+                    + buffer.byteSize());
+        }
+        return library.readAll(buffer.asSlice(offset, length), length / Float.BYTES);
     }
 }

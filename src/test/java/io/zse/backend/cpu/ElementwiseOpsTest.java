@@ -161,6 +161,23 @@ class ElementwiseOpsTest {
         }
     }
 
+    @ParameterizedTest
+    @MethodSource("sets")
+    void theBandwidthProbesReadSumsEveryFloat(String isa) {
+        NativeKernels kernels = on(isa);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = random(arena, 70_001, 5, 11);
+            double expected = 0;
+            for (long k = 64; k < 70_001; k++) {
+                expected += buffer.getAtIndex(FLOAT, k);
+            }
+            double sum = kernels.readAll(buffer, 64 * Float.BYTES, (70_001 - 64) * Float.BYTES);
+            assertEquals(expected, sum, 1e-3, "read of " + isa);
+            assertThrows(IllegalArgumentException.class, () -> kernels.readAll(buffer, 8, buffer.byteSize()));
+            assertThrows(IllegalArgumentException.class, () -> kernels.readAll(buffer, 0, 6));
+        }
+    }
+
     @Test
     void shortBuffersAreRefusedBeforeTheNativeCall() {
         NativeKernels kernels = on(library.supported().getFirst());
