@@ -3,6 +3,7 @@ package io.zse.model;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -66,8 +67,16 @@ record GreedyGolden(String prompt, int[] promptIds, int[] greedyIds, List<TopLog
                 assertTrue(Math.abs(got - want) <= tolerance * Math.max(1, Math.abs(want)),
                         "logit of " + top.ids()[r] + " at position " + top.position() + ": " + got + " vs " + want);
             }
-            assertArrayEquals(top.ids(), LlamaModelGoldenTest.topIds(mine, top.ids().length),
-                    "top-5 ids at position " + top.position());
+            // The same ranking, but for ties closer than the tolerance, whose order the summation order decides:
+            // the id ranked r-th here must hold transformers' r-th logit
+            int[] ranked = LlamaModelGoldenTest.topIds(mine, top.ids().length);
+            for (int r = 0; r < ranked.length; r++) {
+                double want = top.values()[r];
+                assertTrue(ranked[r] == top.ids()[r]
+                                || Math.abs(mine[ranked[r]] - want) <= 2 * tolerance * Math.max(1, Math.abs(want)),
+                        "top-5 ids at position " + top.position() + ": " + Arrays.toString(ranked) + " vs "
+                                + Arrays.toString(top.ids()) + " (logits " + Arrays.toString(top.values()) + ")");
+            }
         }
         return maxDiff;
     }
