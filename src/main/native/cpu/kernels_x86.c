@@ -746,127 +746,6 @@ ALWAYS_INLINE void nf4_tile(const uint8_t *w, const uint16_t *scales, int64_t co
 /* matmul_nf4: the walk over nf4_tile (tiles.h). */
 NF4_KERNEL
 
-/* ---- F32, F16, BF16: float products (FLOAT_KERNEL, tiles.h), each with its load of 8 weights ---- */
-
-ALWAYS_INLINE __m256 load_f32(const float *p) {
-    return _mm256_loadu_ps(p);
-}
-
-ALWAYS_INLINE __m256 load_f16(const uint16_t *p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
-}
-
-ALWAYS_INLINE __m256 load_bf16(const uint16_t *p) {
-    __m256i widened = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(widened, 16));
-}
-
-#if defined(ZSE_AVX512)
-/*
- * Under AVX-512 the float tiles take 512-bit vectors: cores with two 512-bit FMA pipes (Zen 5, Intel's server cores)
- * then do twice the work per instruction, and the others no less. And six weight rows a tile instead of four: 24
- * accumulators, six weight vectors and one of activations fill the 32 registers, and each load feeds more FMAs (F16
- * prefill at 1 thread on this Zen 5: 80 tok/s with 4 rows, 92 with 6). Only the vector, the loads (16 weights at a
- * time) and TILE_M change; the 256-bit definitions come back after these three.
- */
-#undef VEC
-#undef VEC_LANES
-#undef VEC_ZERO
-#undef VEC_FMA
-#undef VEC_LOAD
-#undef VEC_HSUM
-#define VEC __m512
-#define VEC_LANES 16
-#define VEC_ZERO() _mm512_setzero_ps()
-#define VEC_FMA(acc, a, b) _mm512_fmadd_ps(a, b, acc)
-#define VEC_LOAD(p) _mm512_loadu_ps(p)
-#define VEC_HSUM(v) _mm512_reduce_add_ps(v)
-
-ALWAYS_INLINE __m512 load16_f32(const float *p) {
-    return _mm512_loadu_ps(p);
-}
-
-ALWAYS_INLINE __m512 load16_f16(const uint16_t *p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p));
-}
-
-ALWAYS_INLINE __m512 load16_bf16(const uint16_t *p) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) p)), 16));
-}
-
-#undef TILE_M
-#define TILE_M 6
-#define matmul_f16_tiles_TILE(M, N) matmul_f16_tiles_tile(w, cols, r, M, x, i, N, out, out_stride)
-#define matmul_bf16_tiles_TILE(M, N) matmul_bf16_tiles_tile(w, cols, r, M, x, i, N, out, out_stride)
-FLOAT_KERNEL(matmul_f32, float, load16_f32, read_f32)
-FLOAT_KERNEL(matmul_f16_tiles, uint16_t, load16_f16, zse_f16_to_f32)
-FLOAT_KERNEL(matmul_bf16_tiles, uint16_t, load16_bf16, zse_bf16_to_f32)
-#undef TILE_M
-#define TILE_M 4
-
-#undef VEC
-#undef VEC_LANES
-#undef VEC_ZERO
-#undef VEC_FMA
-#undef VEC_LOAD
-#undef VEC_HSUM
-#define VEC __m256
-#define VEC_LANES 8
-#define VEC_ZERO() _mm256_setzero_ps()
-#define VEC_FMA(acc, a, b) _mm256_fmadd_ps(a, b, acc)
-#define VEC_LOAD(p) _mm256_loadu_ps(p)
-#define VEC_HSUM(v) hsum(v)
-
-/* 16 F16 (bf16 = 0) or BF16 (bf16 = 1) weights as floats. */
-ALWAYS_INLINE __m512 load16_as_floats(const uint16_t *p, int bf16) {
-    const __m256i h = _mm256_loadu_si256((const __m256i *) p);
-    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
-}
-
-/*
- * Decoding (n = 1) of 16-bit float weights: one row at a time, 64 weights a step over four 512-bit accumulators (four
- * FMA chains in flight, one stream of weights). Measured against llama-bench F16 on the synthetic 1B (2 vCPU EPYC):
- * the tile walk (four rows, one 256-bit chain each) decoded at 0.59x at 1 thread, four rows with two 512-bit chains
- * each at 0.71x, this at 0.92x.
- */
-ALWAYS_INLINE void decode_16bit(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
-                                float *out, int bf16) {
-    const int64_t body = cols - cols % 64;
-    for (int32_t r = row_begin; r < row_end; r++) {
-        const uint16_t *row = w + (int64_t) r * cols;
-        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-        for (int64_t k = 0; k < body; k += 64) {
-            for (int c = 0; c < 4; c++) {
-                acc[c] = _mm512_fmadd_ps(load16_as_floats(row + k + 16 * c, bf16), _mm512_loadu_ps(x + k + 16 * c),
-                                         acc[c]);
-            }
-        }
-        float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
-        for (int64_t k = body; k < cols; k++) {
-            sum += (bf16 ? zse_bf16_to_f32(row[k]) : zse_f16_to_f32(row[k])) * x[k];
-        }
-        out[r] = sum;
-    }
-}
-
-/* A 16-bit float product: one activation row through decode_16bit, more through the tile walk. */
-#define SIXTEEN_BIT_KERNEL(name, tiles, bf16)                                                                     \
-    static void name(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,       \
-                     int32_t n, float *out, int32_t out_stride) {                                               \
-        if (n == 1) {                                                                                           \
-            decode_16bit(w, cols, row_begin, row_end, x, out, bf16);                                            \
-        } else {                                                                                                \
-            tiles(w, cols, row_begin, row_end, x, n, out, out_stride);                                          \
-        }                                                                                                       \
-    }
-SIXTEEN_BIT_KERNEL(matmul_f16, matmul_f16_tiles, 0)
-SIXTEEN_BIT_KERNEL(matmul_bf16, matmul_bf16_tiles, 1)
-#else
-FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
-FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
-FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
-#endif
-
 /* ---- TERNARY: Σ t·q = Σ c·q - Σ q, with c = t + 1 in 0..2 as the unsigned side of the byte dot product ---- */
 
 static inline int32_t hsum_epi32(__m256i v) {
@@ -970,6 +849,112 @@ Q5_KERNEL
 
 /* matmul_ternary: the walk over ternary_tile (tiles.h). */
 TERNARY_KERNEL
+
+/* ---- F32, F16, BF16: float products (FLOAT_KERNEL, tiles.h), each with its load of a vector of weights ---- */
+
+ALWAYS_INLINE __m256 load_f32(const float *p) {
+    return _mm256_loadu_ps(p);
+}
+
+ALWAYS_INLINE __m256 load_f16(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p));
+}
+
+ALWAYS_INLINE __m256 load_bf16(const uint16_t *p) {
+    __m256i widened = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(widened, 16));
+}
+
+#if defined(ZSE_AVX512)
+/*
+ * Under AVX-512 the float tiles take 512-bit vectors: cores with two 512-bit FMA pipes (Zen 5, Intel's server cores)
+ * then do twice the work per instruction, and the others no less. And six weight rows a tile instead of four: 24
+ * accumulators, six weight vectors and one of activations fill the 32 registers, and each load feeds more FMAs (F16
+ * prefill at 1 thread on this Zen 5: 80 tok/s with 4 rows, 92 with 6). Only the vector, the loads (16 weights at a
+ * time) and TILE_M change, for the rest of the file: the float products come last for that reason.
+ */
+#undef VEC
+#undef VEC_LANES
+#undef VEC_ZERO
+#undef VEC_FMA
+#undef VEC_LOAD
+#undef VEC_HSUM
+#define VEC __m512
+#define VEC_LANES 16
+#define VEC_ZERO() _mm512_setzero_ps()
+#define VEC_FMA(acc, a, b) _mm512_fmadd_ps(a, b, acc)
+#define VEC_LOAD(p) _mm512_loadu_ps(p)
+#define VEC_HSUM(v) _mm512_reduce_add_ps(v)
+
+ALWAYS_INLINE __m512 load16_f32(const float *p) {
+    return _mm512_loadu_ps(p);
+}
+
+ALWAYS_INLINE __m512 load16_f16(const uint16_t *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p));
+}
+
+ALWAYS_INLINE __m512 load16_bf16(const uint16_t *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) p)), 16));
+}
+
+#undef TILE_M
+#define TILE_M 6
+#define matmul_f16_tiles_TILE(M, N) matmul_f16_tiles_tile(w, cols, r, M, x, i, N, out, out_stride)
+#define matmul_bf16_tiles_TILE(M, N) matmul_bf16_tiles_tile(w, cols, r, M, x, i, N, out, out_stride)
+FLOAT_KERNEL(matmul_f32, float, load16_f32, read_f32)
+FLOAT_KERNEL(matmul_f16_tiles, uint16_t, load16_f16, zse_f16_to_f32)
+FLOAT_KERNEL(matmul_bf16_tiles, uint16_t, load16_bf16, zse_bf16_to_f32)
+
+/* 16 F16 (bf16 = 0) or BF16 (bf16 = 1) weights as floats. */
+ALWAYS_INLINE __m512 load16_as_floats(const uint16_t *p, int bf16) {
+    const __m256i h = _mm256_loadu_si256((const __m256i *) p);
+    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+}
+
+/*
+ * Decoding (n = 1) of 16-bit float weights: one row at a time, 64 weights a step over four 512-bit accumulators (four
+ * FMA chains in flight, one stream of weights). Measured against llama-bench F16 on the synthetic 1B (2 vCPU EPYC):
+ * the tile walk (four rows, one 256-bit chain each) decoded at 0.59x at 1 thread, four rows with two 512-bit chains
+ * each at 0.71x, this at 0.92x.
+ */
+ALWAYS_INLINE void decode_16bit(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                                float *out, int bf16) {
+    const int64_t body = cols - cols % 64;
+    for (int32_t r = row_begin; r < row_end; r++) {
+        const uint16_t *row = w + (int64_t) r * cols;
+        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int64_t k = 0; k < body; k += 64) {
+            for (int c = 0; c < 4; c++) {
+                acc[c] = _mm512_fmadd_ps(load16_as_floats(row + k + 16 * c, bf16), _mm512_loadu_ps(x + k + 16 * c),
+                                         acc[c]);
+            }
+        }
+        float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+        for (int64_t k = body; k < cols; k++) {
+            sum += (bf16 ? zse_bf16_to_f32(row[k]) : zse_f16_to_f32(row[k])) * x[k];
+        }
+        out[r] = sum;
+    }
+}
+
+/* A 16-bit float product: one activation row through decode_16bit, more through the tile walk. */
+#define SIXTEEN_BIT_KERNEL(name, tiles, bf16)                                                                     \
+    static void name(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,       \
+                     int32_t n, float *out, int32_t out_stride) {                                               \
+        if (n == 1) {                                                                                           \
+            decode_16bit(w, cols, row_begin, row_end, x, out, bf16);                                            \
+        } else {                                                                                                \
+            tiles(w, cols, row_begin, row_end, x, n, out, out_stride);                                          \
+        }                                                                                                       \
+    }
+SIXTEEN_BIT_KERNEL(matmul_f16, matmul_f16_tiles, 0)
+SIXTEEN_BIT_KERNEL(matmul_bf16, matmul_bf16_tiles, 1)
+#else
+FLOAT_KERNEL(matmul_f32, float, load_f32, read_f32)
+FLOAT_KERNEL(matmul_f16, uint16_t, load_f16, zse_f16_to_f32)
+FLOAT_KERNEL(matmul_bf16, uint16_t, load_bf16, zse_bf16_to_f32)
+#endif
 
 const struct zse_cpu_kernels KERNELS = {
     ZSE_CPU_FULL_SET(KERNELS_NAME),

@@ -2,8 +2,9 @@
  * kernel_check.c: every kernel set the CPU runs against the portable C set, through the exported ABI, on random
  * weights and activations of every storage type and at every tile edge (rows not a multiple of 4, activation rows
  * 1..5, tails), and the products on layout interleaved-16 against the row-groups ones on the bytes they were made
- * from; and the element-wise ops and attention of ops.h the same way. The Java tests (NativeKernelsTest, ElementwiseOpsTest) do this on the build machine; this program does it where no JVM
- * runs, such as an aarch64 library under qemu-user (check.sh). Exit status 1 on any difference beyond rounding.
+ * from; and the element-wise ops and attention of ops.h the same way. The Java tests (NativeKernelsTest,
+ * ElementwiseOpsTest) do this on the build machine; this program does it where no JVM runs, such as an aarch64 library
+ * under qemu-user (check.sh). Exit status 1 on any difference beyond rounding.
  */
 #include <math.h>
 #include <stdint.h>

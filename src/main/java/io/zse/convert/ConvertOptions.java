@@ -63,8 +63,8 @@ public record ConvertOptions(TensorType quant, int groupSize, TensorType embeddi
 
     /**
      * The type of the output layer, rows of {@code rowLength}: under the 4-bit types by default Q6_K, the type
-     * llama-quantize gives the output of its 4-bit files (6.56 bits a weight: a fifth fewer bytes than Q8 on the largest
-     * matrix every token reads), or Q8 where rows hold no whole super-block of 256.
+     * llama-quantize gives the output of its 4-bit files (6.56 bits a weight: a fifth fewer bytes than Q8 on the
+     * largest matrix every token reads), or Q8 where rows hold no whole super-block of 256.
      */
     TensorType lmHeadType(long rowLength) {
         if (lmHead != null || embeddings != null) {

@@ -45,8 +45,8 @@ public final class NativeCpuLibrary {
     private final Path path;
     private final Map<String, MemorySegment> symbols = new HashMap<>();
     /**
-     * Bound on first call: each distinct signature costs the JVM a generated stub class (a few ms of a cold start, which
-     * no AOT cache holds), and a one-token generate calls about a third of the functions.
+     * Bound on first call: each distinct signature costs the JVM a generated stub class (a few ms of a cold start,
+     * which no AOT cache holds), and a one-token generate calls about a third of the functions.
      */
     private final Map<String, MethodHandle> handles = new ConcurrentHashMap<>();
 

@@ -29,7 +29,8 @@ class ElementwiseOpsTest {
 
     @BeforeAll
     static void load() {
-        assumeTrue(TestKernels.nativeUnavailable().isEmpty(), () -> "no libzse_cpu: " + TestKernels.nativeUnavailable());
+        assumeTrue(TestKernels.nativeUnavailable().isEmpty(),
+                () -> "no libzse_cpu: " + TestKernels.nativeUnavailable());
         library = NativeLibraryProbe.result().library().orElseThrow();
     }
 
