@@ -65,9 +65,12 @@ public final class BatchLayout {
         return positions[row];
     }
 
-    /** The position of every row (a copy). */
+    /**
+     * The position of every row: the layout's own array, read by every RoPE of the pass (two a layer), so not copied
+     * each time; as with {@link #slots}, callers read it and never write it.
+     */
     public int[] positions() {
-        return positions.clone();
+        return positions;
     }
 
     /** The index in {@link #segments()} of the segment row i belongs to. */
