@@ -14,12 +14,12 @@
 
 #include "mma.cuh"
 #include "status.cuh"
+#include "warp.cuh"
 #include "weights.cuh"  // the storage type codes name the prefill precision
 
 namespace zse {
 namespace {
 
-constexpr int kWarp = 32;
 constexpr int kMaxHeadDim = 256;
 constexpr int kDimsPerLane = kMaxHeadDim / kWarp;  // lane owns dims lane, lane + 32, ...
 constexpr int kDecodeWarps = 8;
@@ -39,18 +39,6 @@ struct Shape {
     }
     __device__ int first_visible(int position) const { return window == 0 ? 0 : max(0, position - window + 1); }
 };
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-    return v;
-}
 
 // Key rows in position order: position t is row t.
 struct Contiguous {

@@ -1,19 +1,20 @@
 // Matrix products on weights in their .zse layout, and the embedding lookup.
 //
 // Decode (n <= kMaxVectorRows): one warp per weight row streams the row once with 16-byte loads, decodes a chunk of
-// elements in registers and dots it with each of the n activation rows. Larger n (prefill): a tiled kernel decodes a
-// 64 x 32 weight tile into shared memory once and multiplies it with a 64-token activation tile; F32 weights in FMAs,
-// every other type dequantized to F16 (BF16 weights: BF16) tiles multiplied on tensor cores (mma.cuh).
+// elements in registers and dots it with each of the n F32 activation rows. Larger n (prefill): a tiled kernel decodes
+// a 64 x 32 weight tile into shared memory once and multiplies it with a 64-token activation tile; F32 weights in
+// FMAs, every other type dequantized to F16 (BF16 weights: BF16) tiles multiplied on tensor cores (mma.cuh). The
+// backend sends Q8, Q4 and K-quant products of up to 16 rows to the integer kernels instead (integer_matvec.cu).
 #include <cstdio>
 
 #include "mma.cuh"
 #include "status.cuh"
+#include "warp.cuh"
 #include "weights.cuh"
 
 namespace zse {
 namespace {
 
-constexpr int kWarp = 32;
 constexpr int kMatvecWarps = 8;
 constexpr int kMaxVectorRows = 8;
 
@@ -94,14 +95,6 @@ __device__ __forceinline__ void decode_chunk(const Weight &m, int row, int c, fl
             }
         }
     }
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-        v += __shfl_xor_sync(0xffffffffu, v, offset);
-    }
-    return v;
 }
 
 // out[t, row] for t < n <= kMaxVectorRows; one warp per row, 16-byte loads (cols is a multiple of the chunk).
@@ -256,10 +249,65 @@ __global__ void __launch_bounds__(256) matmul_tiled_kernel(Weight m, const float
     }
 }
 
+// Any storage type, decoded element by element (decode()): GGUF's Q5, the K-quants.
+constexpr int kAnyType = -1;
+
+// w[0..16) = elements col .. col + 15 of `row` (col a multiple of 16, inside the row; cols a multiple of 8), read with
+// 16-byte loads for the types stored in runs of 16 elements or more (a Q4/NF4 group's byte j holds elements j and
+// j + g/2, so 16 consecutive elements are the low or the high nibbles of 16 consecutive bytes).
+template <int TYPE>
+__device__ __forceinline__ void decode16(const Weight &m, int row, int col, float (&w)[16]) {
+    const int64_t index = static_cast<int64_t>(row) * m.cols + col;
+    if (TYPE == F32) {
+#pragma unroll
+        for (int v = 0; v < 4; v++) {
+            const float4 f = __ldg(reinterpret_cast<const float4 *>(m.data) + index / 4 + v);
+            w[4 * v] = f.x; w[4 * v + 1] = f.y; w[4 * v + 2] = f.z; w[4 * v + 3] = f.w;
+        }
+    } else if (TYPE == F16 || TYPE == BF16) {
+#pragma unroll
+        for (int v = 0; v < 2; v++) {
+            const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data) + index / 8 + v);
+            const uint16_t *h = reinterpret_cast<const uint16_t *>(&bits);
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                w[8 * v + e] = TYPE == F16 ? __half2float(__ushort_as_half(h[e])) : bf16_to_float(h[e]);
+            }
+        }
+    } else if (TYPE == Q8) {
+        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data) + index / 16);
+        const int8_t *q = reinterpret_cast<const int8_t *>(&bits);
+        const float d = __half2float(m.scales[index / 32]);
+#pragma unroll
+        for (int e = 0; e < 16; e++) w[e] = q[e] * d;
+    } else if (TYPE == Q4 || TYPE == NF4) {
+        const int half = m.group / 2;
+        const int64_t group = index / m.group;
+        const int within = static_cast<int>(index - group * m.group);
+        const int shift = within < half ? 0 : 4;
+        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data + group * half + within % half));
+        const uint8_t *p = reinterpret_cast<const uint8_t *>(&bits);
+        if (TYPE == Q4) {
+            const float d = __half2float(m.scales[2 * group]), mn = __half2float(m.scales[2 * group + 1]);
+#pragma unroll
+            for (int e = 0; e < 16; e++) w[e] = ((p[e] >> shift) & 0x0F) * d + mn;
+        } else {
+            const float absmax = __half2float(m.scales[group]);
+#pragma unroll
+            for (int e = 0; e < 16; e++) w[e] = kNf4Codebook[(p[e] >> shift) & 0x0F] * absmax;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < 16; e++) w[e] = decode(m, row, col + e);
+    }
+}
+
 // The prefill product on tensor cores: out[n, rows] = x[n, cols] . w^T with the weight tile dequantized and the
 // activation tile rounded to T (F16, or BF16 for BF16 weights: their own rounding) in shared memory, accumulated in
-// float. 4 warps; warp w owns tokens 16w..16w+15 of the 64 x 64 output tile, as 4 accumulators of 16 x 16.
-template <class T>
+// float. 4 warps; warp w owns tokens 16w..16w+15 of the 64 x 64 output tile, as 4 accumulators of 16 x 16. Each
+// thread stages 16 consecutive elements of one weight row and of one activation row per step, with 16-byte loads
+// (decode16) where the run lies inside a row whose length is a multiple of 8.
+template <class T, int TYPE>
 __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *__restrict__ x, int n,
                                                          float *__restrict__ out) {
     constexpr int ld = kTileK + 8;            // T elements per staged row: a multiple of 8, rows off the same banks
@@ -277,14 +325,30 @@ __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *
 #pragma unroll
     for (int j = 0; j < kTileRows / kMmaTile; j++) acc[j].zero();
     for (int k0 = 0; k0 < m.cols; k0 += kTileK) {
-        const int row = row0 + r, token = token0 + r;
-        const float *xt = x + static_cast<int64_t>(token) * m.cols;
+        const int row = row0 + r, token = token0 + r, col = k0 + k_run;
+        const bool whole_run = (m.cols & 7) == 0 && col + kRun <= m.cols;
+        float w[kRun], a[kRun];
+        if (whole_run && row < m.rows) {
+            decode16<TYPE>(m, row, col, w);
+        } else {
+#pragma unroll
+            for (int e = 0; e < kRun; e++) w[e] = col + e < m.cols && row < m.rows ? decode(m, row, col + e) : 0.f;
+        }
+        const float *xt = x + static_cast<int64_t>(token) * m.cols + col;
+        if (whole_run && token < n) {
+#pragma unroll
+            for (int v = 0; v < kRun / 4; v++) {
+                const float4 f = __ldg(reinterpret_cast<const float4 *>(xt) + v);
+                a[4 * v] = f.x; a[4 * v + 1] = f.y; a[4 * v + 2] = f.z; a[4 * v + 3] = f.w;
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < kRun; e++) a[e] = col + e < m.cols && token < n ? xt[e] : 0.f;
+        }
 #pragma unroll
         for (int e = 0; e < kRun; e++) {
-            const int col = k0 + k_run + e;
-            const bool inside = col < m.cols;
-            ws[r * ld + k_run + e] = mma_from_float<T>(inside && row < m.rows ? decode(m, row, col) : 0.f);
-            xs[r * ld + k_run + e] = mma_from_float<T>(inside && token < n ? xt[col] : 0.f);
+            ws[r * ld + k_run + e] = mma_from_float<T>(w[e]);
+            xs[r * ld + k_run + e] = mma_from_float<T>(a[e]);
         }
         __syncthreads();
 #pragma unroll
@@ -303,6 +367,12 @@ __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *
         const int token = token0 + warp * kMmaTile + i / kTileRows, row = row0 + i % kTileRows;
         if (token < n && row < m.rows) out[static_cast<int64_t>(token) * m.rows + row] = c[(i / kTileRows) * ldc + i % kTileRows];
     }
+}
+
+template <class T, int TYPE>
+void launch_mma(const Weight &m, const float *x, int n, float *out, dim3 grid, cudaStream_t stream) {
+    const auto kernel = matmul_mma_kernel<T, TYPE>;
+    ZSE_LAUNCH(kernel, grid, 128, 0, stream)(m, x, n, out);
 }
 
 template <int TYPE>
@@ -330,7 +400,8 @@ __global__ void embed_kernel(Weight m, const int32_t *__restrict__ tokens, float
     }
 }
 
-// Checks what every weight-reading entry point needs; returns 0 or the refusal status.
+}  // namespace
+
 int check_weight(const Weight &m, const char *entry) {
     static thread_local char message[256];
     auto refuse_with = [&](const char *why) {
@@ -372,7 +443,6 @@ int check_weight(const Weight &m, const char *entry) {
     return 0;
 }
 
-}  // namespace
 }  // namespace zse
 
 extern "C" {
@@ -397,10 +467,13 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
             ZSE_LAUNCH(matmul_tiled_kernel, grid, 256, 0, s)(m, x, n, out);
             return launched("matmul_tiled_kernel");
         }
-        if (type == BF16) {
-            ZSE_LAUNCH(matmul_mma_kernel<__nv_bfloat16>, grid, 128, 0, s)(m, x, n, out);
-        } else {
-            ZSE_LAUNCH(matmul_mma_kernel<__half>, grid, 128, 0, s)(m, x, n, out);
+        switch (type) {
+            case BF16: launch_mma<__nv_bfloat16, BF16>(m, x, n, out, grid, s); break;
+            case F16: launch_mma<__half, F16>(m, x, n, out, grid, s); break;
+            case Q8: launch_mma<__half, Q8>(m, x, n, out, grid, s); break;
+            case Q4: launch_mma<__half, Q4>(m, x, n, out, grid, s); break;
+            case NF4: launch_mma<__half, NF4>(m, x, n, out, grid, s); break;
+            default: launch_mma<__half, kAnyType>(m, x, n, out, grid, s); break;
         }
         return launched("matmul_mma_kernel");
     }

@@ -52,6 +52,12 @@ __device__ __forceinline__ float f16_at(const uint8_t *p) {
     return __half2float(__ushort_as_half(static_cast<uint16_t>(p[0] | p[1] << 8)));
 }
 
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K super-block, from the 12 bytes b after d and dmin.
+__device__ __forceinline__ void kquant_scale_min(const uint8_t *b, int j, int &scale, int &min) {
+    scale = j < 4 ? b[j] & 63 : (b[j + 4] & 15) | (b[j - 4] >> 6) << 4;
+    min = j < 4 ? b[j + 4] & 63 : (b[j + 4] >> 4) | (b[j] >> 6) << 4;
+}
+
 // Element e (0..255) of a K-quant super-block: codes at `codes`, scale record at `record`.
 __device__ __forceinline__ float decode_kquant(int type, const uint8_t *codes, const uint8_t *record, int e) {
     if (type == Q6_K) {
@@ -64,9 +70,8 @@ __device__ __forceinline__ float decode_kquant(int type, const uint8_t *codes, c
     }
     // Q4_K, Q5_K: sub-block j = e / 32 with a 6-bit scale and min from the 12 packed bytes after d and dmin
     const int j = e / 32, l = e % 32;
-    const uint8_t *b = record + 4;
-    const int scale = j < 4 ? b[j] & 63 : (b[j + 4] & 15) | (b[j - 4] >> 6) << 4;
-    const int min = j < 4 ? b[j + 4] & 63 : (b[j + 4] >> 4) | (b[j] >> 6) << 4;
+    int scale, min;
+    kquant_scale_min(record + 4, j, scale, min);
     int q = (codes[32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF;
     if (type == Q5_K) {
         q |= ((codes[128 + l] >> j) & 1) << 4;
@@ -74,6 +79,10 @@ __device__ __forceinline__ float decode_kquant(int type, const uint8_t *codes, c
     return f16_at(record) * static_cast<float>(scale) * static_cast<float>(q) -
            f16_at(record + 2) * static_cast<float>(min);
 }
+
+// Checks what every weight-reading entry point needs (type, group, shape, scales); returns 0 or the refusal status
+// (status.cuh), naming `entry`. Defined in matmul.cu.
+int check_weight(const Weight &m, const char *entry);
 
 // w[row, k] for any storage type; the scalar path (embedding rows, odd shapes, prefill tiles).
 __device__ __forceinline__ float decode(const Weight &w, int row, int k) {

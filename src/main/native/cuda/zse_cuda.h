@@ -27,7 +27,9 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 7
+#define ZSE_CUDA_ABI_VERSION 8
+/* The most activation rows zse_cuda_integer_matvec takes. */
+#define ZSE_CUDA_INTEGER_ROWS 16
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -87,6 +89,18 @@ int zse_cuda_graph_destroy(void *graph);
  */
 int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                     const float *x, int n, float *out, void *stream);
+/*
+ * The integer products of decode (as libzse_cpu computes them): quantize_rows turns x [n, cols] (cols a multiple
+ * of 32) into int8 codes per block of 32, q = round(x * 127 / max|x|), with the block's scale d = max|x| / 127 and
+ * s = d * sum(q): q [n * cols], d and s [n * cols / 32]. integer_matvec then computes out_j[n, rows_j] = x . w_j^T for
+ * `count` (1 to 3) weights of one type (Q8, Q4, Q4_K or Q6_K), group size and column count that share that input, in
+ * one launch: data, scales, rows and out are host arrays of `count` entries (device pointers, as for
+ * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS.
+ */
+int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d, float *s, void *stream);
+int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
+                            const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
+                            const float *xd, const float *xs, int n, void *stream);
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
 int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                    const int32_t *tokens, int n, float *out, void *stream);

@@ -56,6 +56,9 @@ struct alignas(16) int4 {
 struct alignas(8) uint2 {
     unsigned x, y;
 };
+struct alignas(8) int2 {
+    int x, y;
+};
 
 // ---- half and bfloat16 (storage types; arithmetic goes through float) ----
 struct __half {
@@ -142,6 +145,14 @@ inline uint32_t __float_as_uint(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
+}
+// The four signed bytes of a times those of b, summed into c (DP4A).
+inline int __dp4a(int a, int b, int c) {
+    for (int i = 0; i < 4; i++) {
+        c += static_cast<int8_t>(static_cast<uint32_t>(a) >> (8 * i)) *
+             static_cast<int8_t>(static_cast<uint32_t>(b) >> (8 * i));
+    }
+    return c;
 }
 inline int32_t __float_as_int(float f) {
     int32_t i;

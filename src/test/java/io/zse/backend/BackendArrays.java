@@ -30,6 +30,22 @@ public final class BackendArrays {
         return read(b, out, n * w.rows());
     }
 
+    /** The products of x with each of ws through one {@link Backend#matmuls} call. */
+    public static float[][] matmuls(Backend b, float[] x, int n, WeightMatrix... ws) {
+        ActivationBuffer[] outs = new ActivationBuffer[ws.length];
+        for (int j = 0; j < ws.length; j++) {
+            outs[j] = b.allocate((long) n * ws[j].rows());
+        }
+        try (ActivationBuffer in = on(b, x)) {
+            b.matmuls(in, n, ws, outs);
+        }
+        float[][] results = new float[ws.length][];
+        for (int j = 0; j < ws.length; j++) {
+            results[j] = read(b, outs[j], n * ws[j].rows());
+        }
+        return results;
+    }
+
     public static float[] embed(Backend b, WeightMatrix table, int[] tokens) {
         ActivationBuffer out = b.allocate((long) tokens.length * table.cols());
         b.embed(table, tokens, out);

@@ -50,12 +50,15 @@ class CudaGoldenTest {
     static Path dir;
     private static CudaProbe probe;
     private static CudaBackend cuda;
+    /** Every product on F32 activations: what a float reference (transformers, the CPU's vector kernels) computes. */
+    private static CudaBackend floatCuda;
 
     @BeforeAll
     static void open() {
         probe = TestCudaLibrary.probe();
         if (probe.usable()) {
             cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
+            floatCuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, false);
         }
     }
 
@@ -68,6 +71,7 @@ class CudaGoldenTest {
     static void close() {
         if (cuda != null) {
             cuda.close();
+            floatCuda.close();
         }
     }
 
@@ -98,20 +102,43 @@ class CudaGoldenTest {
     /**
      * GGUF files as users have them, imported bit for bit, on CUDA: K-quants (Q4_K and Q6_K of tiny-kquant, rows of
      * 256) and llama-quantize's Q4_K_M fallback for rows of 64 (Q5_0, Q5_1 and Q8_0: a Phi-3 and a Gemma 3) reproduce
-     * the dequantizing reference's logits within the CPU import test's tolerance (GgufImportGoldenTest).
+     * the dequantizing reference's logits within the CPU import test's tolerance (GgufImportGoldenTest), on F32
+     * activations as that reference.
      */
     @ParameterizedTest
     @ValueSource(strings = {"tiny-kquant-q4_k_m", "tiny-kquant-q6_k", "tiny-phi3-q4_k_m", "tiny-gemma3-q4_k_m"})
     void ggufQuantizedFilesReproduceTheirReferenceOnCuda(String name) throws IOException {
-        Path out = dir.resolve(name + ".zse");
-        io.zse.convert.gguf.GgufConverter.convert(io.zse.convert.gguf.GgufFixtures.gguf(name, dir), out, true,
-                io.zse.convert.ModelConverter.Progress.NONE);
-        try (ZseFile file = ZseFile.open(out)) {
-            LlamaModel model = LlamaModel.load(file, cuda);
+        try (ZseFile file = ZseFile.open(imported(name))) {
+            LlamaModel model = LlamaModel.load(file, floatCuda);
             for (JsonNode c : ArchitectureGoldenTest.read("/gguf/" + name + ".json").get("cases")) {
                 GgufImportGoldenTest.teacherForced(model, GreedyGolden.of(c), 1e-4);
             }
         }
+    }
+
+    /**
+     * K-quant files on the integer products: every product's activations are int8 on both sides, so the greedy ids
+     * are the CPU native kernels'. (The Q4_K_M fallback files mix in Q5, which takes F32 activations here and int8 ones
+     * on the CPU: their random weights' near-ties then part ways.)
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tiny-kquant-q4_k_m", "tiny-kquant-q6_k"})
+    void kQuantFilesOnTheIntegerProductsGiveTheNativeCpuIds(String name) throws IOException {
+        assumeTrue(TestKernels.nativeUnavailable().isEmpty(), () -> TestKernels.nativeUnavailable().orElseThrow());
+        try (ZseFile file = ZseFile.open(imported(name))) {
+            int[] prompt = GreedyGolden.of(ArchitectureGoldenTest.read("/gguf/" + name + ".json").get("cases").get(0))
+                    .promptIds();
+            assertSameGreedyIds(file, prompt, "native", cuda, name + " on the integer products");
+        }
+    }
+
+    private static Path imported(String name) throws IOException {
+        Path out = dir.resolve(name + ".zse");
+        if (!java.nio.file.Files.exists(out)) {
+            io.zse.convert.gguf.GgufConverter.convert(io.zse.convert.gguf.GgufFixtures.gguf(name, dir), out, true,
+                    io.zse.convert.ModelConverter.Progress.NONE);
+        }
+        return out;
     }
 
     /**
@@ -129,27 +156,39 @@ class CudaGoldenTest {
         }
     }
 
-    /** Quantized weights: the same greedy ids as the CPU backend on the same file (both decode the same bytes). */
+    /**
+     * Quantized weights: the same greedy ids as the CPU backend on the same file (both decode the same bytes), on F32
+     * activations (the CPU's vector kernels) and, for the integer products' types, on int8 ones (its native kernels).
+     */
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F16", "BF16", "Q8", "Q4", "NF4"})
     void quantizedTinyStoriesGreedyIdsAreTheCpuIds(TensorType type) throws IOException {
         int[] prompt = LlamaModelGoldenTest.ints(ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json")
                 .get("cases").get(0).get("prompt_ids"));
-        // The CPU on float activations, as the CUDA kernels (the native CPU kernels quantize them to int8).
-        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())));
-             CpuBackend cpu = new CpuBackend(2, TestKernels.named("vector"))) {
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
+            assertSameGreedyIds(file, prompt, "vector", floatCuda, type + " greedy ids on F32 activations");
+            if (type == TensorType.Q8 || type == TensorType.Q4) {
+                assumeTrue(TestKernels.nativeUnavailable().isEmpty(), () -> TestKernels.nativeUnavailable().orElseThrow());
+                assertSameGreedyIds(file, prompt, "native", cuda, type + " greedy ids on int8 activations");
+            }
+        }
+    }
+
+    private static void assertSameGreedyIds(ZseFile file, int[] prompt, String cpuKernels, CudaBackend onCuda,
+                                            String what) {
+        try (CpuBackend cpu = new CpuBackend(2, TestKernels.named(cpuKernels))) {
             int[] expected = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cpu), prompt, QUANTIZED_TOKENS,
                     new ArrayList<>());
-            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cuda), prompt, QUANTIZED_TOKENS,
+            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, onCuda), prompt, QUANTIZED_TOKENS,
                     new ArrayList<>());
-            assertArrayEquals(expected, actual, type + " greedy ids");
+            assertArrayEquals(expected, actual, what);
         }
     }
 
     /**
      * A prompt of 24 tokens (the four golden prompts in a row) is one prefill chunk: the tensor-core matmul (n > 8)
      * and the tiled paged attention, F32 and F16 caches (F16: its products on tensor cores too). Greedy ids as the CPU
-     * backend's with the same cache type.
+     * backend's (vector kernels) with the same cache type, on F32 activations throughout.
      */
     @ParameterizedTest
     @CsvSource({"F16,F32", "BF16,F16", "Q8,F32", "Q4,F16", "NF4,F32"})
@@ -168,7 +207,7 @@ class CudaGoldenTest {
              CpuBackend cpu = new CpuBackend(2, TestKernels.named("vector"))) {
             int[] expected = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cpu), prompt, QUANTIZED_TOKENS,
                     new ArrayList<>(), kvType);
-            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cuda), prompt, QUANTIZED_TOKENS,
+            int[] actual = LlamaModelGoldenTest.greedy(LlamaModel.load(file, floatCuda), prompt, QUANTIZED_TOKENS,
                     new ArrayList<>(), kvType);
             assertArrayEquals(expected, actual, type + " with a " + kvType + " cache: greedy ids");
         }

@@ -12,6 +12,7 @@ import io.zse.format.TensorType;
 import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
@@ -58,6 +59,11 @@ public final class CudaBackend implements Backend {
     private static final int MAX_SPLITS = 16;
     /** Streams (each with its pinned staging buffer) the weight upload runs on. */
     public static final int UPLOAD_STREAMS = WeightUploader.LANES;
+    /** The weight types of zse_cuda_integer_matvec. */
+    private static final Set<TensorType> INTEGER_TYPES = java.util.EnumSet.of(TensorType.Q8, TensorType.Q4,
+            TensorType.Q4_K, TensorType.Q6_K);
+    /** The most weights one zse_cuda_integer_matvec launch takes. */
+    private static final int MAX_SHARED_WEIGHTS = 3;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -77,12 +83,17 @@ public final class CudaBackend implements Backend {
     private volatile String awaitedWeight;             // the weight the compute stream was last ordered after
     private boolean closed;
     private final boolean graphs;
+    private final boolean integerProducts;             // Q8/Q4/K-quant products on int8 activations
     private final Map<GraphKey, Recorded> recorded = new HashMap<>();
     private final Set<GraphKey> seen = new HashSet<>(); // run once directly at the current memory generation
     private long memoryGeneration = -1;                 // DeviceBuffer.changes() the recorded graphs were made at
     private Pass pass;                                  // the pass running now, or null
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
+    private final QuantizedActivations quantized;       // the int8 input of the integer products
+    private int widestIntegerCols;                      // the widest Q8/Q4 weight: sizes that scratch
+    /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of zse_cuda_integer_matvec. */
+    private final MemorySegment integerArguments;
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
@@ -95,16 +106,29 @@ public final class CudaBackend implements Backend {
 
     /** With {@code graphs} false every pass runs op by op (what the graph replays are checked against). */
     public CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs) {
-        this(cuda, device, graphs, null);
+        this(cuda, device, graphs, true, null);
+    }
+
+    /**
+     * With {@code integerProducts} false every product takes F32 activations (the float kernels; what comparisons with
+     * a float reference need), not the int8 ones of the integer products.
+     */
+    public CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts) {
+        this(cuda, device, graphs, integerProducts, null);
     }
 
     /** With {@code pacedUploads} non-null, the upload thread takes one permit per tensor copy (tests). */
-    CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, java.util.concurrent.Semaphore pacedUploads) {
+    CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
+                java.util.concurrent.Semaphore pacedUploads) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
+        this.integerProducts = integerProducts;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
+        this.quantized = new QuantizedActivations(cuda);
+        this.integerArguments = Arena.ofAuto().allocate(
+                (3 * ValueLayout.ADDRESS.byteSize() + Integer.BYTES) * MAX_SHARED_WEIGHTS, 8);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -176,6 +200,9 @@ public final class CudaBackend implements Backend {
                 scaleBytes);
         weightsByTensor.put(key, w);
         weights.add(w);
+        if (integerProduct(w, 1)) {
+            widestIntegerCols = Math.max(widestIntegerCols, cols);
+        }
         List<WeightUploader.Upload> copies = new ArrayList<>(2);
         copies.add(uploader.upload(tensor.name(), tensor.data(), memory, 0));
         if (scaleBytes > 0) {
@@ -251,14 +278,67 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void matmul(ActivationBuffer x, int n, WeightMatrix weight, ActivationBuffer out) {
-        CudaWeight w = own(weight);
+        matmuls(x, n, new WeightMatrix[] {weight}, new ActivationBuffer[] {out});
+    }
+
+    /**
+     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to {@value QuantizedActivations#MAX_ROWS} rows take
+     * the integer path, as the CPU's native kernels do: the input is quantized to int8 once, and weights of one type,
+     * group and width (q, k and v; gate and up) go to one launch.
+     */
+    @Override
+    public void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {
+        check(ws.length == outs.length && ws.length > 0, "one output per weight");
         check(n > 0, "n must be positive");
-        DeviceActivations input = own(x, (long) n * w.cols());
-        DeviceActivations output = own(out, (long) n * w.rows());
+        CudaWeight[] w = new CudaWeight[ws.length];
+        DeviceActivations[] o = new DeviceActivations[ws.length];
+        int cols = own(ws[0]).cols();
+        for (int j = 0; j < ws.length; j++) {
+            w[j] = own(ws[j]);
+            check(w[j].cols() == cols, "weights sharing an input differ in width: " + w[j].cols() + " and " + cols);
+            o[j] = own(outs[j], (long) n * w[j].rows());
+        }
+        DeviceActivations input = own(x, (long) n * cols);
         computeEnter();
-        ready(w);
-        cuda.call("zse_cuda_matmul", w.data(), w.scales(), w.type().code(), w.groupSize(), w.rows(), w.cols(),
-                input.at(0, (long) n * w.cols()), n, output.at(0, (long) n * w.rows()), stream.handle());
+        for (CudaWeight each : w) {
+            ready(each);
+        }
+        MemorySegment in = input.at(0, (long) n * cols);
+        QuantizedActivations.Parts quantizedInput = null;
+        for (int j = 0; j < w.length; ) {
+            if (!integerProduct(w[j], n)) {
+                cuda.call("zse_cuda_matmul", w[j].data(), w[j].scales(), w[j].type().code(), w[j].groupSize(),
+                        w[j].rows(), cols, in, n, o[j].at(0, (long) n * w[j].rows()), stream.handle());
+                j++;
+                continue;
+            }
+            if (quantizedInput == null) {
+                quantizedInput = quantized.quantize(in, n, cols, widestIntegerCols, stream);
+            }
+            int count = 1; // the run of weights like w[j] that one launch takes
+            while (j + count < w.length && count < MAX_SHARED_WEIGHTS && w[j + count].type() == w[j].type()
+                    && w[j + count].groupSize() == w[j].groupSize()) {
+                count++;
+            }
+            for (int i = 0; i < count; i++) {
+                integerArguments.setAtIndex(ValueLayout.ADDRESS, i, w[j + i].data());
+                integerArguments.setAtIndex(ValueLayout.ADDRESS, MAX_SHARED_WEIGHTS + i, w[j + i].scales());
+                integerArguments.setAtIndex(ValueLayout.ADDRESS, 2L * MAX_SHARED_WEIGHTS + i,
+                        o[j + i].at(0, (long) n * w[j + i].rows()));
+                integerArguments.setAtIndex(ValueLayout.JAVA_INT, 6L * MAX_SHARED_WEIGHTS + i, w[j + i].rows());
+            }
+            long pointers = ValueLayout.ADDRESS.byteSize() * MAX_SHARED_WEIGHTS;
+            cuda.call("zse_cuda_integer_matvec", w[j].type().code(), w[j].groupSize(), cols, count,
+                    integerArguments, integerArguments.asSlice(pointers), integerArguments.asSlice(3 * pointers),
+                    integerArguments.asSlice(2 * pointers), quantizedInput.codes(), quantizedInput.scales(),
+                    quantizedInput.sums(), n, stream.handle());
+            j += count;
+        }
+    }
+
+    /** Whether w times n activation rows runs as an integer product (zse_cuda_integer_matvec). */
+    private boolean integerProduct(CudaWeight w, int n) {
+        return integerProducts && n <= QuantizedActivations.MAX_ROWS && INTEGER_TYPES.contains(w.type());
     }
 
     @Override
@@ -849,7 +929,7 @@ public final class CudaBackend implements Backend {
             stream.synchronize();
         } finally {
             dropGraphs();
-            for (AutoCloseable c : new AutoCloseable[]{passInputs, deinterleave, splitWorkspace, sampling,
+            for (AutoCloseable c : new AutoCloseable[]{passInputs, deinterleave, splitWorkspace, quantized, sampling,
                     samplingStaging}) {
                 if (c != null) {
                     try {

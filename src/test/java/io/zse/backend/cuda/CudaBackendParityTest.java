@@ -40,6 +40,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * emulation in every build, the real one on a GPU machine. Greedy decoding end to end: io.zse.model.CudaGoldenTest.
  */
 class CudaBackendParityTest {
+    /** The types of the integer products (CudaBackend). */
+    private static final java.util.Set<TensorType> INTEGER_TYPES = java.util.EnumSet.of(TensorType.Q8, TensorType.Q4,
+            TensorType.Q4_K, TensorType.Q6_K);
     private static CudaProbe probe;
     private static CudaBackend cuda;
     private static CpuBackend cpu;
@@ -143,6 +146,64 @@ class CudaBackendParityTest {
         }
     }
 
+    /** A random weight [rows, cols] of a quantized type whose F16 scales are finite (about 1e-3). */
+    private static ZseTensor randomWeight(TensorType type, int group, int rows, int cols, long seed) {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{rows, cols}, group);
+        byte[] data = new byte[(int) info.dataLength()];
+        random.nextBytes(data);
+        byte[] scales = new byte[(int) info.scalesLength()];
+        random.nextBytes(scales);
+        for (int at = 1; at < scales.length; at += 2) {
+            scales[at] = (byte) (0x10 | (scales[at] & 0x83));
+        }
+        return new ZseTensor(info, MemorySegment.ofArray(data), MemorySegment.ofArray(scales));
+    }
+
+    /**
+     * The integer products on rows long enough for every lane to take whole steps of several chunks and a remainder
+     * (168 chunks of 32), Q4 in groups of 32, 64 and 128, Q8, Q4_K and Q6_K, at each kernel's row count and on the
+     * tensor-core tiles past them; weights that share an
+     * input in one launch give what separate calls give, bit for bit, also when a weight of another type splits them.
+     */
+    @Test
+    void integerProductsOnLongRowsAndSharedInputs() {
+        int cols = 21 * 256; // 168 chunks of 32: a step of 4 x 32 and 40 more; whole K-quant super-blocks
+        WeightMatrix f16OnGpu = cuda.weight(randomWeight(TensorType.F16, 0, 4, cols, 99));
+        for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
+                {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
+                {TensorType.Q6_K.ordinal(), 256}}) {
+            TensorType type = TensorType.values()[kind[0]];
+            int group = kind[1];
+            ZseTensor[] tensors = {randomWeight(type, group, 9, cols, group), randomWeight(type, group, 3, cols, 7),
+                    randomWeight(type, group, 5, cols, 8)};
+            WeightMatrix[] onGpu = new WeightMatrix[tensors.length];
+            for (int j = 0; j < tensors.length; j++) {
+                onGpu[j] = cuda.weight(tensors[j]);
+            }
+            WeightMatrix onCpu = cpu.weight(tensors[0]);
+            for (int n : new int[]{1, 2, 4, 7, 16}) {
+                String what = type + " g" + group + " n=" + n;
+                float[] x = random(n * cols, 100 + n);
+                float[] alone = BackendArrays.matmul(cuda, x, n, onGpu[0]);
+                assertClose(BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu), alone, 1e-5, what);
+                float[][] shared = BackendArrays.matmuls(cuda, x, n, onGpu);
+                float[][] split = BackendArrays.matmuls(cuda, x, n, onGpu[0], f16OnGpu, onGpu[1], onGpu[2]);
+                for (int j = 0; j < tensors.length; j++) {
+                    float[] separate = j == 0 ? alone : BackendArrays.matmul(cuda, x, n, onGpu[j]);
+                    assertArrayEquals(separate, shared[j], 0f, what + ": weight " + j + " in one launch");
+                    assertArrayEquals(separate, split[j == 0 ? 0 : j + 1], 0f, what + ": weight " + j + " after F16");
+                }
+                assertArrayEquals(BackendArrays.matmul(cuda, x, n, f16OnGpu), split[1], 0f, what + ": the F16 one");
+            }
+            int n = QuantizedActivations.MAX_ROWS + 4; // past the integer kernels: the tensor-core tiles
+            float[] x = random(n * cols, 200);
+            float[] decoded = BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows()));
+            assertClose(roundedProduct(x, n, decoded, onCpu.rows(), cols, false),
+                    BackendArrays.matmul(cuda, x, n, onGpu[0]), 1e-5, type + " g" + group + " n=" + n);
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F32", "F16", "BF16", "Q8", "Q4", "NF4"})
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
@@ -157,24 +218,31 @@ class CudaBackendParityTest {
         }
     }
 
-    /** Products with 1 to 70 activation rows (vector kernel, its batch limit, tensor-core tiles) and embedding rows. */
+    /**
+     * Products with 1 to 70 activation rows (vector kernels, their batch limits, tensor-core tiles) and embedding rows.
+     * Q8, Q4, Q4_K and Q6_K up to 16 rows are integer products: the CPU's product of the activations as int8 codes
+     * give.
+     */
     private static void assertMatmulAndEmbeddingMatch(TensorType type, String name, WeightMatrix onCpu,
                                                       WeightMatrix onGpu) {
+        boolean integer = INTEGER_TYPES.contains(onGpu.type()); // by the tensor's type: embeddings may be Q8
         float[] decoded = null;
-        for (int n : new int[]{1, 3, 8, 9, 70}) { // vector kernel, its batch limit, the tiled kernel
+        for (int n : new int[]{1, 2, 3, 8, 9, 16, 17, 70}) {
             float[] x = random(n * onCpu.cols(), n);
-            float[] expected = BackendArrays.matmul(cpu, x, n, onCpu);
             float[] actual = BackendArrays.matmul(cuda, x, n, onGpu);
-            if (n > 8 && type != TensorType.F32) {
+            if (integer && n <= QuantizedActivations.MAX_ROWS) {
+                float[] expected = BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu);
+                assertClose(expected, actual, 1e-5, type + " " + name + " n=" + n + " (int8 activations)");
+            } else if (n > 8 && type != TensorType.F32) {
                 // Tensor cores: both tiles rounded to F16 (BF16 weights: BF16), so the CPU's product is
                 // only approached; the exact product of the rounded operands is what the kernel computes.
                 decoded = decoded != null ? decoded : BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows()));
                 float[] rounded = roundedProduct(x, n, decoded, onCpu.rows(), onCpu.cols(),
                         type == TensorType.BF16);
                 assertClose(rounded, actual, 1e-5, type + " " + name + " n=" + n + " (rounded operands)");
-                assertClose(expected, actual, 1e-2, type + " " + name + " n=" + n);
+                assertClose(BackendArrays.matmul(cpu, x, n, onCpu), actual, 1e-2, type + " " + name + " n=" + n);
             } else {
-                assertClose(expected, actual, 1e-4, type + " " + name + " n=" + n);
+                assertClose(BackendArrays.matmul(cpu, x, n, onCpu), actual, 1e-4, type + " " + name + " n=" + n);
             }
         }
         int[] tokens = {0, onCpu.rows() - 1, onCpu.rows() / 2};

@@ -70,7 +70,9 @@ class CudaHeaderBindingTest {
 
     @Test
     void theHeaderAbiVersionIsTheBindingsOne() throws IOException {
-        assertTrue(Files.readString(HEADER).contains("#define ZSE_CUDA_ABI_VERSION " + CudaLibrary.ABI_VERSION));
+        String header = Files.readString(HEADER);
+        assertTrue(header.contains("#define ZSE_CUDA_ABI_VERSION " + CudaLibrary.ABI_VERSION));
+        assertTrue(header.contains("#define ZSE_CUDA_INTEGER_ROWS " + QuantizedActivations.MAX_ROWS));
     }
 
     @Test

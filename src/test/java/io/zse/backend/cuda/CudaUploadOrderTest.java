@@ -77,7 +77,7 @@ class CudaUploadOrderTest {
             // Q8: data and scales are two copies per weight; the embeddings, then 7 weights per layer before the last.
             int beforeLastLayer = 2 * (1 + 7 * (layers - 1));
             Semaphore paced = new Semaphore(beforeLastLayer);
-            try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst(), true, paced)) {
+            try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst(), true, true, paced)) {
                 LlamaModel model = LlamaModel.load(file, backend);
                 CompletableFuture<float[]> logits = CompletableFuture.supplyAsync(() -> forward(model, prompt));
                 String lastFirst = "model.layers." + (layers - 1) + ".self_attn.q_proj.weight";

@@ -1,0 +1,62 @@
+package io.zse.backend.cuda;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Device scratch for activations quantized to int8 ({@code zse_cuda_quantize_rows}), the input of the integer
+ * products: the codes [n * cols], then the block scales d and the block sums s [n * cols / 32] F32, each part at a
+ * 256-byte boundary. It grows to the largest input asked for (an allocation drops the recorded graphs, so the first
+ * request reserves room for {@link #MAX_ROWS} rows of the widest input the backend knows of).
+ */
+final class QuantizedActivations implements AutoCloseable {
+    /** ZSE_CUDA_INTEGER_ROWS: the most activation rows zse_cuda_integer_matvec takes. */
+    static final int MAX_ROWS = 16;
+    static final int BLOCK = 32;
+
+    private final CudaLibrary cuda;
+    private DeviceBuffer buffer;
+
+    QuantizedActivations(CudaLibrary cuda) {
+        this.cuda = cuda;
+    }
+
+    /** Where the three parts of one quantized input lie. */
+    record Parts(MemorySegment codes, MemorySegment scales, MemorySegment sums) {
+    }
+
+    /**
+     * Queues the quantization of x [n, cols] (cols a multiple of 32) on {@code stream}; {@code widestCols} sizes a
+     * first allocation.
+     */
+    Parts quantize(MemorySegment x, int n, int cols, int widestCols, CudaStream stream) {
+        long bytes = bytes(n, cols);
+        if (buffer == null || buffer.bytes() < bytes) {
+            close();
+            buffer = new DeviceBuffer(cuda, Math.max(bytes, bytes(MAX_ROWS, Math.max(cols, widestCols))));
+        }
+        long codes = (long) n * cols;
+        long blockBytes = codes / BLOCK * Float.BYTES;
+        long scalesAt = aligned(codes);
+        long sumsAt = scalesAt + aligned(blockBytes);
+        Parts parts = new Parts(buffer.at(0, codes), buffer.at(scalesAt, blockBytes), buffer.at(sumsAt, blockBytes));
+        cuda.call("zse_cuda_quantize_rows", x, n, cols, parts.codes(), parts.scales(), parts.sums(), stream.handle());
+        return parts;
+    }
+
+    private static long bytes(int n, int cols) {
+        long codes = (long) n * cols;
+        return aligned(codes) + 2 * aligned(codes / BLOCK * Float.BYTES);
+    }
+
+    private static long aligned(long bytes) {
+        return (bytes + 255) & ~255L;
+    }
+
+    @Override
+    public void close() {
+        if (buffer != null) {
+            buffer.close();
+            buffer = null;
+        }
+    }
+}
