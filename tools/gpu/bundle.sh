@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs to run the CUDA tests and bench/gpu.sh (it has nvcc but no JDK, Maven or network)
-# into .gpu/bundle.tar.xz, under the device's 64 MiB limit: a jlinked runtime, the packaged app (with
-# lib/native/libzse_cuda.so), the test classes (without the GGUF fixtures), the JUnit jars, tools/gpu/RunTests and
-# bench/EngineLoad compiled. Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh there.
+# under the device's 64 MiB limit: into .gpu/bundle.tar.xz a jlinked runtime, the packaged app (with
+# lib/native/libzse_cuda.so built for sm_90 only, the lent H100/H200), the test classes (without the GGUF fixtures),
+# the JUnit jars, tools/gpu/RunTests and bench/EngineLoad compiled; into .gpu/llama.cpp.tar.xz the llama.cpp source
+# tree of $LLAMA_CPP_SOURCE (default ../peer/llama.cpp, an export of github:ggerganov/llama.cpp without models/) for
+# tools/gpu/peer.sh. Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/tools/jdk.sh"
@@ -20,6 +22,9 @@ trap 'rm -rf "$stage"' EXIT
 java.net.http,java.sql,jdk.unsupported,java.xml,jdk.crypto.ec,jdk.zipfs,jdk.management --strip-debug --no-man-pages \
   --no-header-files --compress=zip-0 --output "$stage/runtime" 2>/dev/null
 cp -a target/quarkus-app "$stage/app"
+# sm_90 only: a third of the size of the five-target library the deploy images carry.
+ZSE_CUDA_ARCHS=90 src/main/native/cuda/build.sh target/native-sm90 >&2
+cp target/native-sm90/libzse_cuda.so "$stage/app/lib/native/libzse_cuda.so"
 cp -a target/test-classes "$stage/test-classes" && rm -rf "$stage"/test-classes/{gguf,zse-engine}
 mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers"
 # zse synth --preset llama-3-8b takes its vocabulary from here (the device has no ../shared).
@@ -31,4 +36,12 @@ tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|open
 "$JAVA_HOME/bin/javac" -d "$stage/tools" bench/EngineLoad.java
 mkdir -p .gpu
 tar -C "$stage" -cf - runtime app test-classes junit tools tokenizers | xz -T0 -6 > .gpu/bundle.tar.xz
-ls -la .gpu/bundle.tar.xz
+peer="${LLAMA_CPP_SOURCE:-$root/../peer/llama.cpp}"
+if [ -f "$peer/CMakeLists.txt" ]; then
+  tar -C "$peer" --exclude=./models --exclude=./build --exclude=./docs --exclude=./media --exclude=./tests \
+    -cf - . | xz -T0 -6 > .gpu/llama.cpp.tar.xz
+else
+  rm -f .gpu/llama.cpp.tar.xz
+  echo "no llama.cpp source at $peer: the device run will have no peer (set LLAMA_CPP_SOURCE)" >&2
+fi
+ls -la .gpu/*.tar.xz

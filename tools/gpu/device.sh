@@ -3,14 +3,17 @@
 # here by tools/gpu/bundle.sh, then, each step under its own time limit so the whole stays inside one device call:
 #   1. the CUDA test classes on the real GPU (kernels against the CPU backend, greedy parity, graphs, serving);
 #   2. the kernel tests under compute-sanitizer memcheck, racecheck and synccheck;
-#   3. bench/gpu.sh (7B-class Q4 synthesized and converted in the background while 1 and 2 run).
+#   3. bench/gpu.sh (7B-class Q4 synthesized and converted in the background while 1 and 2 run);
+#   4. llama.cpp's CUDA build on the same checkpoint (tools/gpu/peer.sh: built, converted and quantized in the
+#      background from the start, at low priority; benchmarked last).
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
-# sanitizer bench"). Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
-# BENCH_SECONDS (300).
+# sanitizer bench peer"). Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
+# BENCH_SECONDS (240), PEER_SECONDS (120, after waiting for the peer's preparation until the call's 540th second).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-steps="${1:-tests sanitizer bench}"
+steps="${1:-tests sanitizer bench peer}"
+started=$(date +%s)
 out="${OUT:-/tmp/zse-gpu-out}"
 mkdir -p "$out"
 bundle=/tmp/zse-bundle
@@ -25,12 +28,24 @@ nvidia-smi 2>&1 | head -15 | tee "$out/summary.txt"
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 work=/tmp/zse-gpu
 mkdir -p "$work"
-# The 7B-class weights for step 3, made on the CPUs while the GPU runs the tests.
+peer=""
+case " $steps " in *" peer "*)
+  if [ -f .gpu/llama.cpp.tar.xz ]; then
+    peer="$work/peer"
+    tools/gpu/peer.sh build "$peer" > "$out/peer-build.txt" 2>&1 &
+  else
+    echo "peer: no .gpu/llama.cpp.tar.xz (tools/gpu/bundle.sh packs it when it finds the llama.cpp source)" \
+      | tee -a "$out/summary.txt"
+  fi;;
+esac
+# The 7B-class weights for steps 3 and 4, made on the CPUs while the GPU runs the tests.
 (zse() { "$JAVA_HOME/bin/java" "${vm[@]}" -jar target/quarkus-app/quarkus-run.jar "$@"; }
  t=$(date +%s)
  zse synth --preset llama-3-8b -o "$work/llama-3-8b" --force --tokenizer "$bundle/tokenizers/llama3_1" \
-   && echo "synth $(( $(date +%s) - t )) s" \
-   && t=$(date +%s) && zse convert "$work/llama-3-8b" -o "$work/llama-3-8b-q4.zse" --quant q4 --force \
+   && echo "synth $(( $(date +%s) - t )) s" || exit 1
+ # the peer's GGUF goes on after this job ends (step 3 waits for this job only)
+ [ -n "$peer" ] && tools/gpu/peer.sh gguf "$work/llama-3-8b" "$peer" > "$out/peer-gguf.txt" 2>&1 &
+ t=$(date +%s) && zse convert "$work/llama-3-8b" -o "$work/llama-3-8b-q4.zse" --quant q4 --force \
    && echo "convert q4 $(( $(date +%s) - t )) s") > "$out/prepare.txt" 2>&1 &
 prepare=$!
 
@@ -70,6 +85,16 @@ esac
 case " $steps " in *" bench "*)
   wait "$prepare"; cat "$out/prepare.txt" | grep -vE "^(synth|convert): [0-9]+%" | tail -3 | tee -a "$out/summary.txt"
   TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" \
-    timeout -k 5 "${BENCH_SECONDS:-300}" bench/gpu.sh llama-3-8b "$work" > "$out/gpu-bench.log" 2>&1
+    timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh llama-3-8b "$work" > "$out/gpu-bench.log" 2>&1
   echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt";;
+esac
+case " $steps " in *" peer "*)
+  [ -n "$peer" ] || exit 0
+  # the preparation runs in the background: wait for it while the call has time left
+  until [ -f "$peer/q4_0.gguf" ] && ! pgrep -f llama-quantize > /dev/null || [ -f "$peer/build-failed" ] \
+      || [ $(( $(date +%s) - started )) -gt 540 ]; do sleep 2; done
+  cat "$out/peer-build.txt" "$out/peer-gguf.txt" 2>/dev/null | grep -vE "^\[" | tail -8 | tee -a "$out/summary.txt"
+  ENGINE_LOAD_CP="$bundle/tools" timeout -k 5 "${PEER_SECONDS:-120}" tools/gpu/peer.sh bench "$peer" \
+    > "$out/peer-bench.txt" 2>&1
+  echo "peer bench: exit $?" | tee -a "$out/summary.txt";;
 esac

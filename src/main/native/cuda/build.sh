@@ -24,19 +24,18 @@ if [ -f "$library" ] && [ -z "$(find "${sources[@]}" -newer "$library" -print -q
 fi
 
 mkdir -p "$out"
-# Real code for each Ampere/Ada/Hopper target plus compute_90 PTX, which the driver JIT-compiles for newer GPUs.
+# Real code for each Ampere/Ada/Hopper target plus compute_90 PTX, which the driver JIT-compiles for newer GPUs;
+# ZSE_CUDA_ARCHS narrows the targets (tools/gpu/bundle.sh: "90", the lent H100/H200, for a smaller bundle).
 # --threads compiles the targets in parallel; ZSE_NVCC_THREADS overrides it (default 2, the CI core count).
 # -lineinfo: compute-sanitizer and ncu name source lines (no change to the code generated).
 # The runtime is linked statically so the host needs only the NVIDIA driver (libcuda.so.1).
+targets=()
+for arch in ${ZSE_CUDA_ARCHS:-80 86 89 90}; do targets+=(-gencode "arch=compute_$arch,code=sm_$arch"); done
 start=$(date +%s)
 "$nvcc" -std=c++17 -O3 -lineinfo -shared -cudart static \
   -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
   --threads "${ZSE_NVCC_THREADS:-2}" \
-  -gencode arch=compute_80,code=sm_80 \
-  -gencode arch=compute_86,code=sm_86 \
-  -gencode arch=compute_89,code=sm_89 \
-  -gencode arch=compute_90,code=sm_90 \
-  -gencode arch=compute_90,code=compute_90 \
+  "${targets[@]}" -gencode arch=compute_90,code=compute_90 \
   -I"$here" -o "$library.tmp" "$here"/*.cu
 mv "$library.tmp" "$library"
 echo "[zse] built $library with $("$nvcc" --version | tail -1) in $(( $(date +%s) - start )) s"

@@ -1,5 +1,6 @@
 // Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add, and their fusions: the residual add
 // with the next RMSNorm, and RoPE with the KV write.
+#include "quantize.cuh"
 #include "status.cuh"
 
 namespace zse {
@@ -28,28 +29,39 @@ __device__ __forceinline__ float block_sum(float sum) {
     return total;
 }
 
+// The normed row out = weight * x / rms, and where quantized.q is set its int8 blocks for the integer products too
+// (dim a multiple of 32: each warp's step is one block).
+__device__ __forceinline__ void write_normed(const float *row, const float *weight, int dim, float inverse_rms,
+                                             float *row_out, int64_t first_block, const QuantizedOut &quantized) {
+    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
+        const float v = weight[k] * (row[k] * inverse_rms);
+        row_out[k] = v;
+        if (quantized.q != nullptr) {
+            quantize_block(v, first_block + k / kQuantBlock, quantized);
+        }
+    }
+}
+
 // One block per row: the sum of squares reduced through shared memory, then the scaled row.
 __global__ void rms_norm_kernel(const float *__restrict__ x, const float *__restrict__ weight, int dim, float eps,
-                                float *__restrict__ out) {
+                                float *__restrict__ out, QuantizedOut quantized) {
     const float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
-    float *row_out = out + static_cast<int64_t>(blockIdx.x) * dim;
     float sum = 0.f;
     for (int k = threadIdx.x; k < dim; k += blockDim.x) {
         sum = fmaf(row[k], row[k], sum);
     }
     const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
-    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
-        row_out[k] = weight[k] * (row[k] * inverse_rms);
-    }
+    write_normed(row, weight, dim, inverse_rms, out + static_cast<int64_t>(blockIdx.x) * dim,
+                 static_cast<int64_t>(blockIdx.x) * dim / kQuantBlock, quantized);
 }
 
 // The residual add and the next RMSNorm in one pass over the row: x += y, out = rms_norm(x). Each thread adds the
 // elements it then squares, in the order the two kernels would, so the result is theirs bit for bit.
 __global__ void add_rms_norm_kernel(float *__restrict__ x, const float *__restrict__ y,
-                                    const float *__restrict__ weight, int dim, float eps, float *__restrict__ out) {
+                                    const float *__restrict__ weight, int dim, float eps, float *__restrict__ out,
+                                    QuantizedOut quantized) {
     float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
     const float *row_y = y + static_cast<int64_t>(blockIdx.x) * dim;
-    float *row_out = out + static_cast<int64_t>(blockIdx.x) * dim;
     float sum = 0.f;
     for (int k = threadIdx.x; k < dim; k += blockDim.x) {
         const float v = row[k] + row_y[k];
@@ -57,9 +69,8 @@ __global__ void add_rms_norm_kernel(float *__restrict__ x, const float *__restri
         sum = fmaf(v, v, sum);
     }
     const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
-    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
-        row_out[k] = weight[k] * (row[k] * inverse_rms);
-    }
+    write_normed(row, weight, dim, inverse_rms, out + static_cast<int64_t>(blockIdx.x) * dim,
+                 static_cast<int64_t>(blockIdx.x) * dim / kQuantBlock, quantized);
 }
 
 // Rotates the pair (a, b) = (base[j], base[j + half]) by position * inverse_frequency, F32 like the reference.
@@ -110,12 +121,17 @@ __global__ void rope_store_kv_kernel(const float *__restrict__ k, const float *_
     }
 }
 
-// x[k] = op(x[k], y[k]) for k < length: the gated activations (x the gate, y the up projection) and the residual add.
+// x[k] = op(x[k], y[k]) for k < length: the gated activations (x the gate, y the up projection) and the residual add;
+// where quantized.q is set, x's int8 blocks for the integer products too (length a multiple of 32).
 template <typename Op>
-__global__ void binary_kernel(float *x, const float *__restrict__ y, int64_t length, Op op) {
+__global__ void binary_kernel(float *x, const float *__restrict__ y, int64_t length, Op op, QuantizedOut quantized) {
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
-        x[k] = op(x[k], y[k]);
+        const float v = op(x[k], y[k]);
+        x[k] = v;
+        if (quantized.q != nullptr) {
+            quantize_block(v, k / kQuantBlock, quantized);
+        }
     }
 }
 
@@ -143,9 +159,9 @@ struct Add {
 };
 
 template <typename Op>
-int launch_binary(float *x, const float *y, int64_t length, void *stream) {
+int launch_binary(float *x, const float *y, int64_t length, void *stream, QuantizedOut quantized = {}) {
     ZSE_LAUNCH(binary_kernel<Op>, blocks_for(length), kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, length,
-                                                                                                    Op{});
+                                                                                                    Op{}, quantized);
     return launched("binary_kernel");
 }
 
@@ -169,19 +185,34 @@ __global__ void add_bias_kernel(float *x, int64_t length, const float *__restric
 extern "C" {
 
 int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream) {
+    return zse_cuda_rms_norm_quantized(x, n, weight, dim, eps, out, nullptr, nullptr, nullptr, stream);
+}
+
+int zse_cuda_rms_norm_quantized(const float *x, int n, const float *weight, int dim, float eps, float *out, int8_t *q,
+                                float *d, float *s, void *stream) {
     ZSE_REQUIRE(x != nullptr && weight != nullptr && out != nullptr, "zse_cuda_rms_norm: NULL pointer");
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
-    ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, weight, dim, eps, out);
+    ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
+                "zse_cuda_rms_norm_quantized: NULL scales or sums, or dim not a multiple of 32");
+    ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+        x, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("rms_norm_kernel");
 }
 
 int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, int dim, float eps, float *out,
                           void *stream) {
+    return zse_cuda_add_rms_norm_quantized(x, y, n, weight, dim, eps, out, nullptr, nullptr, nullptr, stream);
+}
+
+int zse_cuda_add_rms_norm_quantized(float *x, const float *y, int n, const float *weight, int dim, float eps,
+                                    float *out, int8_t *q, float *d, float *s, void *stream) {
     ZSE_REQUIRE(x != nullptr && y != nullptr && weight != nullptr && out != nullptr,
                 "zse_cuda_add_rms_norm: NULL pointer");
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_add_rms_norm: n and dim must be positive");
-    ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, weight, dim, eps,
-                                                                                                out);
+    ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
+                "zse_cuda_add_rms_norm_quantized: NULL scales or sums, or dim not a multiple of 32");
+    ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+        x, y, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("add_rms_norm_kernel");
 }
 
@@ -212,6 +243,15 @@ int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *posit
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_swiglu: NULL pointer or length <= 0");
     return zse::launch_binary<zse::Swiglu>(gate, up, length, stream);
+}
+
+int zse_cuda_swiglu_quantized(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s,
+                              void *stream) {
+    ZSE_REQUIRE(gate != nullptr && up != nullptr && q != nullptr && d != nullptr && s != nullptr,
+                "zse_cuda_swiglu_quantized: NULL pointer");
+    ZSE_REQUIRE(length > 0 && length % zse::kQuantBlock == 0,
+                "zse_cuda_swiglu_quantized: length must be a positive multiple of 32");
+    return zse::launch_binary<zse::Swiglu>(gate, up, length, stream, zse::QuantizedOut{q, d, s});
 }
 
 int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream) {

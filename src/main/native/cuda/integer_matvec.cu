@@ -5,14 +5,15 @@
 // which keeps a one-row product far from the memory bandwidth; with int8 codes one DP4A multiplies 4 elements and the
 // activations a lane loads are as many bytes as the elements it multiplies.
 //
-// zse_cuda_quantize_rows writes per block of 32 activations the codes q = round(x * 127 / amax), the scale
-// d = amax / 127 and s = d * sum(q), bit for bit as zse_cpu_quantize_rows. One warp per weight row then streams the row,
+// zse_cuda_quantize_rows (or the kernel that produced the activations) writes per block of 32 activations the codes,
+// scale and sum of quantize.cuh, as zse_cpu_quantize_rows does. One warp per weight row then streams the row,
 // one chunk of 32 elements per lane and step (a Q8 block, 16 bytes of a Q4 group; the K-quants: struct Chunk):
 //   Q8: sum += d_w * d_x * dot(w, q)
 //   Q4: sum += d * (d_x,lo * dot(codes_lo, q_lo) + d_x,hi * dot(codes_hi, q_hi)) + m * s_x
 // where a Q4 group's byte j holds element j (low nibble) and j + g/2 (high nibble), so a chunk's low and high
 // nibbles are the 16 elements from 16c' and from 16c' + g/2 of the group (c' the chunk in the group); the chunks of a
 // group and the activation blocks it spans are equally many, so chunk c adds m times block c's s.
+#include "quantize.cuh"
 #include "status.cuh"
 #include "warp.cuh"
 #include "weights.cuh"
@@ -20,7 +21,7 @@
 namespace zse {
 namespace {
 
-constexpr int kBlock = 32;         // activations per quantization block, elements per chunk
+constexpr int kBlock = kQuantBlock; // activations per quantization block, elements per chunk
 constexpr int kWarps = 8;          // weight rows per thread block
 constexpr int kMaxWeights = 3;     // weights sharing one activation input in one launch (q, k, v)
 
@@ -42,24 +43,11 @@ struct QuantizedRows {
     const float *s;
 };
 
-// One warp per block of 32 activations; the same arithmetic as zse_cpu_quantize_rows.
-__global__ void quantize_rows_kernel(const float *__restrict__ x, int64_t blocks, int8_t *__restrict__ q,
-                                     float *__restrict__ d, float *__restrict__ s) {
+// One warp per block of 32 activations.
+__global__ void quantize_rows_kernel(const float *__restrict__ x, int64_t blocks, QuantizedOut out) {
     const int64_t block = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / kWarp;
-    const int lane = threadIdx.x % kWarp;
-    if (block >= blocks) {
-        return;
-    }
-    const float v = x[block * kBlock + lane];
-    const float amax = warp_max(fabsf(v));
-    const float inverse = amax == 0.f ? 0.f : 127.f / amax;
-    const int code = static_cast<int>(rintf(v * inverse));
-    q[block * kBlock + lane] = static_cast<int8_t>(code);
-    const int sum = warp_sum(code);
-    if (lane == 0) {
-        const float scale = amax / 127.f;
-        d[block] = scale;
-        s[block] = scale * static_cast<float>(sum);
+    if (block < blocks) {
+        quantize_block(x[block * kBlock + threadIdx.x % kWarp], block, out);
     }
 }
 
@@ -350,7 +338,8 @@ int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d,
     const int64_t blocks = static_cast<int64_t>(n) * cols / kBlock;
     ZSE_REQUIRE((blocks + kWarps - 1) / kWarps <= 0x7fffffff, "zse_cuda_quantize_rows: too many rows");
     const unsigned grid = static_cast<unsigned>((blocks + kWarps - 1) / kWarps);
-    ZSE_LAUNCH(quantize_rows_kernel, grid, kWarps * kWarp, 0, static_cast<cudaStream_t>(stream))(x, blocks, q, d, s);
+    ZSE_LAUNCH(quantize_rows_kernel, grid, kWarps * kWarp, 0, static_cast<cudaStream_t>(stream))(
+        x, blocks, QuantizedOut{q, d, s});
     return launched("quantize_rows_kernel");
 }
 

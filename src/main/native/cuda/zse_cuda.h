@@ -119,6 +119,14 @@ int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float
 int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, int dim, float eps, float *out,
                           void *stream);
 /*
+ * rms_norm and add_rms_norm that also write out quantized for the integer products (dim a multiple of 32), as
+ * zse_cuda_quantize_rows would: q [n * dim], d and s [n * dim / 32]. The F32 out is the same bit for bit.
+ */
+int zse_cuda_rms_norm_quantized(const float *x, int n, const float *weight, int dim, float eps, float *out, int8_t *q,
+                                float *d, float *s, void *stream);
+int zse_cuda_add_rms_norm_quantized(float *x, const float *y, int n, const float *weight, int dim, float eps,
+                                    float *out, int8_t *q, float *d, float *s, void *stream);
+/*
  * Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at position positions[i] (a device array, so a captured
  * step replays at new positions); inverse_frequencies [head_dim/2].
  */
@@ -173,6 +181,9 @@ int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, c
                                      void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
+/* swiglu that also writes gate quantized for the integer products (length a multiple of 32), as rms_norm_quantized. */
+int zse_cuda_swiglu_quantized(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s,
+                              void *stream);
 /* gate[k] = gelu_tanh(gate[k]) * up[k] for k < length (GeGLU, Gemma; PyTorch's approximate="tanh"). */
 int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream);
 /* gate[k] = relu(gate[k])² * up[k] for k < length (BitNet b1.58). */

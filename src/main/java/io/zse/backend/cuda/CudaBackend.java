@@ -91,7 +91,9 @@ public final class CudaBackend implements Backend {
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private final QuantizedActivations quantized;       // the int8 input of the integer products
-    private int widestIntegerCols;                      // the widest Q8/Q4 weight: sizes that scratch
+    private int widestIntegerCols;                      // the widest integer-product weight: sizes that scratch
+    private QuantizedInput quantizedByLastOp;           // what the op just queued wrote in int8 too, or null
+    private long quantizations;                         // zse_cuda_quantize_rows launches (tests)
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of zse_cuda_integer_matvec. */
     private final MemorySegment integerArguments;
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
@@ -158,6 +160,11 @@ public final class CudaBackend implements Backend {
     private void rewriteInterleaved() {
         deinterleave.runAll(stream);
         deinterleave.release(stream);
+    }
+
+    /** How many product inputs were quantized by a launch of their own (tests: the fused ones are not). */
+    long quantizations() {
+        return quantizations;
     }
 
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
@@ -299,12 +306,14 @@ public final class CudaBackend implements Backend {
             o[j] = own(outs[j], (long) n * w[j].rows());
         }
         DeviceActivations input = own(x, (long) n * cols);
+        QuantizedInput given = quantizedByLastOp;
         computeEnter();
         for (CudaWeight each : w) {
             ready(each);
         }
         MemorySegment in = input.at(0, (long) n * cols);
-        QuantizedActivations.Parts quantizedInput = null;
+        QuantizedActivations.Parts quantizedInput =
+                given != null && given.values() == input && given.floats() == (long) n * cols ? given.parts() : null;
         for (int j = 0; j < w.length; ) {
             if (!integerProduct(w[j], n)) {
                 cuda.call("zse_cuda_matmul", w[j].data(), w[j].scales(), w[j].type().code(), w[j].groupSize(),
@@ -314,6 +323,7 @@ public final class CudaBackend implements Backend {
             }
             if (quantizedInput == null) {
                 quantizedInput = quantized.quantize(in, n, cols, widestIntegerCols, stream);
+                quantizations++;
             }
             int count = 1; // the run of weights like w[j] that one launch takes
             while (j + count < w.length && count < MAX_SHARED_WEIGHTS && w[j + count].type() == w[j].type()
@@ -334,6 +344,26 @@ public final class CudaBackend implements Backend {
                     quantizedInput.sums(), n, stream.handle());
             j += count;
         }
+    }
+
+    /**
+     * The int8 form of {@code floats} activations of {@code values} that the last op queued wrote beside them (a norm
+     * or SwiGLU fused with the quantization): the next op, if it is a product of that input, need not quantize it.
+     * Every op entry clears it ({@link #enter}), so it never outlives a later write.
+     */
+    private record QuantizedInput(DeviceActivations values, long floats, QuantizedActivations.Parts parts) {
+    }
+
+    /**
+     * Where an op writing {@code floats} activations in rows of {@code cols} (n of them) should write their int8 form
+     * too: only where an integer product could take them next.
+     */
+    private QuantizedActivations.Parts fusedQuantization(int n, long floats, int cols) {
+        if (!integerProducts || widestIntegerCols == 0 || cols % QuantizedActivations.BLOCK != 0
+                || n > QuantizedActivations.MAX_ROWS) {
+            return null;
+        }
+        return quantized.parts(floats, widestIntegerCols);
     }
 
     /** Whether w times n activation rows runs as an integer product (zse_cuda_integer_matvec). */
@@ -357,8 +387,15 @@ public final class CudaBackend implements Backend {
         DeviceActivations in = own(x, (long) n * dim);
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
-        cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps, o.at(0, (long) n * dim),
-                stream.handle());
+        QuantizedActivations.Parts q = fusedQuantization(n, (long) n * dim, dim);
+        if (q == null) {
+            cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps,
+                    o.at(0, (long) n * dim), stream.handle());
+            return;
+        }
+        cuda.call("zse_cuda_rms_norm_quantized", in.at(0, (long) n * dim), n, vector(weight), dim, eps,
+                o.at(0, (long) n * dim), q.codes(), q.scales(), q.sums(), stream.handle());
+        quantizedByLastOp = new QuantizedInput(o, (long) n * dim, q);
     }
 
     /** One pass over each row: the add, the sum of squares and the normed row (zse_cuda_add_rms_norm). */
@@ -371,8 +408,15 @@ public final class CudaBackend implements Backend {
         DeviceActivations added = own(y, (long) n * dim);
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
-        cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
-                vector(weight), dim, eps, o.at(0, (long) n * dim), stream.handle());
+        QuantizedActivations.Parts q = fusedQuantization(n, (long) n * dim, dim);
+        if (q == null) {
+            cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
+                    vector(weight), dim, eps, o.at(0, (long) n * dim), stream.handle());
+            return;
+        }
+        cuda.call("zse_cuda_add_rms_norm_quantized", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
+                vector(weight), dim, eps, o.at(0, (long) n * dim), q.codes(), q.scales(), q.sums(), stream.handle());
+        quantizedByLastOp = new QuantizedInput(o, (long) n * dim, q);
     }
 
     /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
@@ -692,7 +736,20 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void swiglu(ActivationBuffer gate, ActivationBuffer up, int length) {
-        elementwise("zse_cuda_swiglu", gate, up, length);
+        check(length > 0, "length must be positive");
+        DeviceActivations g = own(gate, length);
+        DeviceActivations u = own(up, length);
+        computeEnter();
+        // the rows' count is not known here: any length a product of up to MAX_ROWS rows of the widest input can be
+        QuantizedActivations.Parts q = length <= (long) QuantizedActivations.MAX_ROWS * widestIntegerCols
+                ? fusedQuantization(1, length, length) : null;
+        if (q == null) {
+            cuda.call("zse_cuda_swiglu", g.at(0, length), u.at(0, length), (long) length, stream.handle());
+            return;
+        }
+        cuda.call("zse_cuda_swiglu_quantized", g.at(0, length), u.at(0, length), (long) length, q.codes(), q.scales(),
+                q.sums(), stream.handle());
+        quantizedByLastOp = new QuantizedInput(g, length, q);
     }
 
     @Override
@@ -889,6 +946,7 @@ public final class CudaBackend implements Backend {
         if (closed) {
             throw new IllegalStateException("CUDA backend used after close");
         }
+        quantizedByLastOp = null;
         cuda.setDevice(device.index());
     }
 

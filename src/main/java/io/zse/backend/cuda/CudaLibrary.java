@@ -123,6 +123,10 @@ public final class CudaLibrary {
         f.put("zse_cuda_rms_norm", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS));
         f.put("zse_cuda_add_rms_norm", status(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS,
                 ADDRESS));
+        f.put("zse_cuda_rms_norm_quantized", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS,
+                ADDRESS, ADDRESS, ADDRESS));
+        f.put("zse_cuda_add_rms_norm_quantized", status(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_FLOAT,
+                ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_rope_store_kv", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_rope", status(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
@@ -136,6 +140,7 @@ public final class CudaLibrary {
                 JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT,
                 ADDRESS, ADDRESS));
         f.put("zse_cuda_swiglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+        f.put("zse_cuda_swiglu_quantized", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_geglu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_relu_squared_glu", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
         f.put("zse_cuda_add", status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));

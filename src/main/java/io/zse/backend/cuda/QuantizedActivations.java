@@ -6,7 +6,8 @@ import java.lang.foreign.MemorySegment;
  * Device scratch for activations quantized to int8 ({@code zse_cuda_quantize_rows}), the input of the integer
  * products: the codes [n * cols], then the block scales d and the block sums s [n * cols / 32] F32, each part at a
  * 256-byte boundary. It grows to the largest input asked for (an allocation drops the recorded graphs, so the first
- * request reserves room for {@link #MAX_ROWS} rows of the widest input the backend knows of).
+ * request reserves room for {@link #MAX_ROWS} rows of the widest input the backend knows of). Rows of a multiple of 32
+ * values quantize block by block alike whatever their width, so the parts depend on the number of values only.
  */
 final class QuantizedActivations implements AutoCloseable {
     /** ZSE_CUDA_INTEGER_ROWS: the most activation rows zse_cuda_integer_matvec takes. */
@@ -25,27 +26,30 @@ final class QuantizedActivations implements AutoCloseable {
     }
 
     /**
-     * Queues the quantization of x [n, cols] (cols a multiple of 32) on {@code stream}; {@code widestCols} sizes a
-     * first allocation.
+     * Where the quantized form of {@code values} activations goes (rows of a multiple of 32), for a kernel that writes
+     * it; {@code widestCols} sizes a first allocation.
      */
-    Parts quantize(MemorySegment x, int n, int cols, int widestCols, CudaStream stream) {
-        long bytes = bytes(n, cols);
+    Parts parts(long values, int widestCols) {
+        long bytes = bytes(values);
         if (buffer == null || buffer.bytes() < bytes) {
             close();
-            buffer = new DeviceBuffer(cuda, Math.max(bytes, bytes(MAX_ROWS, Math.max(cols, widestCols))));
+            buffer = new DeviceBuffer(cuda, Math.max(bytes, bytes((long) MAX_ROWS * widestCols)));
         }
-        long codes = (long) n * cols;
-        long blockBytes = codes / BLOCK * Float.BYTES;
-        long scalesAt = aligned(codes);
+        long blockBytes = values / BLOCK * Float.BYTES;
+        long scalesAt = aligned(values);
         long sumsAt = scalesAt + aligned(blockBytes);
-        Parts parts = new Parts(buffer.at(0, codes), buffer.at(scalesAt, blockBytes), buffer.at(sumsAt, blockBytes));
+        return new Parts(buffer.at(0, values), buffer.at(scalesAt, blockBytes), buffer.at(sumsAt, blockBytes));
+    }
+
+    /** Queues the quantization of x [n, cols] on {@code stream}: {@link #parts} filled by zse_cuda_quantize_rows. */
+    Parts quantize(MemorySegment x, int n, int cols, int widestCols, CudaStream stream) {
+        Parts parts = parts((long) n * cols, widestCols);
         cuda.call("zse_cuda_quantize_rows", x, n, cols, parts.codes(), parts.scales(), parts.sums(), stream.handle());
         return parts;
     }
 
-    private static long bytes(int n, int cols) {
-        long codes = (long) n * cols;
-        return aligned(codes) + 2 * aligned(codes / BLOCK * Float.BYTES);
+    private static long bytes(long values) {
+        return aligned(values) + 2 * aligned(values / BLOCK * Float.BYTES);
     }
 
     private static long aligned(long bytes) {

@@ -146,20 +146,6 @@ class CudaBackendParityTest {
         }
     }
 
-    /** A random weight [rows, cols] of a quantized type whose F16 scales are finite (about 1e-3). */
-    private static ZseTensor randomWeight(TensorType type, int group, int rows, int cols, long seed) {
-        java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
-        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{rows, cols}, group);
-        byte[] data = new byte[(int) info.dataLength()];
-        random.nextBytes(data);
-        byte[] scales = new byte[(int) info.scalesLength()];
-        random.nextBytes(scales);
-        for (int at = 1; at < scales.length; at += 2) {
-            scales[at] = (byte) (0x10 | (scales[at] & 0x83));
-        }
-        return new ZseTensor(info, MemorySegment.ofArray(data), MemorySegment.ofArray(scales));
-    }
-
     /**
      * The integer products on rows long enough for every lane to take whole steps of several chunks and a remainder
      * (168 chunks of 32), Q4 in groups of 32, 64 and 128, Q8, Q4_K and Q6_K, at each kernel's row count and on the
@@ -169,14 +155,14 @@ class CudaBackendParityTest {
     @Test
     void integerProductsOnLongRowsAndSharedInputs() {
         int cols = 21 * 256; // 168 chunks of 32: a step of 4 x 32 and 40 more; whole K-quant super-blocks
-        WeightMatrix f16OnGpu = cuda.weight(randomWeight(TensorType.F16, 0, 4, cols, 99));
+        WeightMatrix f16OnGpu = cuda.weight(TestCudaLibrary.randomWeight(TensorType.F16, 0, 4, cols, 99));
         for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
                 {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                 {TensorType.Q6_K.ordinal(), 256}}) {
             TensorType type = TensorType.values()[kind[0]];
             int group = kind[1];
-            ZseTensor[] tensors = {randomWeight(type, group, 9, cols, group), randomWeight(type, group, 3, cols, 7),
-                    randomWeight(type, group, 5, cols, 8)};
+            ZseTensor[] tensors = {TestCudaLibrary.randomWeight(type, group, 9, cols, group), TestCudaLibrary.randomWeight(type, group, 3, cols, 7),
+                    TestCudaLibrary.randomWeight(type, group, 5, cols, 8)};
             WeightMatrix[] onGpu = new WeightMatrix[tensors.length];
             for (int j = 0; j < tensors.length; j++) {
                 onGpu[j] = cuda.weight(tensors[j]);

@@ -7,6 +7,9 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
+import io.zse.backend.ActivationBuffer;
+import io.zse.backend.WeightMatrix;
+import io.zse.format.TensorType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
 import io.zse.model.RotaryFrequencies;
@@ -81,6 +84,70 @@ class CudaFusionTest {
                 assertArrayEquals(normed, java.util.Arrays.copyOfRange(fused, n * dim, 2 * n * dim), what + ": normed");
                 assertClose(BackendArrays.addRmsNorm(cpu, x, y, n, weight, eps), fused, what + " against the CPU");
             }
+        }
+    }
+
+    private static ActivationBuffer on(float[] values) {
+        ActivationBuffer buffer = cuda.allocate(values.length);
+        cuda.write(values, buffer);
+        return buffer;
+    }
+
+    private static float[] read(ActivationBuffer buffer, int count) {
+        float[] values = new float[count];
+        cuda.read(buffer, values, count);
+        return values;
+    }
+
+    /**
+     * Norms and SwiGLU write their output's int8 form beside it where an integer product may take it next: the products
+     * that do give, bit for bit, what they give when they quantize that input themselves, and launch no quantization
+     * of their own; a write to the input in between makes the product quantize what is there then.
+     */
+    @Test
+    void normsAndSwigluHandTheirInt8FormToTheNextProduct() {
+        int dim = 256;
+        int ff = 512;
+        int n = 3;
+        WeightMatrix query = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 64, dim, 1));
+        WeightMatrix key = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 16, dim, 2));
+        WeightMatrix down = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, dim, ff, 3));
+        float[] weight = random(dim, 6);
+        ActivationBuffer x = on(random(n * dim, 4));
+        ActivationBuffer y = on(random(n * dim, 5));
+        ActivationBuffer normed = cuda.allocate(n * dim);
+        ActivationBuffer q = cuda.allocate(n * 64);
+        ActivationBuffer k = cuda.allocate(n * 16);
+        for (boolean residual : new boolean[]{true, false}) {
+            long quantizations = cuda.quantizations();
+            if (residual) {
+                cuda.addRmsNorm(x, y, n, weight, 1e-5f, normed);
+            } else {
+                cuda.rmsNorm(x, n, weight, 1e-5f, normed);
+            }
+            cuda.matmuls(normed, n, new WeightMatrix[]{query, key}, new ActivationBuffer[]{q, k});
+            assertEquals(quantizations, cuda.quantizations(), "the norm's int8 form taken (residual " + residual + ")");
+            float[] values = read(normed, n * dim);
+            assertArrayEquals(BackendArrays.matmul(cuda, values, n, query), read(q, n * 64), 0f, "q, " + residual);
+            assertArrayEquals(BackendArrays.matmul(cuda, values, n, key), read(k, n * 16), 0f, "k, " + residual);
+        }
+        cuda.rmsNorm(x, n, weight, 1e-5f, normed);
+        float[] other = random(n * dim, 7);
+        cuda.write(other, normed);
+        cuda.matmul(normed, n, query, q);
+        assertArrayEquals(BackendArrays.matmul(cuda, other, n, query), read(q, n * 64), 0f, "after a write");
+
+        ActivationBuffer gate = on(random(n * ff, 8));
+        ActivationBuffer up = on(random(n * ff, 9));
+        ActivationBuffer projected = cuda.allocate(n * dim);
+        long quantizations = cuda.quantizations();
+        cuda.swiglu(gate, up, n * ff);
+        cuda.matmul(gate, n, down, projected);
+        assertEquals(quantizations, cuda.quantizations(), "SwiGLU's int8 form taken");
+        assertArrayEquals(BackendArrays.matmul(cuda, read(gate, n * ff), n, down), read(projected, n * dim), 0f,
+                "down");
+        for (ActivationBuffer b : new ActivationBuffer[]{x, y, normed, q, k, gate, up, projected}) {
+            b.close();
         }
     }
 

@@ -1,5 +1,10 @@
 package io.zse.backend.cuda;
 
+import io.zse.format.TensorInfo;
+import io.zse.format.TensorType;
+import io.zse.format.ZseTensor;
+
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 
@@ -44,5 +49,29 @@ public final class TestCudaLibrary {
             a[i] = (float) r.nextDouble(-2, 2);
         }
         return a;
+    }
+
+    /**
+     * A random weight [rows, cols]: random bytes, where every F16 (the scales; F16 data) is made finite, about 1e-3
+     * (an F16 whose high byte is 0x10-0x13 or 0x90-0x93).
+     */
+    public static ZseTensor randomWeight(TensorType type, int group, int rows, int cols, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, new long[]{rows, cols}, group);
+        byte[] data = new byte[(int) info.dataLength()];
+        random.nextBytes(data);
+        if (type == TensorType.F16) {
+            finiteHalves(data);
+        }
+        byte[] scales = new byte[(int) info.scalesLength()];
+        random.nextBytes(scales);
+        finiteHalves(scales);
+        return new ZseTensor(info, MemorySegment.ofArray(data), MemorySegment.ofArray(scales));
+    }
+
+    private static void finiteHalves(byte[] bytes) {
+        for (int at = 1; at < bytes.length; at += 2) {
+            bytes[at] = (byte) (0x10 | (bytes[at] & 0x83));
+        }
     }
 }
