@@ -302,11 +302,42 @@ __device__ __forceinline__ void decode16(const Weight &m, int row, int col, floa
     }
 }
 
+// What one thread stages per step of the tensor-core product: elements col .. col + 15 of weight row `row` and of
+// activation row `token` rounded to T, 0 outside the matrices; 16-byte loads (decode16) where the run lies inside a
+// row whose length is a multiple of 8.
+template <class T, int TYPE>
+__device__ __forceinline__ void load_runs(const Weight &m, const float *__restrict__ x, int n, int row, int token,
+                                          int col, T (&w)[16], T (&a)[16]) {
+    const bool whole_run = (m.cols & 7) == 0 && col + 16 <= m.cols;
+    float v[16];
+    if (whole_run && row < m.rows) {
+        decode16<TYPE>(m, row, col, v);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 16; e++) v[e] = col + e < m.cols && row < m.rows ? decode(m, row, col + e) : 0.f;
+    }
+#pragma unroll
+    for (int e = 0; e < 16; e++) w[e] = mma_from_float<T>(v[e]);
+    const float *xt = x + static_cast<int64_t>(token) * m.cols + col;
+    if (whole_run && token < n) {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const float4 f = __ldg(reinterpret_cast<const float4 *>(xt) + q);
+            v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < 16; e++) v[e] = col + e < m.cols && token < n ? xt[e] : 0.f;
+    }
+#pragma unroll
+    for (int e = 0; e < 16; e++) a[e] = mma_from_float<T>(v[e]);
+}
+
 // The prefill product on tensor cores: out[n, rows] = x[n, cols] . w^T with the weight tile dequantized and the
 // activation tile rounded to T (F16, or BF16 for BF16 weights: their own rounding) in shared memory, accumulated in
 // float. 4 warps; warp w owns tokens 16w..16w+15 of the 64 x 64 output tile, as 4 accumulators of 16 x 16. Each
-// thread stages 16 consecutive elements of one weight row and of one activation row per step, with 16-byte loads
-// (decode16) where the run lies inside a row whose length is a multiple of 8.
+// thread stages 16 consecutive elements of one weight row and of one activation row per step (load_runs), loading
+// the next step's while the current one is multiplied.
 template <class T, int TYPE>
 __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *__restrict__ x, int n,
                                                          float *__restrict__ out) {
@@ -324,33 +355,18 @@ __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *
     MmaTile<T> acc[kTileRows / kMmaTile];
 #pragma unroll
     for (int j = 0; j < kTileRows / kMmaTile; j++) acc[j].zero();
+    T w[kRun], a[kRun];  // the next step's runs, loaded while the tensor cores work on this step's
+    load_runs<T, TYPE>(m, x, n, row0 + r, token0 + r, k_run, w, a);
     for (int k0 = 0; k0 < m.cols; k0 += kTileK) {
-        const int row = row0 + r, token = token0 + r, col = k0 + k_run;
-        const bool whole_run = (m.cols & 7) == 0 && col + kRun <= m.cols;
-        float w[kRun], a[kRun];
-        if (whole_run && row < m.rows) {
-            decode16<TYPE>(m, row, col, w);
-        } else {
-#pragma unroll
-            for (int e = 0; e < kRun; e++) w[e] = col + e < m.cols && row < m.rows ? decode(m, row, col + e) : 0.f;
-        }
-        const float *xt = x + static_cast<int64_t>(token) * m.cols + col;
-        if (whole_run && token < n) {
-#pragma unroll
-            for (int v = 0; v < kRun / 4; v++) {
-                const float4 f = __ldg(reinterpret_cast<const float4 *>(xt) + v);
-                a[4 * v] = f.x; a[4 * v + 1] = f.y; a[4 * v + 2] = f.z; a[4 * v + 3] = f.w;
-            }
-        } else {
-#pragma unroll
-            for (int e = 0; e < kRun; e++) a[e] = col + e < m.cols && token < n ? xt[e] : 0.f;
-        }
 #pragma unroll
         for (int e = 0; e < kRun; e++) {
-            ws[r * ld + k_run + e] = mma_from_float<T>(w[e]);
-            xs[r * ld + k_run + e] = mma_from_float<T>(a[e]);
+            ws[r * ld + k_run + e] = w[e];
+            xs[r * ld + k_run + e] = a[e];
         }
         __syncthreads();
+        if (k0 + kTileK < m.cols) {
+            load_runs<T, TYPE>(m, x, n, row0 + r, token0 + r, k0 + kTileK + k_run, w, a);
+        }
 #pragma unroll
         for (int kk = 0; kk < kTileK; kk += kMmaTile) {
 #pragma unroll
