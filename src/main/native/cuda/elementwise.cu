@@ -98,16 +98,25 @@ __global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int3
 }
 
 // RoPE in the KV write: row blockIdx.x of k is rotated on its way into slot slots[row] of the pool's keys, and its row
-// of v copied beside it; k itself is left as it was (attention reads the pool). A negative slot: a padding row.
-__global__ void rope_store_kv_kernel(const float *__restrict__ k, const float *__restrict__ v, int kv_heads,
-                                     int head_dim, const int32_t *__restrict__ positions,
+// of v copied beside it; k itself is left as it was (attention reads the pool). A negative slot: a padding row. Where q
+// is set, the row's queries (heads of them) are rotated in place first, as rope_kernel would.
+__global__ void rope_store_kv_kernel(float *q, int heads, const float *__restrict__ k, const float *__restrict__ v,
+                                     int kv_heads, int head_dim, const int32_t *__restrict__ positions,
                                      const float *__restrict__ inverse_frequencies, const int32_t *__restrict__ slots,
                                      float *__restrict__ keys, float *__restrict__ values) {
+    const int half = head_dim / 2;
+    const int position = positions[blockIdx.x];
+    if (q != nullptr) {
+        float *row = q + static_cast<int64_t>(blockIdx.x) * heads * head_dim;
+        for (int item = threadIdx.x; item < heads * half; item += blockDim.x) {
+            float *base = row + (item / half) * head_dim;
+            const int j = item % half;
+            rotate(position, inverse_frequencies[j], base[j], base[j + half], base[j], base[j + half]);
+        }
+    }
     const int slot = slots[blockIdx.x];
     if (slot < 0) return;
-    const int half = head_dim / 2;
     const int kv_dim = kv_heads * head_dim;
-    const int position = positions[blockIdx.x];
     const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
     const int64_t to = static_cast<int64_t>(slot) * kv_dim;
     for (int item = threadIdx.x; item < kv_heads * half; item += blockDim.x) {
@@ -219,13 +228,21 @@ int zse_cuda_add_rms_norm_quantized(float *x, const float *y, int n, const float
 int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
                            float *keys, float *values, void *stream) {
+    return zse_cuda_rope_qk_store_kv(nullptr, 0, k, v, rows, kv_heads, head_dim, positions, inverse_frequencies, slots,
+                                     keys, values, stream);
+}
+
+int zse_cuda_rope_qk_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads,
+                              int head_dim, const int32_t *positions, const float *inverse_frequencies,
+                              const int32_t *slots, float *keys, float *values, void *stream) {
     ZSE_REQUIRE(k != nullptr && v != nullptr && positions != nullptr && inverse_frequencies != nullptr &&
                     slots != nullptr && keys != nullptr && values != nullptr,
                 "zse_cuda_rope_store_kv: NULL pointer");
     ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0 && head_dim % 2 == 0,
                 "zse_cuda_rope_store_kv: rows, kv_heads and an even head_dim must be positive");
+    ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_qk_store_kv: heads must be positive");
     ZSE_LAUNCH(zse::rope_store_kv_kernel, rows, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
-        k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, keys, values);
+        q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, keys, values);
     return zse::launched("rope_store_kv_kernel");
 }
 

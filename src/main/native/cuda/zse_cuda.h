@@ -162,6 +162,10 @@ int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, cons
 int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
                            float *keys, float *values, void *stream);
+/* rope of q [rows, heads * head_dim] in place and rope_store_kv of k and v, in one launch (bit for bit both). */
+int zse_cuda_rope_qk_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads,
+                              int head_dim, const int32_t *positions, const float *inverse_frequencies,
+                              const int32_t *slots, float *keys, float *values, void *stream);
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const float *keys, const float *values,
                              int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,

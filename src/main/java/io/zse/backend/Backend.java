@@ -82,6 +82,17 @@ public interface Backend extends AutoCloseable {
         storeKv(k, v, batch, layer);
     }
 
+    /**
+     * RoPE of the queries ({@code heads} heads, in place) and {@link #ropeStoreKv} of the keys and values, which a
+     * backend may do in one pass. Default: {@link #rope} of q, then ropeStoreKv.
+     */
+    default void ropeQueriesAndStoreKv(ActivationBuffer q, int heads, ActivationBuffer k, ActivationBuffer v,
+                                       BatchLayout batch, int layer, int kvHeads, int headDim,
+                                       float[] inverseFrequencies) {
+        rope(q, batch, heads, headDim, inverseFrequencies);
+        ropeStoreKv(k, v, batch, layer, kvHeads, headDim, inverseFrequencies);
+    }
+
     /** Row i of into [rows.length, width] = row rows[i] of from [?, width]. */
     void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into);
 

@@ -156,6 +156,14 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void ropeQueriesAndStoreKv(ActivationBuffer q, int heads, ActivationBuffer k, ActivationBuffer v,
+                                      BatchLayout batch, int layer, int kvHeads, int headDim,
+                                      float[] inverseFrequencies) {
+        timed("ropeQueriesAndStoreKv", () -> backend.ropeQueriesAndStoreKv(q, heads, k, v, batch, layer, kvHeads,
+                headDim, inverseFrequencies));
+    }
+
+    @Override
     public void readRows(ActivationBuffer from, int[] rows, int width, float[] into) {
         backend.readRows(from, rows, width, into);
     }

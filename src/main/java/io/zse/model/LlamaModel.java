@@ -348,14 +348,14 @@ public final class LlamaModel {
                 backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
                 backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
             }
-            rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
             if (longRope != null) {
+                rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
                 longRope.scaleQueries(backend, ws.q, n, config.numHeads() * config.headDim());
                 rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
                 backend.storeKv(ws.k, ws.v, batch, layer);
-            } else { // the keys rotated on their way into the cache
-                backend.ropeStoreKv(ws.k, ws.v, batch, layer, config.numKvHeads(), config.headDim(),
-                        ropeFrequencies[layer]);
+            } else { // the keys rotated on their way into the cache, the queries by the same pass
+                backend.ropeQueriesAndStoreKv(ws.q, config.numHeads(), ws.k, ws.v, batch, layer, config.numKvHeads(),
+                        config.headDim(), ropeFrequencies[layer]);
             }
             backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
             if (w.attentionSubNorm() != null) { // BitNet

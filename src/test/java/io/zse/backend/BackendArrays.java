@@ -126,6 +126,17 @@ public final class BackendArrays {
         }
     }
 
+    /** ropeQueriesAndStoreKv: k rotated and v into the caches as ropeStoreKv; returns q rotated. */
+    public static float[] ropeQueriesAndStoreKv(Backend b, float[] q, int heads, float[] k, float[] v,
+                                                BatchLayout batch, int layer, int kvHeads, int headDim,
+                                                float[] frequencies) {
+        ActivationBuffer queries = on(b, q);
+        try (ActivationBuffer keys = on(b, k); ActivationBuffer values = on(b, v)) {
+            b.ropeQueriesAndStoreKv(queries, heads, keys, values, batch, layer, kvHeads, headDim, frequencies);
+        }
+        return read(b, queries, q.length);
+    }
+
     public static float[] addBias(Backend b, float[] x, int n, float[] bias) {
         ActivationBuffer rows = on(b, x);
         b.addBias(rows, n, bias);

@@ -465,6 +465,21 @@ public final class CudaBackend implements Backend {
     @Override
     public void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
                             int headDim, float[] inverseFrequencies) {
+        ropeStoreKv(null, 0, k, v, batch, layer, kvHeads, headDim, inverseFrequencies);
+    }
+
+    /** The queries rotated by the launch that writes the keys: one launch per pool instead of two. */
+    @Override
+    public void ropeQueriesAndStoreKv(ActivationBuffer q, int heads, ActivationBuffer k, ActivationBuffer v,
+                                      BatchLayout batch, int layer, int kvHeads, int headDim,
+                                      float[] inverseFrequencies) {
+        check(heads > 0, "heads must be positive");
+        ropeStoreKv(q, heads, k, v, batch, layer, kvHeads, headDim, inverseFrequencies);
+    }
+
+    /** ropeStoreKv, rotating the rows of q in place too where q is not null. */
+    private void ropeStoreKv(ActivationBuffer q, int heads, ActivationBuffer k, ActivationBuffer v, BatchLayout batch,
+                             int layer, int kvHeads, int headDim, float[] inverseFrequencies) {
         check(kvHeads > 0 && headDim > 0 && headDim % 2 == 0, "kv heads and an even headDim must be positive");
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
         int kvDim = kvHeads * headDim;
@@ -476,10 +491,16 @@ public final class CudaBackend implements Backend {
         Tables t = tables(batch);
         DeviceActivations keys = own(k, (long) t.rows() * kvDim);
         DeviceActivations values = own(v, (long) t.rows() * kvDim);
+        int queryDim = heads * headDim;
+        // the groups cover every row of the tables, padding included, as rope does
+        DeviceActivations queries = q == null ? null : own(q, (long) t.rows() * queryDim);
         MemorySegment frequencies = vector(inverseFrequencies);
         for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
-            cuda.call("zse_cuda_rope_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
+            MemorySegment groupQueries = queries == null ? MemorySegment.NULL
+                    : queries.at((long) g.rowStart() * queryDim, (long) g.rowCount() * queryDim);
+            cuda.call("zse_cuda_rope_qk_store_kv", groupQueries, heads,
+                    keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
                     headDim, t.layout().positions(t.address(), g.rowStart()), frequencies,
                     t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),

@@ -129,6 +129,8 @@ public final class CudaLibrary {
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_rope_store_kv", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+        f.put("zse_cuda_rope_qk_store_kv", status(ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
+                ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_rope", status(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_attention", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT,
                 JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));

@@ -185,8 +185,9 @@ class CudaFusionTest {
 
     /**
      * Keys rotated in the KV write: a prompt batch of three sequences (blocks interleaved, rows at block boundaries),
-     * then a decode step and a step mixing a prompt chunk with decode rows, two layers each; attention over what was
-     * written must be the same bit for bit as after rope then store_kv, and the CPU backend's within rounding.
+     * then a decode step and a step mixing a prompt chunk with decode rows, two layers each (the second with the
+     * queries rotated by the same launch); attention over what was written must be the same bit for bit as after rope
+     * then store_kv, and the CPU backend's within rounding.
      */
     @Test
     void ropeInTheKvWrite() {
@@ -212,13 +213,25 @@ class CudaFusionTest {
                     float[] q = random(a.rows() * shape.queryDim(), seed * 41);
                     float[] rotated = BackendArrays.rope(cuda, k, a, shape.numKvHeads(), shape.headDim(), frequencies);
                     BackendArrays.storeKv(cuda, rotated, v, a, layer);
-                    BackendArrays.ropeStoreKv(cuda, k, v, b, layer, shape.numKvHeads(), shape.headDim(), frequencies);
-                    BackendArrays.ropeStoreKv(cpu, k, v, c, layer, shape.numKvHeads(), shape.headDim(), frequencies);
-                    float[] expected = BackendArrays.attention(cuda, q, a, layer, shape);
-                    float[] actual = BackendArrays.attention(cuda, q, b, layer, shape);
+                    float[] queries = BackendArrays.rope(cuda, q, a, shape.numHeads(), shape.headDim(), frequencies);
                     String what = shape + " step " + seed + " layer " + layer;
+                    float[] fusedQueries;
+                    if (layer == 0) { // the keys alone, and the queries by the same launch
+                        BackendArrays.ropeStoreKv(cuda, k, v, b, layer, shape.numKvHeads(), shape.headDim(),
+                                frequencies);
+                        fusedQueries = queries;
+                    } else {
+                        fusedQueries = BackendArrays.ropeQueriesAndStoreKv(cuda, q, shape.numHeads(), k, v, b, layer,
+                                shape.numKvHeads(), shape.headDim(), frequencies);
+                        assertArrayEquals(queries, fusedQueries, what + ": the queries rotated by the same launch");
+                    }
+                    float[] hostQueries = BackendArrays.ropeQueriesAndStoreKv(cpu, q, shape.numHeads(), k, v, c,
+                            layer, shape.numKvHeads(), shape.headDim(), frequencies);
+                    float[] expected = BackendArrays.attention(cuda, queries, a, layer, shape);
+                    float[] actual = BackendArrays.attention(cuda, fusedQueries, b, layer, shape);
                     assertArrayEquals(expected, actual, what + ": fused and unfused on the device");
-                    assertClose(BackendArrays.attention(cpu, q, c, layer, shape), actual, what + " against the CPU");
+                    assertClose(BackendArrays.attention(cpu, hostQueries, c, layer, shape), actual,
+                            what + " against the CPU");
                 }
                 unfused.advance(step);
                 fused.advance(step);
