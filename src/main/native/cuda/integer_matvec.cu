@@ -93,9 +93,8 @@ __device__ __forceinline__ int4 codes16(const QuantizedRows &x, int64_t element)
     return __ldg(reinterpret_cast<const int4 *>(x.q + element));
 }
 
-// Chunk c of a row (32 elements), loaded by load() and multiplied with activation rows 0..ROWS-1 by add(): acc[t] +=
-// the chunk times the same elements of activation row t. Rows from n on repeat row n - 1 (computed, never stored),
-// so that no lane branches on n.
+// Chunk c of a row (32 elements): load() issues its loads, decode() turns them into operands once, input() loads
+// what one activation row holds for the chunk, and dot() is the chunk's contribution to that row's output.
 template <int TYPE>
 struct Chunk;
 
@@ -103,53 +102,70 @@ struct Chunk;
 template <>
 struct Chunk<Q8> {
     uint4 low, high;
-    __half d;
+    __half scale;
+    uint32_t w[8];
+    float d;
+    struct Input {
+        int4 low, high;
+        float d;
+    };
     __device__ __forceinline__ void load(const Row &r, int c, int) {
         low = __ldg(reinterpret_cast<const uint4 *>(r.data) + 2 * c);
         high = __ldg(reinterpret_cast<const uint4 *>(r.data) + 2 * c + 1);
-        d = __ldg(reinterpret_cast<const __half *>(r.scales) + c);
+        scale = __ldg(reinterpret_cast<const __half *>(r.scales) + c);
     }
-    template <int ROWS>
-    __device__ __forceinline__ void add(int c, const QuantizedRows &x, int n, int cols, int, int,
-                                        float (&acc)[ROWS]) const {
-        const uint32_t l[4] = {low.x, low.y, low.z, low.w}, h[4] = {high.x, high.y, high.z, high.w};
-        const float dw = __half2float(d);
+    __device__ __forceinline__ void decode(int) {
+        const uint32_t all[8] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
 #pragma unroll
-        for (int t = 0; t < ROWS; t++) {
-            const int64_t row = ROWS <= 2 ? t : min(t, n - 1);
-            const int64_t at = row * cols + kBlock * c;
-            const int dot = dot16(l, codes16(x, at)) + dot16(h, codes16(x, at + 16));
-            acc[t] = fmaf(dw * __ldg(x.d + at / kBlock), static_cast<float>(dot), acc[t]);
-        }
+        for (int e = 0; e < 8; e++) w[e] = all[e];
+        d = __half2float(scale);
+    }
+    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int, int) {
+        const int64_t at = row + kBlock * c;
+        return {codes16(x, at), codes16(x, at + 16), __ldg(x.d + at / kBlock)};
+    }
+    __device__ __forceinline__ float dot(const Input &in) const {
+        const uint32_t(&l)[4] = *reinterpret_cast<const uint32_t(*)[4]>(w);
+        const uint32_t(&h)[4] = *reinterpret_cast<const uint32_t(*)[4]>(w + 4);
+        return d * in.d * static_cast<float>(dot16(l, in.low) + dot16(h, in.high));
     }
 };
+
+// The first element of chunk c's low nibbles in a row of Q4 groups (2^shift chunks a group); the high nibbles' is
+// half a group further.
+__device__ __forceinline__ int q4_first(int c, int group, int shift) {
+    return (c >> shift) * group + 16 * (c & ((1 << shift) - 1));
+}
 
 // Q4: 16 bytes of one group's nibbles and the group's (d, m) as one 32-bit word.
 template <>
 struct Chunk<Q4> {
     uint4 packed;
     uint32_t dm;
+    uint32_t low[4], high[4];
+    float d, m;
+    struct Input {
+        int4 low, high;
+        float d_low, d_high, s;
+    };
     __device__ __forceinline__ void load(const Row &r, int c, int shift) {
         packed = __ldg(reinterpret_cast<const uint4 *>(r.data) + c);
         dm = __ldg(reinterpret_cast<const uint32_t *>(r.scales) + (c >> shift));
     }
-    template <int ROWS>
-    __device__ __forceinline__ void add(int c, const QuantizedRows &x, int n, int cols, int group, int shift,
-                                        float (&acc)[ROWS]) const {
-        uint32_t low[4], high[4];
+    __device__ __forceinline__ void decode(int) {
         split_nibbles(packed, low, high);
-        const float d = half_bits_to_float(dm & 0xffffu), m = half_bits_to_float(dm >> 16);
-        const int first = (c >> shift) * group + 16 * (c & ((1 << shift) - 1));  // the low nibbles' first element
-        const int second = first + group / 2;                                    // the high nibbles'
-#pragma unroll
-        for (int t = 0; t < ROWS; t++) {
-            const int64_t row = (ROWS <= 2 ? t : min(t, n - 1)) * static_cast<int64_t>(cols);
-            const int dot_low = dot16(low, codes16(x, row + first));
-            const int dot_high = dot16(high, codes16(x, row + second));
-            const float scaled = __ldg(x.d + (row + first) / kBlock) * static_cast<float>(dot_low) +
-                                 __ldg(x.d + (row + second) / kBlock) * static_cast<float>(dot_high);
-            acc[t] += fmaf(d, scaled, m * __ldg(x.s + row / kBlock + c));
-        }
+        d = half_bits_to_float(dm & 0xffffu);
+        m = half_bits_to_float(dm >> 16);
+    }
+    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int group, int shift) {
+        const int64_t first = row + q4_first(c, group, shift), second = first + group / 2;
+        return {codes16(x, first), codes16(x, second), __ldg(x.d + first / kBlock), __ldg(x.d + second / kBlock),
+                __ldg(x.s + row / kBlock + c)};
+    }
+    __device__ __forceinline__ float dot(const Input &in) const {
+        const float scaled = in.d_low * static_cast<float>(dot16(low, in.low)) +
+                             in.d_high * static_cast<float>(dot16(high, in.high));
+        return fmaf(d, scaled, m * in.s);
     }
 };
 
@@ -159,34 +175,38 @@ template <>
 struct Chunk<Q4_K> {
     uint4 packed;
     const uint8_t *record;
+    uint32_t low[4], high[4];
+    float scale_low, scale_high, min_low, min_high;  // d and dmin applied
+    struct Input {
+        int4 low, high;
+        float d_low, d_high, s_low, s_high;
+    };
     __device__ __forceinline__ void load(const Row &r, int c, int) {
         packed = __ldg(reinterpret_cast<const uint4 *>(r.data) + c);
         record = r.scales + 16 * (c >> 3);
     }
-    template <int ROWS>
-    __device__ __forceinline__ void add(int c, const QuantizedRows &x, int n, int cols, int, int,
-                                        float (&acc)[ROWS]) const {
-        uint32_t low[4], high[4];
+    __device__ __forceinline__ void decode(int c) {
         split_nibbles(packed, low, high);
         const int j = 2 * ((c >> 1) & 3);
-        int scale_low, min_low, scale_high, min_high;
-        kquant_scale_min(record + 4, j, scale_low, min_low);
-        kquant_scale_min(record + 4, j + 1, scale_high, min_high);
+        int sl, ml, sh, mh;
+        kquant_scale_min(record + 4, j, sl, ml);
+        kquant_scale_min(record + 4, j + 1, sh, mh);
         const float d = f16_at(record), dmin = (c & 1) == 0 ? f16_at(record + 2) : 0.f;
-        const int first = (c >> 3) * 256 + 32 * j + 16 * (c & 1);
-#pragma unroll
-        for (int t = 0; t < ROWS; t++) {
-            const int64_t row = (ROWS <= 2 ? t : min(t, n - 1)) * static_cast<int64_t>(cols);
-            const int64_t block = (row + first) / kBlock;  // sub-block j's activations; j + 1's follow
-            const int dot_low = dot16(low, codes16(x, row + first));
-            const int dot_high = dot16(high, codes16(x, row + first + kBlock));
-            const float scaled = static_cast<float>(scale_low) * __ldg(x.d + block) * static_cast<float>(dot_low) +
-                                 static_cast<float>(scale_high) * __ldg(x.d + block + 1) *
-                                     static_cast<float>(dot_high);
-            const float offset = static_cast<float>(min_low) * __ldg(x.s + block) +
-                                 static_cast<float>(min_high) * __ldg(x.s + block + 1);
-            acc[t] += fmaf(d, scaled, -dmin * offset);
-        }
+        scale_low = d * static_cast<float>(sl);
+        scale_high = d * static_cast<float>(sh);
+        min_low = dmin * static_cast<float>(ml);
+        min_high = dmin * static_cast<float>(mh);
+    }
+    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int, int) {
+        const int64_t first = row + (c >> 3) * 256 + 64 * ((c >> 1) & 3) + 16 * (c & 1);
+        const int64_t block = first / kBlock;  // sub-block j's activations; j + 1's follow
+        return {codes16(x, first), codes16(x, first + kBlock), __ldg(x.d + block), __ldg(x.d + block + 1),
+                __ldg(x.s + block), __ldg(x.s + block + 1)};
+    }
+    __device__ __forceinline__ float dot(const Input &in) const {
+        const float scaled = scale_low * in.d_low * static_cast<float>(dot16(low, in.low)) +
+                             scale_high * in.d_high * static_cast<float>(dot16(high, in.high));
+        return scaled - (min_low * in.s_low + min_high * in.s_high);
     }
 };
 
@@ -197,6 +217,12 @@ template <>
 struct Chunk<Q6_K> {
     uint2 nibbles_02, nibbles_13, high_bits;
     const uint8_t *record;
+    uint32_t q[4][2];
+    float scale[4];  // d times the part's 16-element scale
+    struct Input {
+        int2 codes[4];
+        float d[4];
+    };
     __device__ __forceinline__ void load(const Row &r, int c, int) {
         const uint8_t *codes = r.data + 192 * (c >> 3) + 8 * (c & 3);
         const int h = (c >> 2) & 1;
@@ -211,57 +237,62 @@ struct Chunk<Q6_K> {
         const uint32_t top = p == 0 ? high << 4 : p == 1 ? high << 2 : p == 2 ? high : high >> 2;
         return (low & 0x0F0F0F0Fu) | (top & 0x30303030u);
     }
-    template <int ROWS>
-    __device__ __forceinline__ void add(int c, const QuantizedRows &x, int n, int cols, int, int,
-                                        float (&acc)[ROWS]) const {
+    __device__ __forceinline__ void decode(int c) {
         const int h = (c >> 2) & 1, quarter = c & 3;
         const float d = f16_at(record);
-        uint32_t q[4][2];
-        float scale[4];
 #pragma unroll
         for (int p = 0; p < 4; p++) {
             q[p][0] = codes(nibbles_02.x, nibbles_13.x, high_bits.x, p);
             q[p][1] = codes(nibbles_02.y, nibbles_13.y, high_bits.y, p);
             scale[p] = d * static_cast<float>(static_cast<int8_t>(record[2 + 8 * h + 2 * p + (quarter >> 1)]));
         }
-        const int first = (c >> 3) * 256 + 128 * h + 8 * quarter;
+    }
+    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int, int) {
+        const int64_t first = row + (c >> 3) * 256 + 128 * ((c >> 2) & 1) + 8 * (c & 3);
+        Input in;
 #pragma unroll
-        for (int t = 0; t < ROWS; t++) {
-            const int64_t row = (ROWS <= 2 ? t : min(t, n - 1)) * static_cast<int64_t>(cols);
-            float sum = 0.f;
-#pragma unroll
-            for (int p = 0; p < 4; p++) {
-                const int64_t at = row + first + kBlock * p;
-                const int2 v = __ldg(reinterpret_cast<const int2 *>(x.q + at));
-                const int codes_sum = __dp4a(0x01010101, v.x, __dp4a(0x01010101, v.y, 0));
-                const int dot = __dp4a(static_cast<int>(q[p][0]), v.x, __dp4a(static_cast<int>(q[p][1]), v.y, 0));
-                sum = fmaf(scale[p] * __ldg(x.d + at / kBlock), static_cast<float>(dot - 32 * codes_sum), sum);
-            }
-            acc[t] += sum;
+        for (int p = 0; p < 4; p++) {
+            in.codes[p] = __ldg(reinterpret_cast<const int2 *>(x.q + first + kBlock * p));
+            in.d[p] = __ldg(x.d + (first + kBlock * p) / kBlock);
         }
+        return in;
+    }
+    __device__ __forceinline__ float dot(const Input &in) const {
+        float sum = 0.f;
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            const int2 v = in.codes[p];
+            const int codes_sum = __dp4a(0x01010101, v.x, __dp4a(0x01010101, v.y, 0));
+            const int dot = __dp4a(static_cast<int>(q[p][0]), v.x, __dp4a(static_cast<int>(q[p][1]), v.y, 0));
+            sum = fmaf(scale[p] * in.d[p], static_cast<float>(dot - 32 * codes_sum), sum);
+        }
+        return sum;
     }
 };
 
-// Chunks each lane loads before it multiplies any: the bytes in flight that keep the memory busy. With more activation
-// rows a chunk's work is longer and its activation loads take the registers.
+// Chunks each lane loads before it multiplies any, at one weight row a warp: the bytes in flight that keep the
+// memory busy. With more activation rows a chunk's work is longer and its activation loads take the registers.
 template <int ROWS>
 struct Steps {
     static constexpr int value = ROWS <= 2 ? 4 : ROWS <= 4 ? 2 : 1;
 };
 
-// out_j[t, row] for t < n <= ROWS (n > ROWS / 2 unless ROWS <= 2); TYPE Q8 or Q4 (group 32, 64 or 128; shift =
-// log2(group / 32)). At 16 rows two blocks per multiprocessor at least (0: no bound), or the compiler holds every
-// activation row's loads in registers and leaves room for one.
-template <int TYPE, int ROWS>
-__global__ void __launch_bounds__(kWarps * kWarp, ROWS >= 16 ? 2 : 0) integer_matvec_kernel(Products p, QuantizedRows x, int n,
-                                                                       int shift) {
-    int row = blockIdx.x * kWarps + threadIdx.x / kWarp;
-    const int lane = threadIdx.x % kWarp;
-    // This warp's weight, picked with constant indices so that the parameter arrays stay in registers.
+// Weight rows one warp multiplies: from 4 activation rows on, each activation load serves several weight rows, or
+// the activations a lane loads (ROWS x 32 bytes a chunk) would outrun what L1 delivers.
+template <int ROWS>
+struct RowsPerWarp {
+    static constexpr int value = ROWS <= 2 ? 1 : ROWS <= 4 ? 2 : 4;
+};
+
+// Global row `row` of the launch: its weight's row, output and row count; false past the last weight's rows. Picked
+// with constant indices so that the parameter arrays stay in registers.
+template <int TYPE>
+__device__ __forceinline__ bool locate(const Products &p, int row, int shift, Row &r, float *&out, int &rows,
+                                       int &local) {
     const uint8_t *data = p.data[0];
     const __half *scales = p.scales[0];
-    float *out = p.out[0];
-    int rows = p.rows[0];
+    out = p.out[0];
+    rows = p.rows[0];
 #pragma unroll
     for (int j = 1; j < kMaxWeights; j++) {
         if (j < p.count && row >= rows) {
@@ -272,37 +303,83 @@ __global__ void __launch_bounds__(kWarps * kWarp, ROWS >= 16 ? 2 : 0) integer_ma
             rows = p.rows[j];
         }
     }
-    if (row >= rows) {
+    local = row;
+    r = row_of<TYPE>(data, reinterpret_cast<const uint8_t *>(scales), row < rows ? row : 0, p.cols, shift);
+    return row < rows;
+}
+
+// acc[t][r] += chunks c, c + 32, ... (STEPS of them) of weight rows rs[0..R) times activation row t's, t < ROWS.
+template <int TYPE, int ROWS, int R, int STEPS>
+__device__ __forceinline__ void multiply(const Row (&rs)[R], int c, const QuantizedRows &x, int n, int cols,
+                                         int group, int shift, float (&acc)[ROWS][R]) {
+    Chunk<TYPE> w[STEPS][R];
+#pragma unroll
+    for (int s = 0; s < STEPS; s++) {
+#pragma unroll
+        for (int r = 0; r < R; r++) w[s][r].load(rs[r], c + s * kWarp, shift);
+    }
+#pragma unroll
+    for (int s = 0; s < STEPS; s++) {
+#pragma unroll
+        for (int r = 0; r < R; r++) w[s][r].decode(c + s * kWarp);
+    }
+#pragma unroll
+    for (int s = 0; s < STEPS; s++) {
+#pragma unroll
+        for (int t = 0; t < ROWS; t++) {
+            const int64_t row = (ROWS <= 2 ? t : min(t, n - 1)) * static_cast<int64_t>(cols);
+            const typename Chunk<TYPE>::Input in = Chunk<TYPE>::input(x, row, c + s * kWarp, group, shift);
+#pragma unroll
+            for (int r = 0; r < R; r++) acc[t][r] += w[s][r].dot(in);
+        }
+    }
+}
+
+// out_j[t, row] for t < n <= ROWS (n > ROWS / 2 unless ROWS <= 2; rows from n on repeat row n - 1, computed and never
+// stored, so that no lane branches on n); TYPE Q8, Q4 (group 32, 64 or 128; shift = log2(group / 32)), Q4_K or
+// Q6_K. Each warp takes RowsPerWarp consecutive rows of the launch. (ptxas for sm_90: 40 registers at one Q4 row,
+// about 250 at 16, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
+template <int TYPE, int ROWS>
+__global__ void __launch_bounds__(kWarps * kWarp) integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
+    constexpr int R = RowsPerWarp<ROWS>::value;
+    const int lane = threadIdx.x % kWarp;
+    const int first = (blockIdx.x * kWarps + threadIdx.x / kWarp) * R;
+    Row rs[R];
+    float *out[R];
+    int rows[R], local[R];
+    bool valid[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) valid[r] = locate<TYPE>(p, first + r, shift, rs[r], out[r], rows[r], local[r]);
+    if (!valid[0]) {
         return;
     }
     const int blocks = p.cols / kBlock;  // chunks of the row, and activation blocks of an activation row
-    const Row r = row_of<TYPE>(data, reinterpret_cast<const uint8_t *>(scales), row, p.cols, shift);
-    float acc[ROWS] = {};
-    constexpr int kSteps = Steps<ROWS>::value;
+    float acc[ROWS][R] = {};
+    constexpr int kSteps = R == 1 ? Steps<ROWS>::value : 1;
     int c = lane;
     for (; c + (kSteps - 1) * kWarp < blocks; c += kSteps * kWarp) {
-        Chunk<TYPE> chunk[kSteps];
-#pragma unroll
-        for (int s = 0; s < kSteps; s++) chunk[s].load(r, c + s * kWarp, shift);
-#pragma unroll
-        for (int s = 0; s < kSteps; s++) chunk[s].template add<ROWS>(c + s * kWarp, x, n, p.cols, p.group, shift, acc);
+        multiply<TYPE, ROWS, R, kSteps>(rs, c, x, n, p.cols, p.group, shift, acc);
     }
     for (; c < blocks; c += kWarp) {
-        Chunk<TYPE> chunk;
-        chunk.load(r, c, shift);
-        chunk.template add<ROWS>(c, x, n, p.cols, p.group, shift, acc);
+        multiply<TYPE, ROWS, R, 1>(rs, c, x, n, p.cols, p.group, shift, acc);
     }
 #pragma unroll
     for (int t = 0; t < ROWS; t++) {
-        const float sum = warp_sum(acc[t]);
-        if (lane == 0 && t < n) {
-            out[static_cast<int64_t>(t) * rows + row] = sum;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const float sum = warp_sum(acc[t][r]);
+            if (lane == 0 && t < n && valid[r]) {
+                out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sum;
+            }
         }
     }
 }
 
 template <int TYPE, int ROWS>
-void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, unsigned grid, cudaStream_t stream) {
+void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
+                 cudaStream_t stream) {
+    constexpr int rows_per_block = kWarps * RowsPerWarp<ROWS>::value;
+    const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
     const auto kernel = integer_matvec_kernel<TYPE, ROWS>;
     ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift);
 }
@@ -311,17 +388,16 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, un
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                            cudaStream_t stream) {
-    const unsigned grid = static_cast<unsigned>((total_rows + kWarps - 1) / kWarps);
     if (n == 1) {
-        launch_rows<TYPE, 1>(p, x, n, shift, grid, stream);
+        launch_rows<TYPE, 1>(p, x, n, shift, total_rows, stream);
     } else if (n == 2) {
-        launch_rows<TYPE, 2>(p, x, n, shift, grid, stream);
+        launch_rows<TYPE, 2>(p, x, n, shift, total_rows, stream);
     } else if (n <= 4) {
-        launch_rows<TYPE, 4>(p, x, n, shift, grid, stream);
+        launch_rows<TYPE, 4>(p, x, n, shift, total_rows, stream);
     } else if (n <= 8) {
-        launch_rows<TYPE, 8>(p, x, n, shift, grid, stream);
+        launch_rows<TYPE, 8>(p, x, n, shift, total_rows, stream);
     } else {
-        launch_rows<TYPE, ZSE_CUDA_INTEGER_ROWS>(p, x, n, shift, grid, stream);
+        launch_rows<TYPE, ZSE_CUDA_INTEGER_ROWS>(p, x, n, shift, total_rows, stream);
     }
 }
 
