@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "mma.cuh"
+#include "quantize.cuh"
 #include "status.cuh"
 #include "warp.cuh"
 #include "weights.cuh"  // the storage type codes name the prefill precision
@@ -62,7 +63,7 @@ struct Paged {
 template <class Locate>
 __device__ void attend_range(const float *__restrict__ q, int begin, int end, Locate locate,
                              const float *__restrict__ keys, const float *__restrict__ values, const Shape &s,
-                             float *__restrict__ out, float *__restrict__ partial) {
+                             float *__restrict__ out, float *__restrict__ partial, const QuantizedOut &quantized) {
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
     __shared__ float warp_out[kDecodeWarps][kMaxHeadDim];
@@ -124,15 +125,23 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
         if (partial != nullptr) {
             partial[2 + d] = sum;
         } else {
-            out[head * s.head_dim + d] = total > 0.f ? sum / total : 0.f;
+            const float v = total > 0.f ? sum / total : 0.f;
+            out[head * s.head_dim + d] = v;
+            if (quantized.q != nullptr) quantize_block(v, (head * s.head_dim + d) / kQuantBlock, quantized);
         }
     }
+}
+
+// The quantized output of the row that starts at element row_start (a multiple of 32), or none.
+__device__ __forceinline__ QuantizedOut quantized_row(const QuantizedOut &quantized, int64_t row_start) {
+    if (quantized.q == nullptr) return quantized;
+    return {quantized.q + row_start, quantized.d + row_start / kQuantBlock, quantized.s + row_start / kQuantBlock};
 }
 
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
     Shape s, float *__restrict__ out) {
-    attend_range(q, s.first_visible(position), position, Contiguous{}, keys, values, s, out, nullptr);
+    attend_range(q, s.first_visible(position), position, Contiguous{}, keys, values, s, out, nullptr, QuantizedOut{});
 }
 
 // Row blockIdx.y of a batch over the block pool: its position and the offset of its sequence's block table. A
@@ -142,7 +151,8 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const float *__restrict__ keys,
-    const float *__restrict__ values, Shape s, float *__restrict__ out, float *__restrict__ workspace) {
+    const float *__restrict__ values, Shape s, float *__restrict__ out, float *__restrict__ workspace,
+    QuantizedOut quantized) {
     const int row = blockIdx.y;
     const int64_t row_start = static_cast<int64_t>(row) * s.heads * s.head_dim;
     const int position = positions[row];
@@ -158,13 +168,14 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
                                   (s.head_dim + 2);
     }
     const int32_t *table = tables + (position < 0 ? 0 : table_offsets[row]);
-    attend_range(q + row_start, begin, end, Paged{table, block_size}, keys, values, s, out + row_start, partial);
+    attend_range(q + row_start, begin, end, Paged{table, block_size}, keys, values, s, out + row_start, partial,
+                 quantized_row(quantized, row_start));
 }
 
 // Merges the `splits` partial states of row blockIdx.y, head blockIdx.x (flash-decoding's second kernel): each part
 // is rescaled from its own max to the common one. One thread per output dimension.
 __global__ void reduce_splits_kernel(const float *__restrict__ workspace, int splits, Shape s,
-                                     float *__restrict__ out) {
+                                     float *__restrict__ out, QuantizedOut quantized) {
     const int row = blockIdx.y, head = blockIdx.x;
     const float *parts = workspace + (static_cast<int64_t>(row) * s.heads + head) * splits * (s.head_dim + 2);
     float common = -INFINITY;
@@ -183,7 +194,10 @@ __global__ void reduce_splits_kernel(const float *__restrict__ workspace, int sp
             const float *p = parts + z * (s.head_dim + 2);
             if (p[1] > 0.f) sum += p[2 + d] * expf(p[0] - common);
         }
-        out[(static_cast<int64_t>(row) * s.heads + head) * s.head_dim + d] = total > 0.f ? sum / total : 0.f;
+        const float v = total > 0.f ? sum / total : 0.f;
+        const int64_t at = (static_cast<int64_t>(row) * s.heads + head) * s.head_dim + d;
+        out[at] = v;
+        if (quantized.q != nullptr) quantize_block(v, at / kQuantBlock, quantized);
     }
 }
 
@@ -505,6 +519,17 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                                         const float *keys, const float *values, int heads, int kv_heads,
                                         int head_dim, int sliding_window, float scale, float soft_cap, int splits,
                                         float *workspace, float *out, void *stream) {
+    return zse_cuda_paged_attention_quantized(q, rows, positions, table_offsets, tables, block_size, keys, values,
+                                              heads, kv_heads, head_dim, sliding_window, scale, soft_cap, splits,
+                                              workspace, out, nullptr, nullptr, nullptr, stream);
+}
+
+extern "C" int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions,
+                                                  const int32_t *table_offsets, const int32_t *tables, int block_size,
+                                                  const float *keys, const float *values, int heads, int kv_heads,
+                                                  int head_dim, int sliding_window, float scale, float soft_cap,
+                                                  int splits, float *workspace, float *out, int8_t *out_q,
+                                                  float *out_d, float *out_s, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -518,14 +543,18 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     ZSE_REQUIRE(scale > 0.f && soft_cap >= 0.f, "zse_cuda_paged_attention: scale must be positive, soft_cap >= 0");
     ZSE_REQUIRE(splits >= 1 && splits <= kMaxSplits, "zse_cuda_paged_attention: splits must be 1..64");
     ZSE_REQUIRE(splits == 1 || workspace != nullptr, "zse_cuda_paged_attention: splits > 1 needs a workspace");
+    ZSE_REQUIRE(out_q == nullptr || (out_d != nullptr && out_s != nullptr && head_dim % kQuantBlock == 0),
+                "zse_cuda_paged_attention_quantized: NULL scales or sums, or head_dim not a multiple of 32");
     Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
+    const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(heads, rows, splits);
     ZSE_LAUNCH(paged_attention_kernel, grid, kDecodeWarps * kWarp, 0, s)(
-        q, positions, table_offsets, tables, block_size, keys, values, shape, out, splits > 1 ? workspace : nullptr);
+        q, positions, table_offsets, tables, block_size, keys, values, shape, out, splits > 1 ? workspace : nullptr,
+        quantized);
     if (splits == 1) return launched("paged_attention_kernel");
     if (int status = launched("paged_attention_kernel")) return status;
-    ZSE_LAUNCH(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out);
+    ZSE_LAUNCH(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out, quantized);
     return launched("reduce_splits_kernel");
 }
 

@@ -171,6 +171,15 @@ int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
                              int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
                              int splits, float *workspace, float *out, void *stream);
 /*
+ * paged_attention that also writes out quantized for the integer products (head_dim a multiple of 32), as
+ * zse_cuda_quantize_rows would: out_q [rows * heads * head_dim], out_d and out_s [that / 32].
+ */
+int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
+                                       const int32_t *tables, int block_size, const float *keys, const float *values,
+                                       int heads, int kv_heads, int head_dim, int sliding_window, float scale,
+                                       float soft_cap, int splits, float *workspace, float *out, int8_t *out_q,
+                                       float *out_d, float *out_s, void *stream);
+/*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a
  * tile whose first position is negative is padding: out zero). Each tile's queries are staged once and attend to the

@@ -526,6 +526,10 @@ public final class CudaBackend implements Backend {
         Tables t = tables(batch);
         DeviceActivations queries = own(q, (long) t.rows() * width);
         DeviceActivations o = own(out, (long) t.rows() * width);
+        // decode rows only (the tiled prompt kernel writes F32 alone): the output projection's int8 input too
+        boolean decodeOnly = t.layout().groups().stream().noneMatch(BatchTables.Group::prompt);
+        QuantizedActivations.Parts quantizedOut = decodeOnly && shape.headDim() % QuantizedActivations.BLOCK == 0
+                ? fusedQuantization(t.rows(), (long) t.rows() * width, width) : null;
         for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
             if (g.prompt()) {
@@ -555,13 +559,26 @@ public final class CudaBackend implements Backend {
                 }
                 workspace = splitWorkspace.at(0, bytes);
             }
-            cuda.call("zse_cuda_paged_attention", queries.at((long) g.rowStart() * width, (long) g.rowCount() * width),
+            long first = (long) g.rowStart() * width; // the group's first output value
+            cuda.call("zse_cuda_paged_attention_quantized", queries.at(first, (long) g.rowCount() * width),
                     g.rowCount(), t.layout().positions(t.address(), g.rowStart()),
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
                     g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(), shape.numKvHeads(),
                     shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(), splits, workspace,
-                    o.at((long) g.rowStart() * width, (long) g.rowCount() * width), stream.handle());
+                    o.at(first, (long) g.rowCount() * width),
+                    quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.codes(), first),
+                    quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.scales(), first / 8),
+                    quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.sums(), first / 8),
+                    stream.handle());
         }
+        if (quantizedOut != null) {
+            quantizedByLastOp = new QuantizedInput(o, (long) t.rows() * width, quantizedOut);
+        }
+    }
+
+    /** The device address {@code bytes} past {@code at}. */
+    private static MemorySegment offset(MemorySegment at, long bytes) {
+        return MemorySegment.ofAddress(at.address() + bytes);
     }
 
     /**

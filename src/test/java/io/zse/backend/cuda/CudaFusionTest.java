@@ -1,5 +1,6 @@
 package io.zse.backend.cuda;
 
+import io.zse.backend.ActivationBuffer;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BackendArrays;
@@ -7,11 +8,10 @@ import io.zse.backend.BatchLayout;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
-import io.zse.backend.ActivationBuffer;
 import io.zse.backend.WeightMatrix;
-import io.zse.format.TensorType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
+import io.zse.format.TensorType;
 import io.zse.model.RotaryFrequencies;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -148,6 +148,49 @@ class CudaFusionTest {
                 "down");
         for (ActivationBuffer b : new ActivationBuffer[]{x, y, normed, q, k, gate, up, projected}) {
             b.close();
+        }
+    }
+
+    /**
+     * Attention over decode rows writes its output's int8 form too: the output projection that takes it launches no
+     * quantization and gives what it gives on the F32 output, bit for bit; on one kernel, and on flash-decoding's
+     * split and merge (a device reporting 132 multiprocessors splits a 300-position row 8 ways).
+     */
+    @Test
+    void attentionHandsItsInt8OutputToTheOutputProjection() {
+        CudaDevice emulated = cuda.device();
+        CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
+                emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
+        AttentionShape shape = new AttentionShape(8, 2, 64, 0);
+        int prompt = 300;
+        for (CudaDevice device : List.of(emulated, h100Sized)) {
+            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), device)) {
+                WeightMatrix output = backend.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 24,
+                        shape.queryDim(), 11));
+                KvCache cache = new KvCache(KvCacheType.F32, 1, prompt + 1, shape.numKvHeads(), shape.headDim());
+                BackendArrays.storeKv(backend, random(prompt * shape.kvDim(), 12), random(prompt * shape.kvDim(), 13),
+                        BatchLayout.single(cache, 0, prompt), 0);
+                BatchLayout step = BatchLayout.single(cache, prompt, 1);
+                BackendArrays.storeKv(backend, random(shape.kvDim(), 14), random(shape.kvDim(), 15), step, 0);
+                ActivationBuffer q = backend.allocate(shape.queryDim());
+                backend.write(random(shape.queryDim(), 16), q);
+                ActivationBuffer attended = backend.allocate(shape.queryDim());
+                ActivationBuffer projected = backend.allocate(24);
+                long quantizations = backend.quantizations();
+                backend.attention(q, step, 0, shape, attended);
+                backend.matmul(attended, 1, output, projected);
+                String what = device.multiprocessors() + " multiprocessors";
+                assertEquals(quantizations, backend.quantizations(), what + ": the attention's int8 output taken");
+                float[] values = new float[shape.queryDim()];
+                backend.read(attended, values, values.length);
+                float[] expected = BackendArrays.matmul(backend, values, 1, output);
+                float[] actual = new float[24];
+                backend.read(projected, actual, 24);
+                assertArrayEquals(expected, actual, 0f, what);
+                for (ActivationBuffer b : new ActivationBuffer[]{q, attended, projected}) {
+                    b.close();
+                }
+            }
         }
     }
 
