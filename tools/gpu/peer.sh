@@ -47,7 +47,9 @@ yaml" 2>&1 | tail -1))"
     lower="$(echo "$type" | tr 'A-Z' 'a-z')"
     nice -n 19 "$work/build/bin/llama-quantize" "$work/f16.gguf" "$work/$lower.gguf" "$type" "$(nproc)" \
       > "$work/quantize-$lower.log" 2>&1
-    echo "llama-quantize $type: exit $? after $(seconds_since "$t") s, $(($(stat -c %s "$work/$lower.gguf") / 1000000)) MB"
+    status=$?
+    echo "llama-quantize $type: exit $status after $(seconds_since "$t") s, \
+$(($(stat -c %s "$work/$lower.gguf" 2>/dev/null || echo 0) / 1000000)) MB"
   done;;
 bench)
   work="${2:?WORK}"

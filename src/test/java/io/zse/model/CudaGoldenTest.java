@@ -168,7 +168,8 @@ class CudaGoldenTest {
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
             assertSameGreedyIds(file, prompt, "vector", floatCuda, type + " greedy ids on F32 activations");
             if (type == TensorType.Q8 || type == TensorType.Q4) {
-                assumeTrue(TestKernels.nativeUnavailable().isEmpty(), () -> TestKernels.nativeUnavailable().orElseThrow());
+                assumeTrue(TestKernels.nativeUnavailable().isEmpty(),
+                        () -> TestKernels.nativeUnavailable().orElseThrow());
                 assertSameGreedyIds(file, prompt, "native", cuda, type + " greedy ids on int8 activations");
             }
         }

@@ -12,7 +12,6 @@ import io.zse.format.TensorType;
 import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
@@ -59,11 +58,6 @@ public final class CudaBackend implements Backend {
     private static final int MAX_SPLITS = 16;
     /** Streams (each with its pinned staging buffer) the weight upload runs on. */
     public static final int UPLOAD_STREAMS = WeightUploader.LANES;
-    /** The weight types of zse_cuda_integer_matvec. */
-    private static final Set<TensorType> INTEGER_TYPES = java.util.EnumSet.of(TensorType.Q8, TensorType.Q4,
-            TensorType.Q4_K, TensorType.Q6_K);
-    /** The most weights one zse_cuda_integer_matvec launch takes. */
-    private static final int MAX_SHARED_WEIGHTS = 3;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -83,19 +77,13 @@ public final class CudaBackend implements Backend {
     private volatile String awaitedWeight;             // the weight the compute stream was last ordered after
     private boolean closed;
     private final boolean graphs;
-    private final boolean integerProducts;             // Q8/Q4/K-quant products on int8 activations
     private final Map<GraphKey, Recorded> recorded = new HashMap<>();
     private final Set<GraphKey> seen = new HashSet<>(); // run once directly at the current memory generation
     private long memoryGeneration = -1;                 // DeviceBuffer.changes() the recorded graphs were made at
     private Pass pass;                                  // the pass running now, or null
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
-    private final QuantizedActivations quantized;       // the int8 input of the integer products
-    private int widestIntegerCols;                      // the widest integer-product weight: sizes that scratch
-    private QuantizedInput quantizedByLastOp;           // what the op just queued wrote in int8 too, or null
-    private long quantizations;                         // zse_cuda_quantize_rows launches (tests)
-    /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of zse_cuda_integer_matvec. */
-    private final MemorySegment integerArguments;
+    private final IntegerProducts integer;              // Q8/Q4/K-quant products on int8 activations
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
@@ -125,12 +113,9 @@ public final class CudaBackend implements Backend {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
-        this.integerProducts = integerProducts;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
-        this.quantized = new QuantizedActivations(cuda);
-        this.integerArguments = Arena.ofAuto().allocate(
-                (3 * ValueLayout.ADDRESS.byteSize() + Integer.BYTES) * MAX_SHARED_WEIGHTS, 8);
+        this.integer = new IntegerProducts(cuda, integerProducts);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -164,7 +149,7 @@ public final class CudaBackend implements Backend {
 
     /** How many product inputs were quantized by a launch of their own (tests: the fused ones are not). */
     long quantizations() {
-        return quantizations;
+        return integer.quantizations();
     }
 
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
@@ -207,9 +192,7 @@ public final class CudaBackend implements Backend {
                 scaleBytes);
         weightsByTensor.put(key, w);
         weights.add(w);
-        if (integerProduct(w, 1)) {
-            widestIntegerCols = Math.max(widestIntegerCols, cols);
-        }
+        integer.register(w);
         List<WeightUploader.Upload> copies = new ArrayList<>(2);
         copies.add(uploader.upload(tensor.name(), tensor.data(), memory, 0));
         if (scaleBytes > 0) {
@@ -289,86 +272,41 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to {@value QuantizedActivations#MAX_ROWS} rows take
-     * the integer path, as the CPU's native kernels do: the input is quantized to int8 once, and weights of one type,
-     * group and width (q, k and v; gate and up) go to one launch.
+     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 16 rows take the integer path
+     * ({@link IntegerProducts}): the input in int8 once, and weights of one type and group (q, k and v; gate and up)
+     * in one launch.
      */
     @Override
     public void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {
         check(ws.length == outs.length && ws.length > 0, "one output per weight");
         check(n > 0, "n must be positive");
         CudaWeight[] w = new CudaWeight[ws.length];
-        DeviceActivations[] o = new DeviceActivations[ws.length];
+        MemorySegment[] out = new MemorySegment[ws.length];
         int cols = own(ws[0]).cols();
         for (int j = 0; j < ws.length; j++) {
             w[j] = own(ws[j]);
             check(w[j].cols() == cols, "weights sharing an input differ in width: " + w[j].cols() + " and " + cols);
-            o[j] = own(outs[j], (long) n * w[j].rows());
+            out[j] = own(outs[j], (long) n * w[j].rows()).at(0, (long) n * w[j].rows());
         }
         DeviceActivations input = own(x, (long) n * cols);
-        QuantizedInput given = quantizedByLastOp;
         computeEnter();
         for (CudaWeight each : w) {
             ready(each);
         }
         MemorySegment in = input.at(0, (long) n * cols);
-        QuantizedActivations.Parts quantizedInput =
-                given != null && given.values() == input && given.floats() == (long) n * cols ? given.parts() : null;
+        QuantizedActivations.Parts int8 = null;
         for (int j = 0; j < w.length; ) {
-            if (!integerProduct(w[j], n)) {
+            if (!integer.takes(w[j], n)) {
                 cuda.call("zse_cuda_matmul", w[j].data(), w[j].scales(), w[j].type().code(), w[j].groupSize(),
-                        w[j].rows(), cols, in, n, o[j].at(0, (long) n * w[j].rows()), stream.handle());
+                        w[j].rows(), cols, in, n, out[j], stream.handle());
                 j++;
                 continue;
             }
-            if (quantizedInput == null) {
-                quantizedInput = quantized.quantize(in, n, cols, widestIntegerCols, stream);
-                quantizations++;
-            }
-            int count = 1; // the run of weights like w[j] that one launch takes
-            while (j + count < w.length && count < MAX_SHARED_WEIGHTS && w[j + count].type() == w[j].type()
-                    && w[j + count].groupSize() == w[j].groupSize()) {
-                count++;
-            }
-            for (int i = 0; i < count; i++) {
-                integerArguments.setAtIndex(ValueLayout.ADDRESS, i, w[j + i].data());
-                integerArguments.setAtIndex(ValueLayout.ADDRESS, MAX_SHARED_WEIGHTS + i, w[j + i].scales());
-                integerArguments.setAtIndex(ValueLayout.ADDRESS, 2L * MAX_SHARED_WEIGHTS + i,
-                        o[j + i].at(0, (long) n * w[j + i].rows()));
-                integerArguments.setAtIndex(ValueLayout.JAVA_INT, 6L * MAX_SHARED_WEIGHTS + i, w[j + i].rows());
-            }
-            long pointers = ValueLayout.ADDRESS.byteSize() * MAX_SHARED_WEIGHTS;
-            cuda.call("zse_cuda_integer_matvec", w[j].type().code(), w[j].groupSize(), cols, count,
-                    integerArguments, integerArguments.asSlice(pointers), integerArguments.asSlice(3 * pointers),
-                    integerArguments.asSlice(2 * pointers), quantizedInput.codes(), quantizedInput.scales(),
-                    quantizedInput.sums(), n, stream.handle());
+            int8 = int8 != null ? int8 : integer.input(input, in, n, cols, stream);
+            int count = IntegerProducts.run(w, j);
+            integer.launch(w, out, j, count, n, cols, int8, stream);
             j += count;
         }
-    }
-
-    /**
-     * The int8 form of {@code floats} activations of {@code values} that the last op queued wrote beside them (a norm
-     * or SwiGLU fused with the quantization): the next op, if it is a product of that input, need not quantize it.
-     * Every op entry clears it ({@link #enter}), so it never outlives a later write.
-     */
-    private record QuantizedInput(DeviceActivations values, long floats, QuantizedActivations.Parts parts) {
-    }
-
-    /**
-     * Where an op writing {@code floats} activations in rows of {@code cols} (n of them) should write their int8 form
-     * too: only where an integer product could take them next.
-     */
-    private QuantizedActivations.Parts fusedQuantization(int n, long floats, int cols) {
-        if (!integerProducts || widestIntegerCols == 0 || cols % QuantizedActivations.BLOCK != 0
-                || n > QuantizedActivations.MAX_ROWS) {
-            return null;
-        }
-        return quantized.parts(floats, widestIntegerCols);
-    }
-
-    /** Whether w times n activation rows runs as an integer product (zse_cuda_integer_matvec). */
-    private boolean integerProduct(CudaWeight w, int n) {
-        return integerProducts && n <= QuantizedActivations.MAX_ROWS && INTEGER_TYPES.contains(w.type());
     }
 
     @Override
@@ -387,7 +325,7 @@ public final class CudaBackend implements Backend {
         DeviceActivations in = own(x, (long) n * dim);
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
-        QuantizedActivations.Parts q = fusedQuantization(n, (long) n * dim, dim);
+        QuantizedActivations.Parts q = integer.outputFor(n, (long) n * dim, dim);
         if (q == null) {
             cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps,
                     o.at(0, (long) n * dim), stream.handle());
@@ -395,7 +333,7 @@ public final class CudaBackend implements Backend {
         }
         cuda.call("zse_cuda_rms_norm_quantized", in.at(0, (long) n * dim), n, vector(weight), dim, eps,
                 o.at(0, (long) n * dim), q.codes(), q.scales(), q.sums(), stream.handle());
-        quantizedByLastOp = new QuantizedInput(o, (long) n * dim, q);
+        integer.wrote(o, (long) n * dim, q);
     }
 
     /** One pass over each row: the add, the sum of squares and the normed row (zse_cuda_add_rms_norm). */
@@ -408,7 +346,7 @@ public final class CudaBackend implements Backend {
         DeviceActivations added = own(y, (long) n * dim);
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
-        QuantizedActivations.Parts q = fusedQuantization(n, (long) n * dim, dim);
+        QuantizedActivations.Parts q = integer.outputFor(n, (long) n * dim, dim);
         if (q == null) {
             cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
                     vector(weight), dim, eps, o.at(0, (long) n * dim), stream.handle());
@@ -416,7 +354,7 @@ public final class CudaBackend implements Backend {
         }
         cuda.call("zse_cuda_add_rms_norm_quantized", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
                 vector(weight), dim, eps, o.at(0, (long) n * dim), q.codes(), q.scales(), q.sums(), stream.handle());
-        quantizedByLastOp = new QuantizedInput(o, (long) n * dim, q);
+        integer.wrote(o, (long) n * dim, q);
     }
 
     /** One launch for the whole batch: each row's position comes from the batch's tables on the device. */
@@ -529,7 +467,7 @@ public final class CudaBackend implements Backend {
         // decode rows only (the tiled prompt kernel writes F32 alone): the output projection's int8 input too
         boolean decodeOnly = t.layout().groups().stream().noneMatch(BatchTables.Group::prompt);
         QuantizedActivations.Parts quantizedOut = decodeOnly && shape.headDim() % QuantizedActivations.BLOCK == 0
-                ? fusedQuantization(t.rows(), (long) t.rows() * width, width) : null;
+                ? integer.outputFor(t.rows(), (long) t.rows() * width, width) : null;
         for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
             if (g.prompt()) {
@@ -572,7 +510,7 @@ public final class CudaBackend implements Backend {
                     stream.handle());
         }
         if (quantizedOut != null) {
-            quantizedByLastOp = new QuantizedInput(o, (long) t.rows() * width, quantizedOut);
+            integer.wrote(o, (long) t.rows() * width, quantizedOut);
         }
     }
 
@@ -778,16 +716,15 @@ public final class CudaBackend implements Backend {
         DeviceActivations g = own(gate, length);
         DeviceActivations u = own(up, length);
         computeEnter();
-        // the rows' count is not known here: any length a product of up to MAX_ROWS rows of the widest input can be
-        QuantizedActivations.Parts q = length <= (long) QuantizedActivations.MAX_ROWS * widestIntegerCols
-                ? fusedQuantization(1, length, length) : null;
+        // the rows' count is not known here: outputFor bounds the length by what the integer products can take
+        QuantizedActivations.Parts q = integer.outputFor(1, length, length);
         if (q == null) {
             cuda.call("zse_cuda_swiglu", g.at(0, length), u.at(0, length), (long) length, stream.handle());
             return;
         }
         cuda.call("zse_cuda_swiglu_quantized", g.at(0, length), u.at(0, length), (long) length, q.codes(), q.scales(),
                 q.sums(), stream.handle());
-        quantizedByLastOp = new QuantizedInput(g, length, q);
+        integer.wrote(g, length, q);
     }
 
     @Override
@@ -984,7 +921,7 @@ public final class CudaBackend implements Backend {
         if (closed) {
             throw new IllegalStateException("CUDA backend used after close");
         }
-        quantizedByLastOp = null;
+        integer.enter();
         cuda.setDevice(device.index());
     }
 
@@ -1025,7 +962,7 @@ public final class CudaBackend implements Backend {
             stream.synchronize();
         } finally {
             dropGraphs();
-            for (AutoCloseable c : new AutoCloseable[]{passInputs, deinterleave, splitWorkspace, quantized, sampling,
+            for (AutoCloseable c : new AutoCloseable[]{passInputs, deinterleave, splitWorkspace, integer, sampling,
                     samplingStaging}) {
                 if (c != null) {
                     try {

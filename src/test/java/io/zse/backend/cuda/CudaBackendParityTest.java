@@ -161,7 +161,8 @@ class CudaBackendParityTest {
                 {TensorType.Q6_K.ordinal(), 256}}) {
             TensorType type = TensorType.values()[kind[0]];
             int group = kind[1];
-            ZseTensor[] tensors = {TestCudaLibrary.randomWeight(type, group, 9, cols, group), TestCudaLibrary.randomWeight(type, group, 3, cols, 7),
+            ZseTensor[] tensors = {TestCudaLibrary.randomWeight(type, group, 9, cols, group),
+                    TestCudaLibrary.randomWeight(type, group, 3, cols, 7),
                     TestCudaLibrary.randomWeight(type, group, 5, cols, 8)};
             WeightMatrix[] onGpu = new WeightMatrix[tensors.length];
             for (int j = 0; j < tensors.length; j++) {
