@@ -12,6 +12,7 @@
 #   ENGINE_LOAD_CP  a class path holding a compiled bench/EngineLoad (default: run the source file, needs a full JDK)
 #   TOKENIZER       tokenizer folder for zse synth when the preset's is not in ../shared/tokenizers
 #   STREAMS         server load concurrencies (default "1 16 64"); TOKENS tokens per request (default 128)
+#   KV_CACHE        the KV cache type of zse's runs (default f16, as llama.cpp's)
 #   NCU             0 skips the ncu section (default 1, when ncu is on PATH)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +23,7 @@ app="$root/target/quarkus-app/quarkus-run.jar"
 results="${RESULTS:-$root/bench/results}"
 streams="${STREAMS:-1 16 64}"
 tokens="${TOKENS:-128}"
+kv="${KV_CACHE:-f16}"  # llama.cpp's default KV type, so both read the same bytes of cache
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 zse() { "$java" "${vm[@]}" -jar "$app" "$@"; }
 mkdir -p "$work" "$results"
@@ -91,8 +93,9 @@ for cache in dropped warm; do
   log "process start -> first token (cuda, page cache $cache): $(seconds_since "$t") s"
 done
 
-log "== zse bench --backend cuda --prompt-tokens 512 --tokens $tokens (load = open + upload)"
-zse bench --model "$model" --backend cuda --prompt-tokens 512 --tokens "$tokens" --warmup 1 --bandwidth-mb 0 2>&1 \
+log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens (load = open + upload)"
+zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
+  --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
 decode=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
 streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')
@@ -102,7 +105,8 @@ streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 
 # The server: continuous batching on the GPU, the same client as bench/engine-v2.sh.
 port=8391
 t=$(date +%s.%N)
-ZSE_BACKEND=cuda ZSE_VERIFY_WEIGHTS=off "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" \
+ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \
+  "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" \
   > "$work/serve.log" 2>&1 &
 server=$!
 ready() { curl -sf "$1" > /dev/null 2>&1; }

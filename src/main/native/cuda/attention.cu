@@ -60,9 +60,9 @@ struct Paged {
 // the row's first head. With `partial` null the normalised result goes to out (the row's first head; zeros when no
 // key was seen); otherwise the block's unnormalised state goes to partial [max, sum, output[head_dim]] for
 // reduce_splits_kernel to merge with the other parts of the row.
-template <class Locate>
+template <class Locate, class KV>
 __device__ void attend_range(const float *__restrict__ q, int begin, int end, Locate locate,
-                             const float *__restrict__ keys, const float *__restrict__ values, const Shape &s,
+                             const KV *__restrict__ keys, const KV *__restrict__ values, const Shape &s,
                              float *__restrict__ out, float *__restrict__ partial, const QuantizedOut &quantized) {
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
@@ -80,13 +80,13 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
     float running_max = -INFINITY, running_sum = 0.f;
     for (int t = begin + warp; t <= end; t += kDecodeWarps) {
         const int64_t row = locate(t);
-        const float *k = keys + row * s.kv_dim() + kv_offset;
-        const float *v = values + row * s.kv_dim() + kv_offset;
+        const KV *k = keys + row * s.kv_dim() + kv_offset;
+        const KV *v = values + row * s.kv_dim() + kv_offset;
         float dot = 0.f;
 #pragma unroll
         for (int e = 0; e < kDimsPerLane; e++) {
             int d = lane + e * kWarp;
-            if (d < s.head_dim) dot = fmaf(qr[e], k[d], dot);
+            if (d < s.head_dim) dot = fmaf(qr[e], mma_to_float(k[d]), dot);
         }
         const float score = s.logit(warp_sum(dot));
         const float new_max = fmaxf(running_max, score);
@@ -96,7 +96,7 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
 #pragma unroll
         for (int e = 0; e < kDimsPerLane; e++) {
             int d = lane + e * kWarp;
-            acc[e] = acc[e] * correction + (d < s.head_dim ? p * v[d] : 0.f);
+            acc[e] = acc[e] * correction + (d < s.head_dim ? p * mma_to_float(v[d]) : 0.f);
         }
         running_max = new_max;
     }
@@ -148,11 +148,11 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
 // negative position is a padding row (a batch run at a larger recorded size): no key, zeros out.
 // Flash-decoding: with gridDim.z == splits > 1 the row's visible keys are cut into `splits` runs of equal length,
 // block z takes run z and writes its partial state to workspace [rows, heads, splits, head_dim + 2].
+template <class KV>
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
-    const int32_t *__restrict__ tables, int block_size, const float *__restrict__ keys,
-    const float *__restrict__ values, Shape s, float *__restrict__ out, float *__restrict__ workspace,
-    QuantizedOut quantized) {
+    const int32_t *__restrict__ tables, int block_size, const KV *__restrict__ keys, const KV *__restrict__ values,
+    Shape s, float *__restrict__ out, float *__restrict__ workspace, QuantizedOut quantized) {
     const int row = blockIdx.y;
     const int64_t row_start = static_cast<int64_t>(row) * s.heads * s.head_dim;
     const int position = positions[row];
@@ -203,16 +203,16 @@ __global__ void reduce_splits_kernel(const float *__restrict__ workspace, int sp
 
 // Row blockIdx.x of k and v [rows, kv_dim] into slot slots[row] of the pool's keys and values [slots, kv_dim]; a
 // negative slot is a padding row, not stored.
+template <class KV>
 __global__ void store_kv_kernel(const float *__restrict__ k, const float *__restrict__ v, int kv_dim,
-                                const int32_t *__restrict__ slots, float *__restrict__ keys,
-                                float *__restrict__ values) {
+                                const int32_t *__restrict__ slots, KV *__restrict__ keys, KV *__restrict__ values) {
     const int slot = slots[blockIdx.x];
     if (slot < 0) return;
     const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
     const int64_t to = static_cast<int64_t>(slot) * kv_dim;
     for (int d = threadIdx.x; d < kv_dim; d += blockDim.x) {
-        keys[to + d] = k[from + d];
-        values[to + d] = v[from + d];
+        keys[to + d] = mma_from_float<KV>(k[from + d]);
+        values[to + d] = mma_from_float<KV>(v[from + d]);
     }
 }
 
@@ -345,7 +345,7 @@ template <class T>
 __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, const int32_t *__restrict__ tiles, int block_size,
-    const float *__restrict__ keys, const float *__restrict__ values, Shape s, float *__restrict__ out) {
+    const T *__restrict__ keys, const T *__restrict__ values, Shape s, float *__restrict__ out) {
     constexpr int kKeys = kTiledKeys<T>;
     ZSE_DYNAMIC_SHARED(float, shared);
     const PrefillPlan<T> plan(s.head_dim);
@@ -391,14 +391,14 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
         __syncthreads();  // the previous step's tiles are no longer read
         for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
             const int t = i / pd, d = i % pd;
-            float k = 0.f, v = 0.f;
+            T k = mma_from_float<T>(0.f), v = k;
             if (t0 + t <= last_key && d < hd) {
                 const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
                 k = keys[at];
                 v = values[at];
             }
-            ks[t * plan.ld_t + d] = mma_from_float<T>(k);
-            vs[t * plan.ld_t + d] = mma_from_float<T>(v);
+            ks[t * plan.ld_t + d] = k;
+            vs[t * plan.ld_t + d] = v;
         }
         __syncthreads();
         for (int block = warp; block < kKeys / kMmaTile; block += kTiledWarps) {  // S = Q.K^T, a 16-key block a warp
@@ -464,8 +464,8 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
 
 template <class T>
 int launch_paged_prefill(dim3 grid, const float *q, const int32_t *positions, const int32_t *table_offsets,
-                         const int32_t *tables, const int32_t *tiles, int block_size, const float *keys,
-                         const float *values, const Shape &shape, float *out, cudaStream_t stream) {
+                         const int32_t *tables, const int32_t *tiles, int block_size, const void *keys,
+                         const void *values, const Shape &shape, float *out, cudaStream_t stream) {
     const size_t bytes = PrefillPlan<T>(shape.head_dim).bytes;
     if (bytes > 48 * 1024) {
         ZSE_CHECK(cudaFuncSetAttribute(paged_prefill_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -473,7 +473,8 @@ int launch_paged_prefill(dim3 grid, const float *q, const int32_t *positions, co
                   "cudaFuncSetAttribute(paged_prefill_kernel)");
     }
     ZSE_LAUNCH(paged_prefill_kernel<T>, grid, kTiledWarps * kWarp, bytes, stream)(
-        q, positions, table_offsets, tables, tiles, block_size, keys, values, shape, out);
+        q, positions, table_offsets, tables, tiles, block_size, static_cast<const T *>(keys),
+        static_cast<const T *>(values), shape, out);
     return launched("paged_prefill_kernel");
 }
 
@@ -516,20 +517,20 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
 
 extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
-                                        const float *keys, const float *values, int heads, int kv_heads,
+                                        const void *keys, const void *values, int kv_type, int heads, int kv_heads,
                                         int head_dim, int sliding_window, float scale, float soft_cap, int splits,
                                         float *workspace, float *out, void *stream) {
     return zse_cuda_paged_attention_quantized(q, rows, positions, table_offsets, tables, block_size, keys, values,
-                                              heads, kv_heads, head_dim, sliding_window, scale, soft_cap, splits,
-                                              workspace, out, nullptr, nullptr, nullptr, stream);
+                                              kv_type, heads, kv_heads, head_dim, sliding_window, scale, soft_cap,
+                                              splits, workspace, out, nullptr, nullptr, nullptr, stream);
 }
 
 extern "C" int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions,
                                                   const int32_t *table_offsets, const int32_t *tables, int block_size,
-                                                  const float *keys, const float *values, int heads, int kv_heads,
-                                                  int head_dim, int sliding_window, float scale, float soft_cap,
-                                                  int splits, float *workspace, float *out, int8_t *out_q,
-                                                  float *out_d, float *out_s, void *stream) {
+                                                  const void *keys, const void *values, int kv_type, int heads,
+                                                  int kv_heads, int head_dim, int sliding_window, float scale,
+                                                  float soft_cap, int splits, float *workspace, float *out,
+                                                  int8_t *out_q, float *out_d, float *out_s, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -549,9 +550,17 @@ extern "C" int zse_cuda_paged_attention_quantized(const float *q, int rows, cons
     const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(heads, rows, splits);
-    ZSE_LAUNCH(paged_attention_kernel, grid, kDecodeWarps * kWarp, 0, s)(
-        q, positions, table_offsets, tables, block_size, keys, values, shape, out, splits > 1 ? workspace : nullptr,
-        quantized);
+    ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_paged_attention: kv_type must be 0 (F32) or 1 (F16)");
+    float *partial = splits > 1 ? workspace : nullptr;
+    if (kv_type == F16) {
+        ZSE_LAUNCH(paged_attention_kernel<__half>, grid, kDecodeWarps * kWarp, 0, s)(
+            q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
+            static_cast<const __half *>(values), shape, out, partial, quantized);
+    } else {
+        ZSE_LAUNCH(paged_attention_kernel<float>, grid, kDecodeWarps * kWarp, 0, s)(
+            q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
+            static_cast<const float *>(values), shape, out, partial, quantized);
+    }
     if (splits == 1) return launched("paged_attention_kernel");
     if (int status = launched("paged_attention_kernel")) return status;
     ZSE_LAUNCH(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out, quantized);
@@ -560,7 +569,7 @@ extern "C" int zse_cuda_paged_attention_quantized(const float *q, int rows, cons
 
 extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
                                                 const int32_t *tables, const int32_t *tiles, int tile_count,
-                                                int block_size, const float *keys, const float *values, int heads,
+                                                int block_size, const void *keys, const void *values, int heads,
                                                 int kv_heads, int head_dim, int sliding_window, float scale,
                                                 float soft_cap, int precision, float *out, void *stream) {
     using namespace zse;
@@ -591,11 +600,19 @@ extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *p
 }
 
 extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots,
-                                 float *keys, float *values, void *stream) {
+                                 void *keys, void *values, int kv_type, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(k != nullptr && v != nullptr && slots != nullptr && keys != nullptr && values != nullptr,
                 "zse_cuda_store_kv: NULL pointer");
     ZSE_REQUIRE(rows > 0 && kv_dim > 0, "zse_cuda_store_kv: rows and kv_dim must be positive");
-    ZSE_LAUNCH(store_kv_kernel, rows, 256, 0, static_cast<cudaStream_t>(stream))(k, v, kv_dim, slots, keys, values);
+    ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_store_kv: kv_type must be 0 (F32) or 1 (F16)");
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (kv_type == F16) {
+        ZSE_LAUNCH(store_kv_kernel<__half>, rows, 256, 0, s)(k, v, kv_dim, slots, static_cast<__half *>(keys),
+                                                             static_cast<__half *>(values));
+    } else {
+        ZSE_LAUNCH(store_kv_kernel<float>, rows, 256, 0, s)(k, v, kv_dim, slots, static_cast<float *>(keys),
+                                                            static_cast<float *>(values));
+    }
     return launched("store_kv_kernel");
 }

@@ -1,5 +1,6 @@
 // Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add, and their fusions: the residual add
 // with the next RMSNorm, and RoPE with the KV write.
+#include "mma.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
 
@@ -100,10 +101,11 @@ __global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int3
 // RoPE in the KV write: row blockIdx.x of k is rotated on its way into slot slots[row] of the pool's keys, and its row
 // of v copied beside it; k itself is left as it was (attention reads the pool). A negative slot: a padding row. Where q
 // is set, the row's queries (heads of them) are rotated in place first, as rope_kernel would.
+template <class KV>
 __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restrict__ k, const float *__restrict__ v,
                                      int kv_heads, int head_dim, const int32_t *__restrict__ positions,
                                      const float *__restrict__ inverse_frequencies, const int32_t *__restrict__ slots,
-                                     float *__restrict__ keys, float *__restrict__ values) {
+                                     KV *__restrict__ keys, KV *__restrict__ values) {
     const int half = head_dim / 2;
     const int position = positions[blockIdx.x];
     if (q != nullptr) {
@@ -122,11 +124,13 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
     for (int item = threadIdx.x; item < kv_heads * half; item += blockDim.x) {
         const int h = item / half, j = item % half;
         const int64_t at = h * head_dim + j;
-        rotate(position, inverse_frequencies[j], k[from + at], k[from + at + half], keys[to + at],
-               keys[to + at + half]);
+        float a, b;
+        rotate(position, inverse_frequencies[j], k[from + at], k[from + at + half], a, b);
+        keys[to + at] = mma_from_float<KV>(a);
+        keys[to + at + half] = mma_from_float<KV>(b);
     }
     for (int d = threadIdx.x; d < kv_dim; d += blockDim.x) {
-        values[to + d] = v[from + d];
+        values[to + d] = mma_from_float<KV>(v[from + d]);
     }
 }
 
@@ -227,22 +231,31 @@ int zse_cuda_add_rms_norm_quantized(float *x, const float *y, int n, const float
 
 int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
-                           float *keys, float *values, void *stream) {
+                           void *keys, void *values, int kv_type, void *stream) {
     return zse_cuda_rope_qk_store_kv(nullptr, 0, k, v, rows, kv_heads, head_dim, positions, inverse_frequencies, slots,
-                                     keys, values, stream);
+                                     keys, values, kv_type, stream);
 }
 
 int zse_cuda_rope_qk_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads,
                               int head_dim, const int32_t *positions, const float *inverse_frequencies,
-                              const int32_t *slots, float *keys, float *values, void *stream) {
+                              const int32_t *slots, void *keys, void *values, int kv_type, void *stream) {
     ZSE_REQUIRE(k != nullptr && v != nullptr && positions != nullptr && inverse_frequencies != nullptr &&
                     slots != nullptr && keys != nullptr && values != nullptr,
                 "zse_cuda_rope_store_kv: NULL pointer");
     ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0 && head_dim % 2 == 0,
                 "zse_cuda_rope_store_kv: rows, kv_heads and an even head_dim must be positive");
     ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_qk_store_kv: heads must be positive");
-    ZSE_LAUNCH(zse::rope_store_kv_kernel, rows, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
-        q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, keys, values);
+    ZSE_REQUIRE(kv_type == 0 || kv_type == 1, "zse_cuda_rope_store_kv: kv_type must be 0 (F32) or 1 (F16)");
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (kv_type == 1) {
+        ZSE_LAUNCH(zse::rope_store_kv_kernel<__half>, rows, zse::kThreads, 0, s)(
+            q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, static_cast<__half *>(keys),
+            static_cast<__half *>(values));
+    } else {
+        ZSE_LAUNCH(zse::rope_store_kv_kernel<float>, rows, zse::kThreads, 0, s)(
+            q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, static_cast<float *>(keys),
+            static_cast<float *>(values));
+    }
     return zse::launched("rope_store_kv_kernel");
 }
 

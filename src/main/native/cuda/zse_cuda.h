@@ -141,8 +141,8 @@ int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *posit
 int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, const float *values, int heads,
                        int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
 /*
- * The KV block pool: per layer, keys and values [slots, kv_dim] F32, slot = block * block_size + offset in block.
- * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored).
+ * The KV block pool: per layer, keys and values [slots, kv_dim] of kv_type (0 F32, 1 F16: written rounded to nearest
+ * even, read as F32), slot = block * block_size + offset in block. store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored).
  * paged_attention is the attention above, its logits q·k times scale and, where soft_cap > 0, then
  * soft_cap·tanh(logit / soft_cap) (Gemma 2; zse_cuda_attention takes 1/sqrt(head_dim) and no cap), for a batch of
  * rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
@@ -153,43 +153,44 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * rows * heads * splits * (head_dim + 2) floats (NULL when splits == 1). Positions, tables and slots are device
  * arrays, so a captured step replays with new ones written in place.
  */
-int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, float *keys,
-                      float *values, void *stream);
+int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, void *keys,
+                      void *values, int kv_type, void *stream);
 /*
  * RoPE in the KV write: store_kv of k rotated as zse_cuda_rope rotates it (kv_dim = kv_heads * head_dim, row i at
  * positions[i]); k itself is not modified. Bit for bit rope then store_kv.
  */
 int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
-                           float *keys, float *values, void *stream);
+                           void *keys, void *values, int kv_type, void *stream);
 /* rope of q [rows, heads * head_dim] in place and rope_store_kv of k and v, in one launch (bit for bit both). */
 int zse_cuda_rope_qk_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads,
                               int head_dim, const int32_t *positions, const float *inverse_frequencies,
-                              const int32_t *slots, float *keys, float *values, void *stream);
+                              const int32_t *slots, void *keys, void *values, int kv_type, void *stream);
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
-                             const int32_t *tables, int block_size, const float *keys, const float *values,
+                             const int32_t *tables, int block_size, const void *keys, const void *values, int kv_type,
                              int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
                              int splits, float *workspace, float *out, void *stream);
 /*
  * paged_attention that also writes out quantized for the integer products (head_dim a multiple of 32), as
  * zse_cuda_quantize_rows would: out_q [rows * heads * head_dim], out_d and out_s [that / 32].
  */
-int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
-                                       const int32_t *tables, int block_size, const float *keys, const float *values,
-                                       int heads, int kv_heads, int head_dim, int sliding_window, float scale,
-                                       float soft_cap, int splits, float *workspace, float *out, int8_t *out_q,
-                                       float *out_d, float *out_s, void *stream);
+int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions,
+                                       const int32_t *table_offsets, const int32_t *tables, int block_size,
+                                       const void *keys, const void *values, int kv_type, int heads, int kv_heads,
+                                       int head_dim, int sliding_window, float scale, float soft_cap, int splits,
+                                       float *workspace, float *out, int8_t *out_q, float *out_d, float *out_s,
+                                       void *stream);
 /*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a
  * tile whose first position is negative is padding: out zero). Each tile's queries are staged once and attend to the
  * sequence's cached prefix and to the chunk itself in tiles of keys, with an online softmax; Q.K^T and P.V are
  * 16x16x16 products whose inputs are rounded to `precision` (the storage type codes: 0 F32; 1 F16, on tensor cores,
- * for an F16 KV cache) and accumulated in F32. tile_count * heads blocks.
+ * for an F16 KV cache, which is also the pool's kv_type) and accumulated in F32. tile_count * heads blocks.
  */
 int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
                                      const int32_t *tables, const int32_t *tiles, int tile_count, int block_size,
-                                     const float *keys, const float *values, int heads, int kv_heads, int head_dim,
+                                     const void *keys, const void *values, int heads, int kv_heads, int head_dim,
                                      int sliding_window, float scale, float soft_cap, int precision, float *out,
                                      void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length. */

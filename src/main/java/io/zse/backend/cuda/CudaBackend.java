@@ -392,7 +392,7 @@ public final class CudaBackend implements Backend {
             cuda.call("zse_cuda_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvDim,
                     t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
-                    stream.handle());
+                    pool.typeCode(), stream.handle());
         }
     }
 
@@ -442,7 +442,7 @@ public final class CudaBackend implements Backend {
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
                     headDim, t.layout().positions(t.address(), g.rowStart()), frequencies,
                     t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
-                    stream.handle());
+                    pool.typeCode(), stream.handle());
         }
     }
 
@@ -473,7 +473,7 @@ public final class CudaBackend implements Backend {
             if (g.prompt()) {
                 // Prompt chunks: tiles of 16 consecutive rows share their key and value loads (decode rows in the
                 // group are 1-row tiles); F16 caches round K and V as the CPU's do and run on tensor cores.
-                int precision = g.pool().type() == KvCacheType.F16 ? TensorType.F16.code() : TensorType.F32.code();
+                int precision = pool.typeCode(); // also the type of the rows it reads
                 cuda.call("zse_cuda_paged_prefill_attention", queries.at(0, (long) t.rows() * width),
                         t.layout().positions(t.address(), 0), t.layout().tableOffsets(t.address(), 0),
                         t.layout().tables(t.address()), t.layout().tiles(t.address(), g.tileStart()), g.tileCount(),
@@ -501,8 +501,9 @@ public final class CudaBackend implements Backend {
             cuda.call("zse_cuda_paged_attention_quantized", queries.at(first, (long) g.rowCount() * width),
                     g.rowCount(), t.layout().positions(t.address(), g.rowStart()),
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
-                    g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(), shape.numKvHeads(),
-                    shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(), splits, workspace,
+                    g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.typeCode(), shape.numHeads(),
+                    shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
+                    splits, workspace,
                     o.at(first, (long) g.rowCount() * width),
                     quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.codes(), first),
                     quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.scales(), first / 8),
