@@ -37,9 +37,10 @@ public record MemoryFootprint(long weightBytes, long kvCacheBytes, long workspac
      * @param positions  KV cache positions that will be held at once (all sequences together)
      * @param batchRows  the most tokens one forward pass processes (prompt chunk or decode batch)
      * @param rowFloats  F32 values of activations per token (hidden, q, k, v, two ffn rows, logits, ...)
+     * @param kvValueBytes bytes the device holds per cached key or value element
      */
     public static MemoryFootprint of(List<TensorInfo> tensors, int layers, int kvDim, long positions, int batchRows,
-                                     long rowFloats) {
+                                     long rowFloats, int kvValueBytes) {
         long weights = 0;
         long scratch = 0;
         for (TensorInfo t : tensors) {
@@ -53,7 +54,7 @@ public record MemoryFootprint(long weightBytes, long kvCacheBytes, long workspac
         for (TensorType type : TensorType.values()) {
             asType.put(type, tensors.stream().mapToLong(t -> bytesAs(t, type)).sum());
         }
-        long kv = 2L * layers * positions * kvDim * Float.BYTES;
+        long kv = 2L * layers * positions * kvDim * kvValueBytes;
         long workspace = (long) batchRows * rowFloats * Float.BYTES + MARGIN_BYTES + scratch;
         return new MemoryFootprint(weights, kv, workspace, Map.copyOf(asType));
     }

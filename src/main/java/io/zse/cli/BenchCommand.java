@@ -101,8 +101,8 @@ public final class BenchCommand implements Callable<Integer> {
         for (int threadCount : threadCounts) {
             long start = System.nanoTime();
             try (ZseFile file = ZseFile.open(zse);
-                 Backend opened = backendOption.open(file, (long) promptTokens + decodeTokens, promptTokens,
-                         threadCount, spec.commandLine().getErr())) {
+                 Backend opened = backendOption.open(file, (long) promptTokens + decodeTokens, kvCacheType,
+                         promptTokens, threadCount, spec.commandLine().getErr())) {
                 ProfiledBackend profiled = profile ? new ProfiledBackend(opened) : null;
                 Backend backend = profile ? profiled : opened;
                 long uploadStart = System.nanoTime();

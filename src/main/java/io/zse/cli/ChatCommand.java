@@ -86,7 +86,8 @@ public final class ChatCommand implements Callable<Integer> {
                         + "joined as plain text, as the server does");
                 template = ChatTemplate.compile(LoadedModel.FALLBACK_TEMPLATE);
             }
-            try (Backend backend = backendOption.open(file, Integer.MAX_VALUE, 512, threads.count(), err)) {
+            try (Backend backend = backendOption.open(file, Integer.MAX_VALUE, kvCache.type(), 512, threads.count(),
+                    err)) {
                 LlamaModel llama = LlamaModel.load(file, backend);
                 Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCache.type());
                 Conversation conversation = new Conversation(generator, tokenizer, template, config,

@@ -90,7 +90,7 @@ public final class GenerateCommand implements Callable<Integer> {
             CompletableFuture<Tokenizer> tokenizer = CompletableFuture.supplyAsync(() -> loadTokenizer(file));
             // Every token holds at least one byte of the text (plus BOS/EOS): a bound for the memory check.
             int promptBound = text.getBytes(StandardCharsets.UTF_8).length + 2;
-            try (Backend backend = backendOption.open(file, (long) promptBound + maxTokens, promptBound,
+            try (Backend backend = backendOption.open(file, (long) promptBound + maxTokens, kvCacheType, promptBound,
                     threads.count(), spec.commandLine().getErr())) {
                 LlamaModel llama = LlamaModel.load(file, backend);
                 Tokenizer loaded = join(tokenizer);

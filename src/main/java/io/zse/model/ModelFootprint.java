@@ -1,5 +1,6 @@
 package io.zse.model;
 
+import io.zse.backend.KvCacheType;
 import io.zse.backend.MemoryFootprint;
 import io.zse.format.ZseFile;
 
@@ -11,13 +12,16 @@ public final class ModelFootprint {
     /**
      * @param positions KV cache positions held at once (all sequences together)
      * @param batchRows the most tokens one forward pass processes
+     * @param kvType    the KV cache type: the CUDA backend holds F16 caches in F16, every other type in F32
      */
-    public static MemoryFootprint of(ZseFile file, ModelConfig config, long positions, int batchRows) {
+    public static MemoryFootprint of(ZseFile file, ModelConfig config, long positions, int batchRows,
+                                     KvCacheType kvType) {
         int kvDim = config.numKvHeads() * config.headDim();
         int qDim = config.numHeads() * config.headDim();
         // Per token: residual, normed, projected (3 d), q and attended (2 q), k and v (2 kv), gate and up (2 ff), logits.
         long rowFloats = 3L * config.hiddenSize() + 2L * qDim + 2L * kvDim + 2L * config.intermediateSize()
                 + config.vocabSize();
-        return MemoryFootprint.of(file.tensors(), config.numLayers(), kvDim, positions, batchRows, rowFloats);
+        return MemoryFootprint.of(file.tensors(), config.numLayers(), kvDim, positions, batchRows, rowFloats,
+                kvType == KvCacheType.F16 ? 2 : Float.BYTES);
     }
 }

@@ -58,7 +58,7 @@ public final class ModelLoader {
                     (long) length * options.limits().maxRunning() * bytesPerToken);
             // Room for the whole KV pool: a device that cannot hold it is not chosen.
             MemoryFootprint footprint = ModelFootprint.of(file, config, kvBytes / bytesPerToken,
-                    Math.max(options.limits().maxRunning(), options.limits().maxBatchTokens()));
+                    Math.max(options.limits().maxRunning(), options.limits().maxBatchTokens()), kvCacheType);
             backend = new BackendSelector(LOG::info).select(choice, Optional.of(footprint),
                     options.threads() > 0 ? options.threads() : CpuThreads.defaultThreads());
             LlamaModel model = LlamaModel.load(file, backend);
