@@ -519,18 +519,8 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
                                         const void *keys, const void *values, int kv_type, int heads, int kv_heads,
                                         int head_dim, int sliding_window, float scale, float soft_cap, int splits,
-                                        float *workspace, float *out, void *stream) {
-    return zse_cuda_paged_attention_quantized(q, rows, positions, table_offsets, tables, block_size, keys, values,
-                                              kv_type, heads, kv_heads, head_dim, sliding_window, scale, soft_cap,
-                                              splits, workspace, out, nullptr, nullptr, nullptr, stream);
-}
-
-extern "C" int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions,
-                                                  const int32_t *table_offsets, const int32_t *tables, int block_size,
-                                                  const void *keys, const void *values, int kv_type, int heads,
-                                                  int kv_heads, int head_dim, int sliding_window, float scale,
-                                                  float soft_cap, int splits, float *workspace, float *out,
-                                                  int8_t *out_q, float *out_d, float *out_s, void *stream) {
+                                        float *workspace, float *out, int8_t *out_q, float *out_d, float *out_s,
+                                        void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -545,7 +535,7 @@ extern "C" int zse_cuda_paged_attention_quantized(const float *q, int rows, cons
     ZSE_REQUIRE(splits >= 1 && splits <= kMaxSplits, "zse_cuda_paged_attention: splits must be 1..64");
     ZSE_REQUIRE(splits == 1 || workspace != nullptr, "zse_cuda_paged_attention: splits > 1 needs a workspace");
     ZSE_REQUIRE(out_q == nullptr || (out_d != nullptr && out_s != nullptr && head_dim % kQuantBlock == 0),
-                "zse_cuda_paged_attention_quantized: NULL scales or sums, or head_dim not a multiple of 32");
+                "zse_cuda_paged_attention: NULL scales or sums, or head_dim not a multiple of 32");
     Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);

@@ -197,54 +197,38 @@ __global__ void add_bias_kernel(float *x, int64_t length, const float *__restric
 
 extern "C" {
 
-int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream) {
-    return zse_cuda_rms_norm_quantized(x, n, weight, dim, eps, out, nullptr, nullptr, nullptr, stream);
-}
-
-int zse_cuda_rms_norm_quantized(const float *x, int n, const float *weight, int dim, float eps, float *out, int8_t *q,
-                                float *d, float *s, void *stream) {
+int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, int8_t *q, float *d,
+                      float *s, void *stream) {
     ZSE_REQUIRE(x != nullptr && weight != nullptr && out != nullptr, "zse_cuda_rms_norm: NULL pointer");
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
-                "zse_cuda_rms_norm_quantized: NULL scales or sums, or dim not a multiple of 32");
+                "zse_cuda_rms_norm: NULL scales or sums, or dim not a multiple of 32");
     ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
         x, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("rms_norm_kernel");
 }
 
 int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, int dim, float eps, float *out,
-                          void *stream) {
-    return zse_cuda_add_rms_norm_quantized(x, y, n, weight, dim, eps, out, nullptr, nullptr, nullptr, stream);
-}
-
-int zse_cuda_add_rms_norm_quantized(float *x, const float *y, int n, const float *weight, int dim, float eps,
-                                    float *out, int8_t *q, float *d, float *s, void *stream) {
+                          int8_t *q, float *d, float *s, void *stream) {
     ZSE_REQUIRE(x != nullptr && y != nullptr && weight != nullptr && out != nullptr,
                 "zse_cuda_add_rms_norm: NULL pointer");
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_add_rms_norm: n and dim must be positive");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
-                "zse_cuda_add_rms_norm_quantized: NULL scales or sums, or dim not a multiple of 32");
+                "zse_cuda_add_rms_norm: NULL scales or sums, or dim not a multiple of 32");
     ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
         x, y, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("add_rms_norm_kernel");
 }
 
-int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
+int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
                            void *keys, void *values, int kv_type, void *stream) {
-    return zse_cuda_rope_qk_store_kv(nullptr, 0, k, v, rows, kv_heads, head_dim, positions, inverse_frequencies, slots,
-                                     keys, values, kv_type, stream);
-}
-
-int zse_cuda_rope_qk_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads,
-                              int head_dim, const int32_t *positions, const float *inverse_frequencies,
-                              const int32_t *slots, void *keys, void *values, int kv_type, void *stream) {
     ZSE_REQUIRE(k != nullptr && v != nullptr && positions != nullptr && inverse_frequencies != nullptr &&
                     slots != nullptr && keys != nullptr && values != nullptr,
                 "zse_cuda_rope_store_kv: NULL pointer");
     ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0 && head_dim % 2 == 0,
                 "zse_cuda_rope_store_kv: rows, kv_heads and an even head_dim must be positive");
-    ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_qk_store_kv: heads must be positive");
+    ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_store_kv: heads must be positive");
     ZSE_REQUIRE(kv_type == 0 || kv_type == 1, "zse_cuda_rope_store_kv: kv_type must be 0 (F32) or 1 (F16)");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (kv_type == 1) {
@@ -270,17 +254,10 @@ int zse_cuda_rope(float *x, int n, int heads, int head_dim, const int32_t *posit
     return zse::launched("rope_kernel");
 }
 
-int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream) {
+int zse_cuda_swiglu(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s, void *stream) {
     ZSE_REQUIRE(gate != nullptr && up != nullptr && length > 0, "zse_cuda_swiglu: NULL pointer or length <= 0");
-    return zse::launch_binary<zse::Swiglu>(gate, up, length, stream);
-}
-
-int zse_cuda_swiglu_quantized(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s,
-                              void *stream) {
-    ZSE_REQUIRE(gate != nullptr && up != nullptr && q != nullptr && d != nullptr && s != nullptr,
-                "zse_cuda_swiglu_quantized: NULL pointer");
-    ZSE_REQUIRE(length > 0 && length % zse::kQuantBlock == 0,
-                "zse_cuda_swiglu_quantized: length must be a positive multiple of 32");
+    ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && length % zse::kQuantBlock == 0),
+                "zse_cuda_swiglu: NULL scales or sums, or length not a multiple of 32");
     return zse::launch_binary<zse::Swiglu>(gate, up, length, stream, zse::QuantizedOut{q, d, s});
 }
 

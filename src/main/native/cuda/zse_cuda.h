@@ -113,19 +113,16 @@ int zse_cuda_deinterleave_rows(const void *src, void *dst, int64_t rows, int64_t
                                void *stream);
 /* x[i, :] += bias for the n rows of x [n, dim]. */
 int zse_cuda_add_bias(float *x, int n, const float *bias, int dim, void *stream);
-/* out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. */
-int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, void *stream);
+/*
+ * out[i, :] = x[i, :] / sqrt(mean(x[i, :]^2) + eps) * weight for n rows of width dim. Where q is not NULL, out is also
+ * written quantized for the integer products (dim a multiple of 32), as zse_cuda_quantize_rows would: q [n * dim],
+ * d and s [n * dim / 32]; the F32 out is the same either way, bit for bit.
+ */
+int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float eps, float *out, int8_t *q, float *d,
+                      float *s, void *stream);
 /* The residual add and the next RMSNorm in one kernel: x += y, then out = rms_norm(x) as above (bit for bit). */
 int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, int dim, float eps, float *out,
-                          void *stream);
-/*
- * rms_norm and add_rms_norm that also write out quantized for the integer products (dim a multiple of 32), as
- * zse_cuda_quantize_rows would: q [n * dim], d and s [n * dim / 32]. The F32 out is the same bit for bit.
- */
-int zse_cuda_rms_norm_quantized(const float *x, int n, const float *weight, int dim, float eps, float *out, int8_t *q,
-                                float *d, float *s, void *stream);
-int zse_cuda_add_rms_norm_quantized(float *x, const float *y, int n, const float *weight, int dim, float eps,
-                                    float *out, int8_t *q, float *d, float *s, void *stream);
+                          int8_t *q, float *d, float *s, void *stream);
 /*
  * Rotate-half RoPE of x [n, heads * head_dim] in place; row i is at position positions[i] (a device array, so a captured
  * step replays at new positions); inverse_frequencies [head_dim/2].
@@ -157,29 +154,18 @@ int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, cons
                       void *values, int kv_type, void *stream);
 /*
  * RoPE in the KV write: store_kv of k rotated as zse_cuda_rope rotates it (kv_dim = kv_heads * head_dim, row i at
- * positions[i]); k itself is not modified. Bit for bit rope then store_kv.
+ * positions[i]); k itself is not modified. Where q is not NULL, its rows [rows, heads * head_dim] are rotated in
+ * place by the same launch. Bit for bit rope then store_kv.
  */
-int zse_cuda_rope_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
+int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
                            void *keys, void *values, int kv_type, void *stream);
-/* rope of q [rows, heads * head_dim] in place and rope_store_kv of k and v, in one launch (bit for bit both). */
-int zse_cuda_rope_qk_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads,
-                              int head_dim, const int32_t *positions, const float *inverse_frequencies,
-                              const int32_t *slots, void *keys, void *values, int kv_type, void *stream);
+/* Where out_q is not NULL, out is also written quantized as rms_norm does (head_dim a multiple of 32). */
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const void *keys, const void *values, int kv_type,
                              int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
-                             int splits, float *workspace, float *out, void *stream);
-/*
- * paged_attention that also writes out quantized for the integer products (head_dim a multiple of 32), as
- * zse_cuda_quantize_rows would: out_q [rows * heads * head_dim], out_d and out_s [that / 32].
- */
-int zse_cuda_paged_attention_quantized(const float *q, int rows, const int32_t *positions,
-                                       const int32_t *table_offsets, const int32_t *tables, int block_size,
-                                       const void *keys, const void *values, int kv_type, int heads, int kv_heads,
-                                       int head_dim, int sliding_window, float scale, float soft_cap, int splits,
-                                       float *workspace, float *out, int8_t *out_q, float *out_d, float *out_s,
-                                       void *stream);
+                             int splits, float *workspace, float *out, int8_t *out_q, float *out_d, float *out_s,
+                             void *stream);
 /*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a
@@ -193,11 +179,8 @@ int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, c
                                      const void *keys, const void *values, int heads, int kv_heads, int head_dim,
                                      int sliding_window, float scale, float soft_cap, int precision, float *out,
                                      void *stream);
-/* gate[k] = silu(gate[k]) * up[k] for k < length. */
-int zse_cuda_swiglu(float *gate, const float *up, int64_t length, void *stream);
-/* swiglu that also writes gate quantized for the integer products (length a multiple of 32), as rms_norm_quantized. */
-int zse_cuda_swiglu_quantized(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s,
-                              void *stream);
+/* gate[k] = silu(gate[k]) * up[k] for k < length; where q is not NULL, quantized too as rms_norm does. */
+int zse_cuda_swiglu(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s, void *stream);
 /* gate[k] = gelu_tanh(gate[k]) * up[k] for k < length (GeGLU, Gemma; PyTorch's approximate="tanh"). */
 int zse_cuda_geglu(float *gate, const float *up, int64_t length, void *stream);
 /* gate[k] = relu(gate[k])² * up[k] for k < length (BitNet b1.58). */

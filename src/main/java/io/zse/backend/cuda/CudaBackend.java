@@ -326,13 +326,8 @@ public final class CudaBackend implements Backend {
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
         QuantizedActivations.Parts q = integer.outputFor(n, (long) n * dim, dim);
-        if (q == null) {
-            cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps,
-                    o.at(0, (long) n * dim), stream.handle());
-            return;
-        }
-        cuda.call("zse_cuda_rms_norm_quantized", in.at(0, (long) n * dim), n, vector(weight), dim, eps,
-                o.at(0, (long) n * dim), q.codes(), q.scales(), q.sums(), stream.handle());
+        cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps, o.at(0, (long) n * dim),
+                codes(q), scales(q), sums(q), stream.handle());
         integer.wrote(o, (long) n * dim, q);
     }
 
@@ -347,13 +342,8 @@ public final class CudaBackend implements Backend {
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
         QuantizedActivations.Parts q = integer.outputFor(n, (long) n * dim, dim);
-        if (q == null) {
-            cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
-                    vector(weight), dim, eps, o.at(0, (long) n * dim), stream.handle());
-            return;
-        }
-        cuda.call("zse_cuda_add_rms_norm_quantized", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
-                vector(weight), dim, eps, o.at(0, (long) n * dim), q.codes(), q.scales(), q.sums(), stream.handle());
+        cuda.call("zse_cuda_add_rms_norm", residual.at(0, (long) n * dim), added.at(0, (long) n * dim), n,
+                vector(weight), dim, eps, o.at(0, (long) n * dim), codes(q), scales(q), sums(q), stream.handle());
         integer.wrote(o, (long) n * dim, q);
     }
 
@@ -437,7 +427,7 @@ public final class CudaBackend implements Backend {
             DeviceKvPool pool = devicePool(g.pool());
             MemorySegment groupQueries = queries == null ? MemorySegment.NULL
                     : queries.at((long) g.rowStart() * queryDim, (long) g.rowCount() * queryDim);
-            cuda.call("zse_cuda_rope_qk_store_kv", groupQueries, heads,
+            cuda.call("zse_cuda_rope_store_kv", groupQueries, heads,
                     keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
                     headDim, t.layout().positions(t.address(), g.rowStart()), frequencies,
@@ -498,26 +488,35 @@ public final class CudaBackend implements Backend {
                 workspace = splitWorkspace.at(0, bytes);
             }
             long first = (long) g.rowStart() * width; // the group's first output value
-            cuda.call("zse_cuda_paged_attention_quantized", queries.at(first, (long) g.rowCount() * width),
+            cuda.call("zse_cuda_paged_attention", queries.at(first, (long) g.rowCount() * width),
                     g.rowCount(), t.layout().positions(t.address(), g.rowStart()),
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
                     g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.typeCode(), shape.numHeads(),
                     shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
                     splits, workspace,
                     o.at(first, (long) g.rowCount() * width),
-                    quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.codes(), first),
-                    quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.scales(), first / 8),
-                    quantizedOut == null ? MemorySegment.NULL : offset(quantizedOut.sums(), first / 8),
-                    stream.handle());
+                    offset(codes(quantizedOut), first), offset(scales(quantizedOut), first / 8),
+                    offset(sums(quantizedOut), first / 8), stream.handle());
         }
-        if (quantizedOut != null) {
-            integer.wrote(o, (long) t.rows() * width, quantizedOut);
-        }
+        integer.wrote(o, (long) t.rows() * width, quantizedOut);
     }
 
-    /** The device address {@code bytes} past {@code at}. */
+    /** The device address {@code bytes} past {@code at}; NULL stays NULL. */
     private static MemorySegment offset(MemorySegment at, long bytes) {
-        return MemorySegment.ofAddress(at.address() + bytes);
+        return at.equals(MemorySegment.NULL) ? at : MemorySegment.ofAddress(at.address() + bytes);
+    }
+
+    /** The parts of an op's int8 output, NULL where it writes none. */
+    private static MemorySegment codes(QuantizedActivations.Parts q) {
+        return q == null ? MemorySegment.NULL : q.codes();
+    }
+
+    private static MemorySegment scales(QuantizedActivations.Parts q) {
+        return q == null ? MemorySegment.NULL : q.scales();
+    }
+
+    private static MemorySegment sums(QuantizedActivations.Parts q) {
+        return q == null ? MemorySegment.NULL : q.sums();
     }
 
     /**
@@ -719,12 +718,8 @@ public final class CudaBackend implements Backend {
         computeEnter();
         // the rows' count is not known here: outputFor bounds the length by what the integer products can take
         QuantizedActivations.Parts q = integer.outputFor(1, length, length);
-        if (q == null) {
-            cuda.call("zse_cuda_swiglu", g.at(0, length), u.at(0, length), (long) length, stream.handle());
-            return;
-        }
-        cuda.call("zse_cuda_swiglu_quantized", g.at(0, length), u.at(0, length), (long) length, q.codes(), q.scales(),
-                q.sums(), stream.handle());
+        cuda.call("zse_cuda_swiglu", g.at(0, length), u.at(0, length), (long) length, codes(q), scales(q), sums(q),
+                stream.handle());
         integer.wrote(g, length, q);
     }
 

@@ -70,9 +70,12 @@ final class IntegerProducts implements AutoCloseable {
         return scratch.parts(floats, widestCols);
     }
 
-    /** The op now running wrote {@code floats} values of {@code values} with their int8 form at {@code parts}. */
+    /**
+     * The op now running wrote {@code floats} values of {@code values} with their int8 form at {@code parts} (null:
+     * without one).
+     */
     void wrote(DeviceActivations values, long floats, QuantizedActivations.Parts parts) {
-        written = new Written(ops, values, floats, parts);
+        written = parts == null ? null : new Written(ops, values, floats, parts);
     }
 
     /** An op enters the backend. */

@@ -65,7 +65,8 @@ class CudaGraphTest {
             // x += residual; normed = rmsnorm(x); logits = normed . w^T; ids = argmax(logits)
             try (CudaGraph step = CudaGraph.capture(cuda, stream, () -> {
                 cuda.call("zse_cuda_add", floats(x), floats(r), (long) ROWS * DIM, stream.handle());
-                cuda.call("zse_cuda_rms_norm", floats(x), ROWS, floats(g), DIM, 1e-5f, floats(normed), stream.handle());
+                cuda.call("zse_cuda_rms_norm", floats(x), ROWS, floats(g), DIM, 1e-5f, floats(normed),
+                        MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, stream.handle());
                 cuda.call("zse_cuda_matmul", floats(w), MemorySegment.NULL, 0, 0, VOCAB, DIM, floats(normed), ROWS,
                         floats(logits), stream.handle());
                 cuda.call("zse_cuda_argmax", floats(logits), ROWS, VOCAB, floats(ids), stream.handle());
