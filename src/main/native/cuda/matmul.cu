@@ -1,7 +1,8 @@
 // Matrix products on weights in their .zse layout, and the embedding lookup.
 //
-// Decode (n <= kMaxVectorRows): one warp per weight row streams the row once with 16-byte loads, decodes a chunk of
-// elements in registers and dots it with each of the n F32 activation rows. Larger n (prefill): a tiled kernel decodes
+// Decode (n <= kMaxVectorRows): one warp per weight row streams the row once with 16-byte loads, decodes runs of 16
+// elements in registers (decode16, which the prefill tiles' staging shares) and dots each with the n F32 activation
+// rows. Larger n (prefill): a tiled kernel decodes
 // a 64 x 32 weight tile into shared memory once and multiplies it with a 64-token activation tile; F32 weights in
 // FMAs, every other type dequantized to F16 (BF16 weights: BF16) tiles multiplied on tensor cores (mma.cuh). The
 // backend sends Q8, Q4 and K-quant products of up to 16 rows to the integer kernels instead (integer_matvec.cu).
@@ -17,110 +18,86 @@ namespace {
 
 constexpr int kMatvecWarps = 8;
 constexpr int kMaxVectorRows = 8;
+constexpr int kRun = 16;  // consecutive elements decode16 reads
 
-// Elements one lane decodes per step: one 16-byte load of stored data; 32 (one group or sub-block) for the 4-bit
-// types and for GGUF's Q5 and K-quants, which are decoded element by element.
-template <int TYPE>
-struct Chunk { static constexpr int size = 32; };
-template <>
-struct Chunk<F32> { static constexpr int size = 4; };
-template <>
-struct Chunk<F16> { static constexpr int size = 8; };
-template <>
-struct Chunk<BF16> { static constexpr int size = 8; };
-template <>
-struct Chunk<Q8> { static constexpr int size = 16; };
+// Any storage type, decoded element by element (decode()): GGUF's Q5, the K-quants.
+constexpr int kAnyType = -1;
 
-// Decodes chunk c of `row` into w[0..size). The chunk's first half covers columns low.., its second half
-// high.. (contiguous types: high = low + size/2; 4-bit types: the two nibble runs of a group).
+// w[0..16) = elements col .. col + 15 of `row` (col a multiple of 16, inside the row; cols a multiple of 8), read with
+// 16-byte loads for the types stored in runs of 16 elements or more (a Q4/NF4 group's byte j holds elements j and
+// j + g/2, so 16 consecutive elements are the low or the high nibbles of 16 consecutive bytes).
 template <int TYPE>
-__device__ __forceinline__ void decode_chunk(const Weight &m, int row, int c, float *w, int &low, int &high) {
-    constexpr int size = Chunk<TYPE>::size;
-    const int64_t row_start = static_cast<int64_t>(row) * m.cols;
+__device__ __forceinline__ void decode16(const Weight &m, int row, int col, float (&w)[16]) {
+    const int64_t index = static_cast<int64_t>(row) * m.cols + col;
     if (TYPE == F32) {
-        low = c * size;
-        high = low + size / 2;
-        float4 v = __ldg(reinterpret_cast<const float4 *>(m.data) + (row_start + low) / 4);
-        w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
-    } else if (TYPE == F16 || TYPE == BF16) {
-        low = c * size;
-        high = low + size / 2;
-        uint4 v = __ldg(reinterpret_cast<const uint4 *>(m.data) + (row_start + low) / 8);
-        const uint16_t *h = reinterpret_cast<const uint16_t *>(&v);
 #pragma unroll
-        for (int e = 0; e < 8; e++) {
-            w[e] = TYPE == F16 ? __half2float(__ushort_as_half(h[e])) : bf16_to_float(h[e]);
+        for (int v = 0; v < 4; v++) {
+            const float4 f = __ldg(reinterpret_cast<const float4 *>(m.data) + index / 4 + v);
+            w[4 * v] = f.x; w[4 * v + 1] = f.y; w[4 * v + 2] = f.z; w[4 * v + 3] = f.w;
+        }
+    } else if (TYPE == F16 || TYPE == BF16) {
+#pragma unroll
+        for (int v = 0; v < 2; v++) {
+            const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data) + index / 8 + v);
+            const uint16_t *h = reinterpret_cast<const uint16_t *>(&bits);
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                w[8 * v + e] = TYPE == F16 ? __half2float(__ushort_as_half(h[e])) : bf16_to_float(h[e]);
+            }
         }
     } else if (TYPE == Q8) {
-        low = c * size;
-        high = low + size / 2;
-        uint4 v = __ldg(reinterpret_cast<const uint4 *>(m.data) + (row_start + low) / 16);
-        const int8_t *q = reinterpret_cast<const int8_t *>(&v);
-        float d = __half2float(m.scales[(row_start + low) / m.group]);
+        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data) + index / 16);
+        const int8_t *q = reinterpret_cast<const int8_t *>(&bits);
+        const float d = __half2float(m.scales[index / 32]);
 #pragma unroll
-        for (int e = 0; e < 16; e++) {
-            w[e] = q[e] * d;
-        }
-    } else if (TYPE == Q5 || TYPE == Q4_K || TYPE == Q5_K || TYPE == Q6_K) {
-        low = c * size;
-        high = low + size / 2;
-#pragma unroll
-        for (int e = 0; e < size; e++) {
-            w[e] = decode(m, row, low + e);
-        }
-    } else {  // Q4, NF4: 16 packed bytes of one group
+        for (int e = 0; e < 16; e++) w[e] = q[e] * d;
+    } else if (TYPE == Q4 || TYPE == NF4) {
         const int half = m.group / 2;
-        const int chunks_per_group = half / 16;
-        const int group_in_row = c / chunks_per_group;
-        const int j = (c % chunks_per_group) * 16;
-        low = group_in_row * m.group + j;
-        high = low + half;
-        const int64_t group = row_start / m.group + group_in_row;
-        uint4 v = __ldg(reinterpret_cast<const uint4 *>(m.data + row_start / 2) + c);
-        const uint8_t *p = reinterpret_cast<const uint8_t *>(&v);
+        const int64_t group = index / m.group;
+        const int within = static_cast<int>(index - group * m.group);
+        const int shift = within < half ? 0 : 4;
+        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data + group * half + within % half));
+        const uint8_t *p = reinterpret_cast<const uint8_t *>(&bits);
         if (TYPE == Q4) {
-            float d = __half2float(m.scales[2 * group]);
-            float mn = __half2float(m.scales[2 * group + 1]);
+            const float d = __half2float(m.scales[2 * group]), mn = __half2float(m.scales[2 * group + 1]);
 #pragma unroll
-            for (int e = 0; e < 16; e++) {
-                w[e] = (p[e] & 0x0F) * d + mn;
-                w[16 + e] = (p[e] >> 4) * d + mn;
-            }
+            for (int e = 0; e < 16; e++) w[e] = ((p[e] >> shift) & 0x0F) * d + mn;
         } else {
-            float absmax = __half2float(m.scales[group]);
+            const float absmax = __half2float(m.scales[group]);
 #pragma unroll
-            for (int e = 0; e < 16; e++) {
-                w[e] = kNf4Codebook[p[e] & 0x0F] * absmax;
-                w[16 + e] = kNf4Codebook[p[e] >> 4] * absmax;
-            }
+            for (int e = 0; e < 16; e++) w[e] = kNf4Codebook[(p[e] >> shift) & 0x0F] * absmax;
         }
+    } else {
+#pragma unroll
+        for (int e = 0; e < 16; e++) w[e] = decode(m, row, col + e);
     }
 }
 
-// out[t, row] for t < n <= kMaxVectorRows; one warp per row, 16-byte loads (cols is a multiple of the chunk).
+// out[t, row] for t < n <= kMaxVectorRows; one warp per row, a run of 16 elements (decode16) per lane and step (cols
+// a multiple of 16).
 template <int TYPE>
 __global__ void matvec_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
-    constexpr int size = Chunk<TYPE>::size;
     const int row = blockIdx.x * kMatvecWarps + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= m.rows) {
         return;
     }
     float acc[kMaxVectorRows] = {};
-    const int chunks = m.cols / size;
-    for (int c = lane; c < chunks; c += kWarp) {
-        float w[size];
-        int low, high;
-        decode_chunk<TYPE>(m, row, c, w, low, high);
+    for (int c = lane; c < m.cols / kRun; c += kWarp) {
+        float w[kRun];
+        decode16<TYPE>(m, row, c * kRun, w);
 #pragma unroll
         for (int t = 0; t < kMaxVectorRows; t++) {
             if (t < n) {
-                const float *xt = x + static_cast<int64_t>(t) * m.cols;
+                const float4 *xt = reinterpret_cast<const float4 *>(x + static_cast<int64_t>(t) * m.cols + c * kRun);
                 float s = 0.f;
 #pragma unroll
-                for (int e = 0; e < size / 2; e++) {
-                    s = fmaf(w[e], __ldg(xt + low + e), s);
-                    s = fmaf(w[size / 2 + e], __ldg(xt + high + e), s);
+                for (int v = 0; v < kRun / 4; v++) {
+                    const float4 a = __ldg(xt + v);
+                    s = fmaf(w[4 * v], a.x, s);
+                    s = fmaf(w[4 * v + 1], a.y, s);
+                    s = fmaf(w[4 * v + 2], a.z, s);
+                    s = fmaf(w[4 * v + 3], a.w, s);
                 }
                 acc[t] += s;
             }
@@ -249,59 +226,6 @@ __global__ void __launch_bounds__(256) matmul_tiled_kernel(Weight m, const float
     }
 }
 
-// Any storage type, decoded element by element (decode()): GGUF's Q5, the K-quants.
-constexpr int kAnyType = -1;
-
-// w[0..16) = elements col .. col + 15 of `row` (col a multiple of 16, inside the row; cols a multiple of 8), read with
-// 16-byte loads for the types stored in runs of 16 elements or more (a Q4/NF4 group's byte j holds elements j and
-// j + g/2, so 16 consecutive elements are the low or the high nibbles of 16 consecutive bytes).
-template <int TYPE>
-__device__ __forceinline__ void decode16(const Weight &m, int row, int col, float (&w)[16]) {
-    const int64_t index = static_cast<int64_t>(row) * m.cols + col;
-    if (TYPE == F32) {
-#pragma unroll
-        for (int v = 0; v < 4; v++) {
-            const float4 f = __ldg(reinterpret_cast<const float4 *>(m.data) + index / 4 + v);
-            w[4 * v] = f.x; w[4 * v + 1] = f.y; w[4 * v + 2] = f.z; w[4 * v + 3] = f.w;
-        }
-    } else if (TYPE == F16 || TYPE == BF16) {
-#pragma unroll
-        for (int v = 0; v < 2; v++) {
-            const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data) + index / 8 + v);
-            const uint16_t *h = reinterpret_cast<const uint16_t *>(&bits);
-#pragma unroll
-            for (int e = 0; e < 8; e++) {
-                w[8 * v + e] = TYPE == F16 ? __half2float(__ushort_as_half(h[e])) : bf16_to_float(h[e]);
-            }
-        }
-    } else if (TYPE == Q8) {
-        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data) + index / 16);
-        const int8_t *q = reinterpret_cast<const int8_t *>(&bits);
-        const float d = __half2float(m.scales[index / 32]);
-#pragma unroll
-        for (int e = 0; e < 16; e++) w[e] = q[e] * d;
-    } else if (TYPE == Q4 || TYPE == NF4) {
-        const int half = m.group / 2;
-        const int64_t group = index / m.group;
-        const int within = static_cast<int>(index - group * m.group);
-        const int shift = within < half ? 0 : 4;
-        const uint4 bits = __ldg(reinterpret_cast<const uint4 *>(m.data + group * half + within % half));
-        const uint8_t *p = reinterpret_cast<const uint8_t *>(&bits);
-        if (TYPE == Q4) {
-            const float d = __half2float(m.scales[2 * group]), mn = __half2float(m.scales[2 * group + 1]);
-#pragma unroll
-            for (int e = 0; e < 16; e++) w[e] = ((p[e] >> shift) & 0x0F) * d + mn;
-        } else {
-            const float absmax = __half2float(m.scales[group]);
-#pragma unroll
-            for (int e = 0; e < 16; e++) w[e] = kNf4Codebook[(p[e] >> shift) & 0x0F] * absmax;
-        }
-    } else {
-#pragma unroll
-        for (int e = 0; e < 16; e++) w[e] = decode(m, row, col + e);
-    }
-}
-
 // What one thread stages per step of the tensor-core product: elements col .. col + 15 of weight row `row` and of
 // activation row `token` rounded to T, 0 outside the matrices; 16-byte loads (decode16) where the run lies inside a
 // row whose length is a multiple of 8.
@@ -343,7 +267,6 @@ __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *
                                                          float *__restrict__ out) {
     constexpr int ld = kTileK + 8;            // T elements per staged row: a multiple of 8, rows off the same banks
     constexpr int ldc = kTileRows + 4;        // floats per output row
-    constexpr int kRun = 16;                  // consecutive columns one thread stages per step
     __align__(128) __shared__ unsigned char staging[2 * kTileRows * ld * sizeof(T) + kTileTokens * ldc * sizeof(float)];
     T *ws = reinterpret_cast<T *>(staging);                              // [row][k]: B, column-major
     T *xs = ws + kTileRows * ld;                                         // [token][k]: A, row-major
@@ -391,15 +314,14 @@ void launch_mma(const Weight &m, const float *x, int n, float *out, dim3 grid, c
     ZSE_LAUNCH(kernel, grid, 128, 0, stream)(m, x, n, out);
 }
 
-template <int TYPE>
 bool vector_path_fits(const Weight &m) {
-    return m.cols % Chunk<TYPE>::size == 0;
+    return m.cols % kRun == 0;
 }
 
 template <int TYPE>
 void launch_matvec(const Weight &m, const float *x, int n, float *out, cudaStream_t stream) {
     dim3 grid((m.rows + kMatvecWarps - 1) / kMatvecWarps);
-    if (vector_path_fits<TYPE>(m)) {
+    if (vector_path_fits(m)) {
         ZSE_LAUNCH(matvec_kernel<TYPE>, grid, kMatvecWarps * kWarp, 0, stream)(m, x, n, out);
     } else {
         ZSE_LAUNCH(matvec_scalar_kernel, grid, kMatvecWarps * kWarp, 0, stream)(m, x, n, out);
