@@ -88,9 +88,10 @@ for cache in dropped warm; do
   fi
   t=$(date +%s.%N)
   zse generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
-    > /dev/null 2> "$work/generate-$cache.err" \
+    --timings > /dev/null 2> "$work/generate-$cache.err" \
     || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
   log "process start -> first token (cuda, page cache $cache): $(seconds_since "$t") s"
+  grep "^timings" "$work/generate-$cache.err" | tee -a "$out"
 done
 
 log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens (load = open + upload)"
@@ -132,10 +133,29 @@ log "peak VRAM during the server run: $(sort -n "$work/vram.txt" | tail -1) MiB"
 grep -iE "exception|error" "$work/serve.log" | head -5 | tee -a "$out"
 
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
-  log "== ncu: decode matrix-vector and attention kernels (clocks left alone)"
-  ncu --clock-control none --target-processes all -k 'regex:matvec|attention' --launch-skip 300 --launch-count 6 \
-    --section SpeedOfLight --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
-    "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --prompt "Once upon a time" \
-    --max-tokens 24 --temperature 0 2>&1 | grep -vE "^==PROF==|^\s*$" | tail -120 | tee -a "$out"
+  # 1 stream: every kernel of four decode steps (past the prefill and the first, unrecorded steps), summed by kernel
+  log "== ncu: the kernels of 1-stream decode steps, by time (clocks left alone)"
+  ncu --clock-control none --csv --page raw --print-units base --launch-skip 1200 --launch-count 1160 \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --kv-cache "$kv" \
+    --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
+  python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" 2>&1 | tee -a "$out"
+  # 16 streams: the 16-row integer product and the attention under the server's load, with their occupancy
+  log "== ncu: the 16-row products and the attention of the server at 16 streams"
+  ncu --clock-control none --target-processes all --kernel-name-base demangled \
+    -k 'regex:integer_matvec_kernel<[0-9]+, 16>|paged_attention' --launch-skip 40 --launch-count 6 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --metrics dram__bytes_read.sum,gpu__time_duration.sum \
+    env ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \
+    "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" > "$work/ncu-serve.log" 2>&1 &
+  server=$!
+  until ready "localhost:$port/q/health/ready" || ! kill -0 "$server" 2>/dev/null; do sleep 0.2; done
+  # shellcheck disable=SC2086
+  "${load[@]}" "http://localhost:$port" zse-cuda-ncu load 16 80 16 > /dev/null 2>&1
+  pkill -f "serve --model $model" 2>/dev/null; kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+  grep -vE "^==PROF==|^\s*$|^[0-9-]+ [0-9:,]+ (INFO|WARN)" "$work/ncu-serve.log" | grep -E "^  [a-z]|Throughput|Duration|\
+dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config" | head -90 > "$work/ncu-serve.txt"
+  if [ -s "$work/ncu-serve.txt" ]; then tee -a "$out" < "$work/ncu-serve.txt"
+  else log "(no kernel profiled; the end of ncu's log:)"; tail -8 "$work/ncu-serve.log" | tee -a "$out"; fi
 fi
 log "# result: $out"

@@ -25,7 +25,10 @@ cp -a target/quarkus-app "$stage/app"
 # sm_90 only: a third of the size of the five-target library the deploy images carry.
 ZSE_CUDA_ARCHS=90 src/main/native/cuda/build.sh target/native-sm90 >&2
 cp target/native-sm90/libzse_cuda.so "$stage/app/lib/native/libzse_cuda.so"
-cp -a target/test-classes "$stage/test-classes" && rm -rf "$stage"/test-classes/{gguf,zse-engine}
+cp -a target/test-classes "$stage/test-classes" && rm -rf "$stage"/test-classes/zse-engine
+# of the GGUF fixtures (26 MB), only those the CUDA tests read (CudaGoldenTest's K-quant files)
+find "$stage/test-classes/gguf" -type f ! -name 'tiny-kquant-*' ! -name 'tiny-phi3-q4_k_m.*' \
+  ! -name 'tiny-gemma3-q4_k_m.*' -delete
 mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers"
 # zse synth --preset llama-3-8b takes its vocabulary from here (the device has no ../shared).
 cp -a ../shared/tokenizers/llama3_1 "$stage/tokenizers/"

@@ -7,8 +7,10 @@
 #   4. llama.cpp's CUDA build on the same checkpoint (tools/gpu/peer.sh: built, converted and quantized in the
 #      background from the start, at low priority; benchmarked last).
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
-# sanitizer bench peer"). Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
-# BENCH_SECONDS (240), PEER_SECONDS (120, after waiting for the peer's preparation until the call's 540th second).
+# sanitizer bench peer"); SANITIZER_TOOLS (default "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
+# Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
+# BENCH_SECONDS (240), PEER_SECONDS (100, after waiting for the peer's preparation until the call's PEER_READY_BY-th
+# second, default 480: the device's calls end at 600 s).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -24,6 +26,9 @@ library="$bundle/app/lib/native/libzse_cuda.so"
 mkdir -p target/native && rm -rf target/quarkus-app && ln -s "$bundle/app" target/quarkus-app \
   && ln -sf "$library" target/native/libzse_cuda.so
 nvidia-smi 2>&1 | head -15 | tee "$out/summary.txt"
+# The tests that read ../shared/tokenizers/llama3_1 (Llama 3 and BitNet goldens) find the bundle's copy.
+[ -e ../shared/tokenizers/llama3_1 ] || { mkdir -p ../shared/tokenizers \
+  && ln -s "$bundle/tokenizers/llama3_1" ../shared/tokenizers/llama3_1; }
 
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 work=/tmp/zse-gpu
@@ -32,7 +37,7 @@ peer=""
 case " $steps " in *" peer "*)
   if [ -f .gpu/llama.cpp.tar.xz ]; then
     peer="$work/peer"
-    tools/gpu/peer.sh build "$peer" > "$out/peer-build.txt" 2>&1 &
+    tools/gpu/peer.sh build "$peer" >> "$out/peer-prepare.txt" 2>&1 &
   else
     echo "peer: no .gpu/llama.cpp.tar.xz (tools/gpu/bundle.sh packs it when it finds the llama.cpp source)" \
       | tee -a "$out/summary.txt"
@@ -44,7 +49,7 @@ esac
  zse synth --preset llama-3-8b -o "$work/llama-3-8b" --force --tokenizer "$bundle/tokenizers/llama3_1" \
    && echo "synth $(( $(date +%s) - t )) s" || exit 1
  # the peer's GGUF goes on after this job ends (step 3 waits for this job only)
- [ -n "$peer" ] && tools/gpu/peer.sh gguf "$work/llama-3-8b" "$peer" > "$out/peer-gguf.txt" 2>&1 &
+ [ -n "$peer" ] && tools/gpu/peer.sh gguf "$work/llama-3-8b" "$peer" >> "$out/peer-prepare.txt" 2>&1 &
  t=$(date +%s) && zse convert "$work/llama-3-8b" -o "$work/llama-3-8b-q4.zse" --quant q4 --force \
    && echo "convert q4 $(( $(date +%s) - t )) s") > "$out/prepare.txt" 2>&1 &
 prepare=$!
@@ -72,14 +77,21 @@ case " $steps " in *" tests "*)
   grep -E "^(FAILED|ABORTED|SKIPPED)" "$out/tests.txt" | head -40 | tee -a "$out/summary.txt";;
 esac
 case " $steps " in *" sanitizer "*)
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${SANITIZER_TOOLS:-memcheck racecheck synccheck}; do
     limit="${SANITIZER_SECONDS:-45}"; [ "$tool" = racecheck ] && limit=$((2 * limit))
     # The API errors CudaGraphTest provokes on purpose (synchronizing a capturing stream) are not reports.
+    # racecheck is the slowest: it takes the classes whose kernels share memory (tiles, attention, norms) first
+    classes=("${kernels[@]}")
+    # shellcheck disable=SC2206
+    [ "$tool" = racecheck ] && classes=(${RACECHECK_CLASSES:-io.zse.backend.cuda.CudaBackendParityTest \
+      io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaFusionTest io.zse.backend.cuda.CudaSamplingTest})
     tests "$limit" "sanitizer-$tool.txt" compute-sanitizer --tool "$tool" --error-exitcode 3 \
       --report-api-errors no --print-limit 20 \
-      -- "${kernels[@]}"
+      -- "${classes[@]}"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Tests (successful|failed)" "$out/sanitizer-$tool.txt" \
       | tee -a "$out/summary.txt"
+    # one file for the three: the device returns 8 files at most
+    { echo "=== $tool"; cat "$out/sanitizer-$tool.txt"; } >> "$out/sanitizer.txt" && rm "$out/sanitizer-$tool.txt"
   done;;
 esac
 case " $steps " in *" bench "*)
@@ -92,9 +104,9 @@ case " $steps " in *" peer "*)
   [ -n "$peer" ] || exit 0
   # the preparation runs in the background: wait for it while the call has time left
   until [ -f "$peer/q4_0.gguf" ] && ! pgrep -f llama-quantize > /dev/null || [ -f "$peer/build-failed" ] \
-      || [ $(( $(date +%s) - started )) -gt 540 ]; do sleep 2; done
-  cat "$out/peer-build.txt" "$out/peer-gguf.txt" 2>/dev/null | grep -vE "^\[" | tail -8 | tee -a "$out/summary.txt"
-  ENGINE_LOAD_CP="$bundle/tools" timeout -k 5 "${PEER_SECONDS:-120}" tools/gpu/peer.sh bench "$peer" \
+      || [ $(( $(date +%s) - started )) -gt "${PEER_READY_BY:-480}" ]; do sleep 2; done
+  cat "$out/peer-prepare.txt" 2>/dev/null | grep -vE "^\[" | tail -8 | tee -a "$out/summary.txt"
+  ENGINE_LOAD_CP="$bundle/tools" timeout -k 5 "${PEER_SECONDS:-100}" tools/gpu/peer.sh bench "$peer" \
     > "$out/peer-bench.txt" 2>&1
   echo "peer bench: exit $?" | tee -a "$out/summary.txt";;
 esac

@@ -8,7 +8,8 @@
 #                               tensors byte for byte, bench/README.md); then WORK/q4_0.gguf and WORK/q4_k_m.gguf
 #   peer.sh bench WORK          llama-bench -ngl 99 (prompt 512, 128 generated, 3 repetitions) on both files, then
 #                               llama-server on Q4_0 with 16 and 64 slots under bench/EngineLoad, as gpu.sh drives ours
-# Environment: JAVA_HOME and ENGINE_LOAD_CP as for bench/gpu.sh; STREAMS (default "1 16 64"), TOKENS (default 128).
+# Environment: JAVA_HOME and ENGINE_LOAD_CP as for bench/gpu.sh; STREAMS (default "1 16 64"), TOKENS (default 128),
+# PEER_TYPES (the GGUF types quantized, default "Q4_0 Q4_K_M").
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 step="${1:?usage: peer.sh build WORK | gguf HF_DIR WORK | bench WORK}"
@@ -42,7 +43,7 @@ yaml" 2>&1 | tail -1))"
     echo "f16.gguf by tools/gpu/llama_gguf.py: exit $? after $(seconds_since "$t") s"
   fi
   until [ -x "$work/build/bin/llama-quantize" ] || [ -f "$work/build-failed" ]; do sleep 2; done
-  for type in Q4_0 Q4_K_M; do
+  for type in ${PEER_TYPES:-Q4_0 Q4_K_M}; do
     t=$(date +%s.%N)
     lower="$(echo "$type" | tr 'A-Z' 'a-z')"
     nice -n 19 "$work/build/bin/llama-quantize" "$work/f16.gguf" "$work/$lower.gguf" "$type" "$(nproc)" \

@@ -91,7 +91,7 @@ public final class BenchCommand implements Callable<Integer> {
         KvCacheType kvCacheType = kvCache.type();
         List<String> rows = new ArrayList<>();
         List<String> profiles = new ArrayList<>();
-        List<String> uploads = new ArrayList<>();
+        List<String> deviceNotes = new ArrayList<>(); // CUDA: the upload's rate, the decode's graph replays
         long weightBytes = 0;
         int prompt = 0;
         int decode = 0;
@@ -110,7 +110,7 @@ public final class BenchCommand implements Callable<Integer> {
                 if (opened instanceof CudaBackend cuda) {
                     cuda.finishUploads(); // load time includes the upload
                     double seconds = (System.nanoTime() - uploadStart) / 1e9;
-                    uploads.add(String.format("upload %.2f GB/s: %.1f MB of weights from the mapped file in %.1f ms "
+                    deviceNotes.add(String.format("upload %.2f GB/s: %.1f MB of weights from the mapped file in %.1f ms "
                             + "(pinned staging, %d streams)", cuda.uploadedBytes() / seconds / 1e9,
                             cuda.uploadedBytes() / 1e6, seconds * 1e3, CudaBackend.UPLOAD_STREAMS));
                 }
@@ -128,7 +128,13 @@ public final class BenchCommand implements Callable<Integer> {
                 for (int i = 0; i < warmupRuns; i++) {
                     run(llama, promptIds, decode, kvCacheType, profiled);
                 }
+                long replayedBefore = opened instanceof CudaBackend cuda ? cuda.replayedPasses() : 0;
                 Run r = run(llama, promptIds, decode, kvCacheType, profiled);
+                if (opened instanceof CudaBackend cuda) {
+                    // a decode step that is not replayed pays a launch per op from the host
+                    deviceNotes.add(String.format("decode: %d of %d steps replayed as CUDA graphs",
+                            cuda.replayedPasses() - replayedBefore, decode - 1));
+                }
                 if (profile) {
                     profiles.add(opTable(threadCount + " threads, prefill of " + prompt + " tokens",
                             r.prefillOps(), r.prefillSeconds()));
@@ -152,7 +158,7 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("KV cache %s (%d bytes per token)%n", kvCacheType.label(), kvBytes);
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
-        uploads.forEach(out::println);
+        deviceNotes.forEach(out::println);
         profiles.forEach(out::print);
         out.flush(); // print() does not flush a PrintWriter, and the process exits next
         return 0;

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -37,11 +38,34 @@ class CudaEmulationCliTest {
             golden = new ObjectMapper().readTree(in).get("cases").get(0);
         }
         Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), ZseMain.class.getName(), "generate",
-                "--model", zse.toString(), "--prompt", golden.get("prompt").asText(),
+        String err = zseOnTheEmulation("generate", "--model", zse.toString(), "--prompt", golden.get("prompt").asText(),
                 "--max-tokens", String.valueOf(TOKENS), "--temperature", "0", "--json", "--backend", "cuda");
+        assertFalse(err.contains("running on the CPU"), err);
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
+        for (int i = 0; i < TOKENS; i++) {
+            assertEquals(golden.get("greedy_ids").get(i), result.get("ids").get(i), "token " + i);
+        }
+    }
+
+    @Test
+    void benchReplaysTheMeasuredDecodeStepsAsGraphs() throws IOException, InterruptedException {
+        assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        zseOnTheEmulation("bench", "--model", zse.toString(), "--backend", "cuda", "--prompt-tokens", "8",
+                "--tokens", "6", "--warmup", "1", "--bandwidth-mb", "0");
+        String out = Files.readString(dir.resolve("out.json"));
+        // each run's cache is a new block pool: its first step runs op by op, the second is recorded, the rest replay
+        assertTrue(out.contains("decode: 3 of 5 steps replayed as CUDA graphs"), out);
+        assertTrue(out.matches("(?s).*upload [0-9.]+ GB/s: .*"), out);
+    }
+
+    /** Runs zse in a child JVM with ZSE_CUDA_LIBRARY naming the emulation; stdout to out.json; returns stderr. */
+    private String zseOnTheEmulation(String... args) throws IOException, InterruptedException {
+        List<String> command = new java.util.ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), ZseMain.class.getName()));
+        command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectOutput(dir.resolve("out.json").toFile())
                 .redirectError(dir.resolve("err.txt").toFile());
@@ -50,14 +74,10 @@ class CudaEmulationCliTest {
         Process child = builder.start();
         if (!child.waitFor(300, TimeUnit.SECONDS)) {
             child.destroyForcibly();
-            throw new AssertionError("zse generate --backend cuda did not finish in 300 s");
+            throw new AssertionError("zse " + args[0] + " --backend cuda did not finish in 300 s");
         }
         String err = Files.readString(dir.resolve("err.txt"));
         assertEquals(0, child.exitValue(), err);
-        assertFalse(err.contains("running on the CPU"), err);
-        JsonNode result = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
-        for (int i = 0; i < TOKENS; i++) {
-            assertEquals(golden.get("greedy_ids").get(i), result.get("ids").get(i), "token " + i);
-        }
+        return err;
     }
 }

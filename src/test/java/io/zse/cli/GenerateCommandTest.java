@@ -38,6 +38,26 @@ class GenerateCommandTest {
 
     /** A Gemma 3 checkpoint directory as a user has it: zse convert to F32, then zse generate gives transformers' output. */
     @Test
+    void timingsNameEachStartupMilestoneInOrderAndTheDecodeRate() throws IOException {
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                "Once upon a time", "--max-tokens", "12", "--temperature", "0", "--timings", "--json");
+        assertEquals(0, run.exit(), run.err());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("timings since process start: file open (\\d+) ms, "
+                + "backend ready (\\d+) ms, model loaded (\\d+) ms, tokenizer ready (\\d+) ms, first token (\\d+) ms; "
+                + "then (\\d+) tokens at [0-9.]+ tok/s").matcher(run.err());
+        assertTrue(m.find(), run.err());
+        int generated = new ObjectMapper().readTree(run.out()).get("ids").size();
+        assertEquals(generated - 1, Integer.parseInt(m.group(6)), run.err());
+        for (int g = 2; g <= 5; g++) {
+            assertTrue(Long.parseLong(m.group(g)) >= Long.parseLong(m.group(g - 1)), run.err());
+        }
+        ConvertInspectCliTest.Run quiet = ConvertInspectCliTest.run("generate", "--model", zse.toString(), "--prompt",
+                "Once upon a time", "--max-tokens", "4", "--temperature", "0");
+        assertTrue(!quiet.err().contains("timings"), quiet.err());
+    }
+
+    @Test
     void aGemmaCheckpointGivesTransformersGreedyOutput() throws IOException {
         JsonNode golden;
         try (InputStream in = getClass().getResourceAsStream("/golden/architectures/gemma3-local-global.json")) {
