@@ -78,16 +78,29 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
         acc[e] = 0.f;
     }
     float running_max = -INFINITY, running_sum = 0.f;
-    for (int t = begin + warp; t <= end; t += kDecodeWarps) {
+    // A warp's next key (table entry, key and value rows) is loaded while the current one is scored and accumulated:
+    // the loop waited for memory twice a key (the table entry, then the rows) and now about once for two keys' work.
+    KV next_k[kDimsPerLane], next_v[kDimsPerLane];
+    const auto load = [&](int t) {
         const int64_t row = locate(t);
         const KV *k = keys + row * s.kv_dim() + kv_offset;
         const KV *v = values + row * s.kv_dim() + kv_offset;
-        float dot = 0.f;
 #pragma unroll
         for (int e = 0; e < kDimsPerLane; e++) {
-            int d = lane + e * kWarp;
-            if (d < s.head_dim) dot = fmaf(qr[e], mma_to_float(k[d]), dot);
+            const int d = lane + e * kWarp;
+            next_k[e] = d < s.head_dim ? k[d] : KV{};
+            next_v[e] = d < s.head_dim ? v[d] : KV{};
         }
+    };
+    if (begin + warp <= end) load(begin + warp);
+    for (int t = begin + warp; t <= end; t += kDecodeWarps) {
+        float dot = 0.f, vt[kDimsPerLane];
+#pragma unroll
+        for (int e = 0; e < kDimsPerLane; e++) {
+            if (lane + e * kWarp < s.head_dim) dot = fmaf(qr[e], mma_to_float(next_k[e]), dot);
+            vt[e] = mma_to_float(next_v[e]);
+        }
+        if (t + kDecodeWarps <= end) load(t + kDecodeWarps);
         const float score = s.logit(warp_sum(dot));
         const float new_max = fmaxf(running_max, score);
         const float correction = expf(running_max - new_max);
@@ -95,8 +108,7 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
         running_sum = running_sum * correction + p;
 #pragma unroll
         for (int e = 0; e < kDimsPerLane; e++) {
-            int d = lane + e * kWarp;
-            acc[e] = acc[e] * correction + (d < s.head_dim ? p * mma_to_float(v[d]) : 0.f);
+            acc[e] = acc[e] * correction + (lane + e * kWarp < s.head_dim ? p * vt[e] : 0.f);
         }
         running_max = new_max;
     }

@@ -13,9 +13,21 @@ int blocks_for(int64_t length) {
     return static_cast<int>((length + kThreads - 1) / kThreads);
 }
 
+// The one-block-per-row kernels (the norms) hold a row in registers: each thread up to kRowValues of its values, the
+// block as many threads as that takes (32 to 1024, see row_threads). All of a thread's loads are issued before any
+// store, so a row costs one trip to memory; a loop that loads, stores and loads again (the stores could alias the
+// next loads) waited for memory once per value: one-row RMSNorms took 19 us each on an H200.
+constexpr int kRowValues = 8;
+constexpr int kMaxRowThreads = 1024;
+
+int row_threads(int dim) {
+    const int threads = (dim + kRowValues - 1) / kRowValues;
+    return threads <= 32 ? 32 : threads >= kMaxRowThreads ? kMaxRowThreads : (threads + 31) / 32 * 32;
+}
+
 // The sum of a block's per-thread values (every thread gets it): warps reduce by shuffles, then through shared memory.
 __device__ __forceinline__ float block_sum(float sum) {
-    __shared__ float partial[kThreads / 32];
+    __shared__ float partial[kMaxRowThreads / 32];
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     }
@@ -24,54 +36,87 @@ __device__ __forceinline__ float block_sum(float sum) {
     }
     __syncthreads();
     float total = 0.f;
-    for (int w = 0; w < kThreads / 32; w++) {
+    for (int w = 0; w < static_cast<int>(blockDim.x / 32); w++) {
         total += partial[w];
     }
     return total;
 }
 
-// The normed row out = weight * x / rms, and where quantized.q is set its int8 blocks for the integer products too
-// (dim a multiple of 32: each warp's step is one block).
-__device__ __forceinline__ void write_normed(const float *row, const float *weight, int dim, float inverse_rms,
-                                             float *row_out, int64_t first_block, const QuantizedOut &quantized) {
-    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
-        const float v = weight[k] * (row[k] * inverse_rms);
-        row_out[k] = v;
-        if (quantized.q != nullptr) {
-            quantize_block(v, first_block + k / kQuantBlock, quantized);
+// Element i of this thread's share of the tile from `base`: consecutive threads take consecutive elements, so a warp's
+// 32 values are one quantization block (dim and blockDim multiples of 32).
+__device__ __forceinline__ int row_element(int base, int i) {
+    return base + i * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
+}
+
+// Loads this thread's values of the tile from `base` and their weights; with ADD, adds y's and stores the sums in x.
+template <bool ADD>
+__device__ __forceinline__ void load_tile(float *row, const float *row_y, const float *weight, int dim, int base,
+                                          float (&v)[kRowValues], float (&w)[kRowValues]) {
+#pragma unroll
+    for (int i = 0; i < kRowValues; i++) {
+        const int k = row_element(base, i);
+        v[i] = k < dim ? row[k] : 0.f;
+        w[i] = k < dim ? weight[k] : 0.f;
+        if (ADD && k < dim) {
+            v[i] += row_y[k];
+        }
+    }
+    if (ADD) {
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) {
+            const int k = row_element(base, i);
+            if (k < dim) row[k] = v[i];
         }
     }
 }
 
-// One block per row: the sum of squares reduced through shared memory, then the scaled row.
-__global__ void rms_norm_kernel(const float *__restrict__ x, const float *__restrict__ weight, int dim, float eps,
-                                float *__restrict__ out, QuantizedOut quantized) {
-    const float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
+// out = weight * x / rms(x) for one row (block), x += y first with ADD; where quantized.q is set, the normed row's
+// int8 blocks for the integer products too. A row longer than a tile (blockDim x kRowValues) is read a second time.
+template <bool ADD>
+__device__ __forceinline__ void norm_row(float *row, const float *row_y, const float *weight, int dim, float eps,
+                                         float *row_out, int64_t first_block, const QuantizedOut &quantized) {
+    const int tile = static_cast<int>(blockDim.x) * kRowValues;
+    float v[kRowValues], w[kRowValues];
     float sum = 0.f;
-    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
-        sum = fmaf(row[k], row[k], sum);
+    for (int base = 0; base < dim; base += tile) {
+        load_tile<ADD>(row, row_y, weight, dim, base, v, w);
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) sum = fmaf(v[i], v[i], sum);
     }
     const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
-    write_normed(row, weight, dim, inverse_rms, out + static_cast<int64_t>(blockIdx.x) * dim,
-                 static_cast<int64_t>(blockIdx.x) * dim / kQuantBlock, quantized);
+    for (int base = 0; base < dim; base += tile) {
+        if (dim > tile) load_tile<false>(row, row_y, weight, dim, base, v, w);
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) {
+            const int k = row_element(base, i);
+            if (k < dim) {  // the same for a whole warp, as quantize_block needs
+                const float o = w[i] * (v[i] * inverse_rms);
+                row_out[k] = o;
+                if (quantized.q != nullptr) {
+                    quantize_block(o, first_block + k / kQuantBlock, quantized);
+                }
+            }
+        }
+    }
+}
+
+// One block per row (x and out may be the same rows: each value is loaded before it is overwritten).
+__global__ void __launch_bounds__(kMaxRowThreads) rms_norm_kernel(const float *x, const float *__restrict__ weight,
+                                                                  int dim, float eps, float *out,
+                                                                  QuantizedOut quantized) {
+    const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
+    norm_row<false>(const_cast<float *>(x + at), nullptr, weight, dim, eps, out + at, at / kQuantBlock, quantized);
 }
 
 // The residual add and the next RMSNorm in one pass over the row: x += y, out = rms_norm(x). Each thread adds the
-// elements it then squares, in the order the two kernels would, so the result is theirs bit for bit.
-__global__ void add_rms_norm_kernel(float *__restrict__ x, const float *__restrict__ y,
-                                    const float *__restrict__ weight, int dim, float eps, float *__restrict__ out,
-                                    QuantizedOut quantized) {
-    float *row = x + static_cast<int64_t>(blockIdx.x) * dim;
-    const float *row_y = y + static_cast<int64_t>(blockIdx.x) * dim;
-    float sum = 0.f;
-    for (int k = threadIdx.x; k < dim; k += blockDim.x) {
-        const float v = row[k] + row_y[k];
-        row[k] = v;
-        sum = fmaf(v, v, sum);
-    }
-    const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
-    write_normed(row, weight, dim, inverse_rms, out + static_cast<int64_t>(blockIdx.x) * dim,
-                 static_cast<int64_t>(blockIdx.x) * dim / kQuantBlock, quantized);
+// elements it then squares, in the order rms_norm_kernel sums them, so the result is the two kernels' bit for bit.
+__global__ void __launch_bounds__(kMaxRowThreads) add_rms_norm_kernel(float *__restrict__ x,
+                                                                      const float *__restrict__ y,
+                                                                      const float *__restrict__ weight, int dim,
+                                                                      float eps, float *__restrict__ out,
+                                                                      QuantizedOut quantized) {
+    const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
+    norm_row<true>(x + at, y + at, weight, dim, eps, out + at, at / kQuantBlock, quantized);
 }
 
 // Rotates the pair (a, b) = (base[j], base[j + half]) by position * inverse_frequency, F32 like the reference.
@@ -100,7 +145,9 @@ __global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int3
 
 // RoPE in the KV write: row blockIdx.x of k is rotated on its way into slot slots[row] of the pool's keys, and its row
 // of v copied beside it; k itself is left as it was (attention reads the pool). A negative slot: a padding row. Where q
-// is set, the row's queries (heads of them) are rotated in place first, as rope_kernel would.
+// is set, the row's queries (heads of them) are rotated in place first, as rope_kernel would. The gridDim.y blocks of
+// a row share its items, so that a thread has about one of each (rope_store_blocks): with one block a row, a decode
+// step's single row looped over 8 query pairs a thread, a trip to memory each (9 us on an H200).
 template <class KV>
 __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restrict__ k, const float *__restrict__ v,
                                      int kv_heads, int head_dim, const int32_t *__restrict__ positions,
@@ -108,9 +155,11 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
                                      KV *__restrict__ keys, KV *__restrict__ values) {
     const int half = head_dim / 2;
     const int position = positions[blockIdx.x];
+    const int first = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
+    const int stride = static_cast<int>(gridDim.y * blockDim.x);
     if (q != nullptr) {
         float *row = q + static_cast<int64_t>(blockIdx.x) * heads * head_dim;
-        for (int item = threadIdx.x; item < heads * half; item += blockDim.x) {
+        for (int item = first; item < heads * half; item += stride) {
             float *base = row + (item / half) * head_dim;
             const int j = item % half;
             rotate(position, inverse_frequencies[j], base[j], base[j + half], base[j], base[j + half]);
@@ -121,7 +170,7 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
     const int kv_dim = kv_heads * head_dim;
     const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
     const int64_t to = static_cast<int64_t>(slot) * kv_dim;
-    for (int item = threadIdx.x; item < kv_heads * half; item += blockDim.x) {
+    for (int item = first; item < kv_heads * half; item += stride) {
         const int h = item / half, j = item % half;
         const int64_t at = h * head_dim + j;
         float a, b;
@@ -129,9 +178,18 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
         keys[to + at] = mma_from_float<KV>(a);
         keys[to + at + half] = mma_from_float<KV>(b);
     }
-    for (int d = threadIdx.x; d < kv_dim; d += blockDim.x) {
+    for (int d = first; d < kv_dim; d += stride) {
         values[to + d] = mma_from_float<KV>(v[from + d]);
     }
+}
+
+// Blocks per row of rope_store_kv_kernel: enough for one item of the largest part (query pairs, key pairs, values) a
+// thread, at most 16.
+unsigned rope_store_blocks(int query_pairs, int key_pairs, int values) {
+    const int most = query_pairs > key_pairs ? (query_pairs > values ? query_pairs : values)
+                                             : (key_pairs > values ? key_pairs : values);
+    const int blocks = (most + kThreads - 1) / kThreads;
+    return static_cast<unsigned>(blocks > 16 ? 16 : blocks);
 }
 
 // x[k] = op(x[k], y[k]) for k < length: the gated activations (x the gate, y the up projection) and the residual add;
@@ -203,7 +261,7 @@ int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
                 "zse_cuda_rms_norm: NULL scales or sums, or dim not a multiple of 32");
-    ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+    ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::row_threads(dim), 0, static_cast<cudaStream_t>(stream))(
         x, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("rms_norm_kernel");
 }
@@ -215,7 +273,7 @@ int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, 
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_add_rms_norm: n and dim must be positive");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
                 "zse_cuda_add_rms_norm: NULL scales or sums, or dim not a multiple of 32");
-    ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(
+    ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::row_threads(dim), 0, static_cast<cudaStream_t>(stream))(
         x, y, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("add_rms_norm_kernel");
 }
@@ -231,12 +289,15 @@ int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, 
     ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_store_kv: heads must be positive");
     ZSE_REQUIRE(kv_type == 0 || kv_type == 1, "zse_cuda_rope_store_kv: kv_type must be 0 (F32) or 1 (F16)");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const unsigned blocks = zse::rope_store_blocks(q == nullptr ? 0 : heads * (head_dim / 2), kv_heads * (head_dim / 2),
+                                                   kv_heads * head_dim);
+    const dim3 grid(static_cast<unsigned>(rows), blocks);
     if (kv_type == 1) {
-        ZSE_LAUNCH(zse::rope_store_kv_kernel<__half>, rows, zse::kThreads, 0, s)(
+        ZSE_LAUNCH(zse::rope_store_kv_kernel<__half>, grid, zse::kThreads, 0, s)(
             q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, static_cast<__half *>(keys),
             static_cast<__half *>(values));
     } else {
-        ZSE_LAUNCH(zse::rope_store_kv_kernel<float>, rows, zse::kThreads, 0, s)(
+        ZSE_LAUNCH(zse::rope_store_kv_kernel<float>, grid, zse::kThreads, 0, s)(
             q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, static_cast<float *>(keys),
             static_cast<float *>(values));
     }

@@ -69,8 +69,9 @@ class CudaFusionTest {
 
     @Test
     void residualAddAndRmsNormInOneKernel() {
-        // widths below, at and above the block's 256 threads, one not a multiple of anything
-        for (int dim : new int[]{64, 256, 288, 1001}) {
+        // widths of one to 32 threads' values, one not a multiple of anything, a full tile of 1024 threads and eight
+        // values each, and more than a tile (read twice)
+        for (int dim : new int[]{64, 256, 288, 1001, 8192, 8224}) {
             for (int n : new int[]{1, 3, 8}) {
                 float[] x = random(n * dim, dim * 7L + n);
                 float[] y = random(n * dim, dim * 11L + n);
@@ -106,12 +107,30 @@ class CudaFusionTest {
      */
     @Test
     void normsAndSwigluHandTheirInt8FormToTheNextProduct() {
+        normsHandTheirInt8FormToTheNextProduct(8224); // more than a tile: the second pass reads the row again
         int dim = 256;
         int ff = 512;
         int n = 3;
+        normsHandTheirInt8FormToTheNextProduct(dim);
+        WeightMatrix down = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, dim, ff, 3));
+        ActivationBuffer gate = on(random(n * ff, 8));
+        ActivationBuffer up = on(random(n * ff, 9));
+        ActivationBuffer projected = cuda.allocate(n * dim);
+        long quantizations = cuda.quantizations();
+        cuda.swiglu(gate, up, n * ff);
+        cuda.matmul(gate, n, down, projected);
+        assertEquals(quantizations, cuda.quantizations(), "SwiGLU's int8 form taken");
+        assertArrayEquals(BackendArrays.matmul(cuda, read(gate, n * ff), n, down), read(projected, n * dim), 0f,
+                "down");
+        for (ActivationBuffer b : new ActivationBuffer[]{gate, up, projected}) {
+            b.close();
+        }
+    }
+
+    private static void normsHandTheirInt8FormToTheNextProduct(int dim) {
+        int n = 3;
         WeightMatrix query = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 64, dim, 1));
         WeightMatrix key = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 16, dim, 2));
-        WeightMatrix down = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, dim, ff, 3));
         float[] weight = random(dim, 6);
         ActivationBuffer x = on(random(n * dim, 4));
         ActivationBuffer y = on(random(n * dim, 5));
@@ -126,7 +145,8 @@ class CudaFusionTest {
                 cuda.rmsNorm(x, n, weight, 1e-5f, normed);
             }
             cuda.matmuls(normed, n, new WeightMatrix[]{query, key}, new ActivationBuffer[]{q, k});
-            assertEquals(quantizations, cuda.quantizations(), "the norm's int8 form taken (residual " + residual + ")");
+            assertEquals(quantizations, cuda.quantizations(),
+                    "the norm's int8 form taken (residual " + residual + ", dim " + dim + ")");
             float[] values = read(normed, n * dim);
             assertArrayEquals(BackendArrays.matmul(cuda, values, n, query), read(q, n * 64), 0f, "q, " + residual);
             assertArrayEquals(BackendArrays.matmul(cuda, values, n, key), read(k, n * 16), 0f, "k, " + residual);
@@ -135,18 +155,9 @@ class CudaFusionTest {
         float[] other = random(n * dim, 7);
         cuda.write(other, normed);
         cuda.matmul(normed, n, query, q);
-        assertArrayEquals(BackendArrays.matmul(cuda, other, n, query), read(q, n * 64), 0f, "after a write");
-
-        ActivationBuffer gate = on(random(n * ff, 8));
-        ActivationBuffer up = on(random(n * ff, 9));
-        ActivationBuffer projected = cuda.allocate(n * dim);
-        long quantizations = cuda.quantizations();
-        cuda.swiglu(gate, up, n * ff);
-        cuda.matmul(gate, n, down, projected);
-        assertEquals(quantizations, cuda.quantizations(), "SwiGLU's int8 form taken");
-        assertArrayEquals(BackendArrays.matmul(cuda, read(gate, n * ff), n, down), read(projected, n * dim), 0f,
-                "down");
-        for (ActivationBuffer b : new ActivationBuffer[]{x, y, normed, q, k, gate, up, projected}) {
+        assertArrayEquals(BackendArrays.matmul(cuda, other, n, query), read(q, n * 64), 0f,
+                "after a write, dim " + dim);
+        for (ActivationBuffer b : new ActivationBuffer[]{x, y, normed, q, k}) {
             b.close();
         }
     }
@@ -234,8 +245,9 @@ class CudaFusionTest {
      */
     @Test
     void ropeInTheKvWrite() {
+        // the last is Llama 3 8B's: 2048 query pairs, which a row's 8 blocks share
         for (AttentionShape shape : List.of(new AttentionShape(8, 2, 64, 0), new AttentionShape(4, 4, 32, 0),
-                new AttentionShape(2, 1, 256, 0))) {
+                new AttentionShape(2, 1, 256, 0), new AttentionShape(32, 8, 128, 0))) {
             float[] frequencies = RotaryFrequencies.of(shape.headDim(), 10000, null);
             Side unfused = Side.of(cuda, shape, 3);
             Side fused = Side.of(cuda, shape, 3);
