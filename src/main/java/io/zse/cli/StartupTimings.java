@@ -1,25 +1,43 @@
 package io.zse.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
-import java.time.Duration;
-import java.time.Instant;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The milestones of one command's start, in milliseconds since the process started (the OS's start time, so the
- * JVM's own start counts): what a scale-to-zero platform's user waits for, phase by phase.
+ * The milestones of one command's start, in milliseconds since the process started (so the JVM's own start counts):
+ * what a scale-to-zero platform's user waits for, phase by phase.
  */
 final class StartupTimings {
-    private final Instant processStart;
+    private final long startNanos; // System.nanoTime() at the process start
     private final List<String> marks = new ArrayList<>();
     private long firstTokenNanos;
     private long lastTokenNanos;
     private int tokens;
 
     StartupTimings() {
-        // ProcessHandle gives the start with the OS's tick (10 ms on Linux); without one, the command's own start
-        processStart = ProcessHandle.current().info().startInstant().orElseGet(Instant::now);
+        startNanos = System.nanoTime() - processAgeMillis() * 1_000_000L;
+    }
+
+    /**
+     * How long ago this process started, from /proc to the kernel's 10 ms tick: its start in ticks since boot against
+     * the uptime now (ProcessHandle's start instant adds the boot time, which Linux gives in whole seconds). 0 where
+     * /proc cannot tell: the milestones then count from the command's start.
+     */
+    static long processAgeMillis() {
+        try {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            // the fields after the command name (which may hold spaces), from the third: starttime is the 22nd
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            long startTicks = Long.parseLong(fields[22 - 3]);
+            double uptimeSeconds = Double.parseDouble(Files.readString(Path.of("/proc/uptime")).split(" ")[0]);
+            return Math.max(0, Math.round(uptimeSeconds * 1000 - startTicks * 10.0)); // USER_HZ is 100 on Linux
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     /** Records that {@code what} is done now. */
@@ -42,7 +60,7 @@ final class StartupTimings {
     }
 
     private long sinceStart() {
-        return Duration.between(processStart, Instant.now()).toMillis();
+        return (System.nanoTime() - startNanos) / 1_000_000L;
     }
 
     /** One line: each milestone's time since process start, then the decode rate after the first token. */
