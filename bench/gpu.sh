@@ -14,6 +14,7 @@
 #   STREAMS         server load concurrencies (default "1 16 64"); TOKENS tokens per request (default 128)
 #   KV_CACHE        the KV cache type of zse's runs (default f16, as llama.cpp's)
 #   NCU             0 skips the ncu section (default 1, when ncu is on PATH)
+#   ZSE_COMMIT      the commit printed as the code measured (tools/gpu/device.sh sets the bundle's)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 preset="${1:-llama-3-8b}"
@@ -32,7 +33,7 @@ out="$results/gpu-${gpu:-unknown}-$(date -u +%Y%m%dT%H%M%SZ).txt"
 log() { echo "$*" | tee -a "$out"; }
 seconds_since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - from }'; }
 
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+commit="${ZSE_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')}"
 log "# bench/gpu.sh $preset, $(date -u +%FT%TZ), commit $commit"
 log "# $(nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.max,pcie.link.width.max \
   --format=csv,noheader)"
@@ -140,10 +141,10 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --kv-cache "$kv" \
     --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" 2>&1 | tee -a "$out"
-  # 16 streams: the 16-row integer product and the attention under the server's load, with their occupancy
-  log "== ncu: the 16-row products and the attention of the server at 16 streams"
+  # 16 streams: the 16-row integer products under the server's load, with their occupancy
+  log "== ncu: the 16-row integer products of the server at 16 streams"
   ncu --clock-control none --target-processes all --kernel-name-base demangled \
-    -k 'regex:integer_matvec_kernel<[0-9]+, 16>|paged_attention' --launch-skip 40 --launch-count 6 \
+    -k 'regex:integer_matvec_kernel<[0-9]+, 16>' --launch-skip 8 --launch-count 4 \
     --section SpeedOfLight --section Occupancy --section LaunchStats \
     --metrics dram__bytes_read.sum,gpu__time_duration.sum \
     env ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \
@@ -152,7 +153,10 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
   until ready "localhost:$port/q/health/ready" || ! kill -0 "$server" 2>/dev/null; do sleep 0.2; done
   # shellcheck disable=SC2086
   "${load[@]}" "http://localhost:$port" zse-cuda-ncu load 16 80 16 > /dev/null 2>&1
-  pkill -f "serve --model $model" 2>/dev/null; kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+  # the server's own shutdown, so that ncu (which prints when its target exits) is not killed before it reports
+  pkill -f "serve --model $model" 2>/dev/null
+  for _ in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
+  kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
   grep -vE "^==PROF==|^\s*$|^[0-9-]+ [0-9:,]+ (INFO|WARN)" "$work/ncu-serve.log" | grep -E "^  [a-z]|Throughput|Duration|\
 dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config" | head -90 > "$work/ncu-serve.txt"
   if [ -s "$work/ncu-serve.txt" ]; then tee -a "$out" < "$work/ncu-serve.txt"

@@ -39,8 +39,10 @@ tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|open
   | xargs -I{} cp {} "$stage/junit/"
 "$JAVA_HOME/bin/javac" -d "$stage/tools" -cp "$(ls "$stage"/junit/*.jar | paste -sd:)" tools/gpu/RunTests.java
 "$JAVA_HOME/bin/javac" -d "$stage/tools" bench/EngineLoad.java
+# the commit the app was built from (the device's copy of the tree need not have it), "+" when the tree had changes
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src pom.xml || echo +)" > "$stage/COMMIT"
 mkdir -p .gpu
-tar -C "$stage" -cf - runtime app test-classes junit tools tokenizers | xz -T0 -6 > .gpu/bundle.tar.xz
+tar -C "$stage" -cf - COMMIT runtime app test-classes junit tools tokenizers | xz -T0 -6 > .gpu/bundle.tar.xz
 peer="${LLAMA_CPP_SOURCE:-$root/../peer/llama.cpp}"
 if [ -f "$peer/CMakeLists.txt" ]; then
   # without the backends the CUDA build leaves out (ggml adds a backend's folder only when it is enabled)

@@ -21,6 +21,7 @@ mkdir -p "$out"
 bundle=/tmp/zse-bundle
 rm -rf "$bundle" && mkdir -p "$bundle" && tar -xJf .gpu/bundle.tar.xz -C "$bundle" || exit 1
 export JAVA_HOME="$bundle/runtime"
+export ZSE_COMMIT="$(cat "$bundle/COMMIT" 2>/dev/null)"  # what bench/gpu.sh names as the code it measured
 library="$bundle/app/lib/native/libzse_cuda.so"
 # Where the launcher and the tests look for the app and the built library.
 mkdir -p target/native && rm -rf target/quarkus-app && ln -s "$bundle/app" target/quarkus-app \
