@@ -19,6 +19,7 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * java bench/EngineLoad.java URL LABEL load   MAX_TOKENS PROMPT_WORDS C...   aggregate tok/s, TTFT p50/p95 at C streams
+ *                                              (after one warm-up request, reported on a line of its own)
  * java bench/EngineLoad.java URL LABEL prefix MAX_TOKENS SYSTEM_WORDS REQUESTS PARALLEL
  *                                              REQUESTS sharing one long system prompt, PARALLEL at a time: TTFT each
  * java bench/EngineLoad.java URL LABEL flood  C                        C requests without max_tokens, all at once:
@@ -77,6 +78,11 @@ public class EngineLoad {
     }
 
     static void load(int maxTokens, int promptWords, int[] concurrencies) throws Exception {
+        // One request first, untimed in the table: a server's first request pays one-off costs (a JVM compiling its
+        // hot paths, CUDA graphs being recorded) that would otherwise land in the first concurrency's figures.
+        Stream first = join(List.of(stream(body(null, words(999_000, promptWords), maxTokens)))).getFirst();
+        System.out.printf("label=%s mode=load-warmup ttft_ms=%.0f total_ms=%.0f tokens=%d ok=%s%n", label,
+                first.ttftMillis(), first.totalMillis(), first.tokens(), first.ok());
         for (int c : concurrencies) {
             // a different seed range each time, so a prompt cache kept from the run before cannot help either
             int base = (int) (System.nanoTime() % 1_000_000) * 100;
