@@ -271,12 +271,10 @@ struct Chunk<Q6_K> {
 };
 
 // Chunks each lane loads before it multiplies any, at one weight row a warp: the bytes in flight that keep the
-// memory busy. With more activation rows a chunk's work is longer and its activation loads take the registers. One
-// activation row takes 8 (a row of 14336 Q4 values, a down projection, in 3 trips to memory where 4 a step took 5),
-// but for Q6_K, whose chunks take three times the registers.
-template <int TYPE, int ROWS>
+// memory busy. With more activation rows a chunk's work is longer and its activation loads take the registers.
+template <int ROWS>
 struct Steps {
-    static constexpr int value = ROWS == 1 && TYPE != Q6_K ? 8 : ROWS <= 2 ? 4 : ROWS <= 4 ? 2 : 1;
+    static constexpr int value = ROWS <= 2 ? 4 : ROWS <= 4 ? 2 : 1;
 };
 
 // Weight rows one warp multiplies: from 4 activation rows on, each activation load serves several weight rows, or
@@ -357,19 +355,10 @@ __global__ void __launch_bounds__(kWarps * kWarp) integer_matvec_kernel(Products
     }
     const int blocks = p.cols / kBlock;  // chunks of the row, and activation blocks of an activation row
     float acc[ROWS][R] = {};
-    constexpr int kSteps = R == 1 ? Steps<TYPE, ROWS>::value : 1;
+    constexpr int kSteps = R == 1 ? Steps<ROWS>::value : 1;
     int c = lane;
     for (; c + (kSteps - 1) * kWarp < blocks; c += kSteps * kWarp) {
         multiply<TYPE, ROWS, R, kSteps>(rs, c, x, n, p.cols, p.group, shift, acc);
-    }
-    // fewer than kSteps chunks left: 4, 2, then 1 at a time, so that the rest costs a trip to memory per halving
-    if (kSteps > 4 && c + 3 * kWarp < blocks) {
-        multiply<TYPE, ROWS, R, (kSteps > 4 ? 4 : 1)>(rs, c, x, n, p.cols, p.group, shift, acc);
-        c += 4 * kWarp;
-    }
-    if (kSteps > 2 && c + kWarp < blocks) {
-        multiply<TYPE, ROWS, R, (kSteps > 2 ? 2 : 1)>(rs, c, x, n, p.cols, p.group, shift, acc);
-        c += 2 * kWarp;
     }
     for (; c < blocks; c += kWarp) {
         multiply<TYPE, ROWS, R, 1>(rs, c, x, n, p.cols, p.group, shift, acc);
