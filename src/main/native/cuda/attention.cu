@@ -2,9 +2,10 @@
 //
 // Decode (n == 1): one block per query head; its 8 warps take every 8th visible key, each warp keeps a running
 // (max, sum, output) and the block merges the 8 partial results at the end. Paged: the same per row of a batch, keys
-// and values found through each sequence's block table in the block pool (zse_cuda_paged_attention), optionally split
-// over the sequence (flash-decoding: heads x rows blocks are too few to fill a GPU at small batch and long context,
-// so each row's keys are cut into runs attended by separate blocks, then merged by a second kernel).
+// and values found through each sequence's block table in the block pool (zse_cuda_paged_attention), a block taking
+// up to 4 query heads of one KV head so that each key and value row is read once for them all, optionally split
+// over the sequence (flash-decoding: blocks x rows are too few to fill a GPU at small batch and long context, so
+// each row's keys are cut into runs attended by separate blocks, then merged by a second kernel).
 // Prefill (n > 1): one block per (16-query tile, head); key/value tiles of 32 positions are staged in shared memory and
 // reused by all 16 queries, flash-attention style.
 // Paged prefill (zse_cuda_paged_prefill_attention): the same tiling over the block pool for prompt chunks, a tile being
@@ -55,38 +56,51 @@ struct Paged {
     }
 };
 
-// One query row of one head (blockIdx.x) against the keys at positions begin..end (inclusive; none when end < begin):
-// the block's 8 warps take every 8th key, each keeping a running (max, sum, output), merged at the end. q points at
-// the row's first head. With `partial` null the normalised result goes to out (the row's first head; zeros when no
-// key was seen); otherwise the block's unnormalised state goes to partial [max, sum, output[head_dim]] for
-// reduce_splits_kernel to merge with the other parts of the row.
-template <class Locate, class KV>
-__device__ void attend_range(const float *__restrict__ q, int begin, int end, Locate locate,
+// Query heads one decode block attends: G consecutive heads of one KV group, so that each key and value row is read
+// once for all G of them (with GQA, 4 heads a KV head in Llama 3 8B, a block per head read every row 4 times).
+// DIMS: head dimensions a lane holds, 4 (head_dim <= 128) or 8 (<= 256), which sizes the per-head registers.
+template <int G, int DIMS>
+struct DecodeHeads {
+    static_assert(G >= 1 && DIMS * kWarp <= kMaxHeadDim, "G heads of DIMS x 32 dimensions at most");
+};
+
+// Query heads first_head..first_head + G - 1 of one row (q, out point at the row's first head) against the keys at
+// positions begin..end (inclusive; none when end < begin): the block's 8 warps take every 8th key, each keeping per
+// head a running (max, sum, output), merged head by head at the end. With `partial` null the normalised result goes
+// to out (zeros when no key was seen); otherwise the block's unnormalised state of head h goes to partial +
+// h * partial_stride: [max, sum, output[head_dim]], for reduce_splits_kernel to merge with the other parts of the row.
+template <int G, int DIMS, class Locate, class KV>
+__device__ void attend_range(const float *__restrict__ q, int first_head, int begin, int end, Locate locate,
                              const KV *__restrict__ keys, const KV *__restrict__ values, const Shape &s,
-                             float *__restrict__ out, float *__restrict__ partial, const QuantizedOut &quantized) {
+                             float *__restrict__ out, float *__restrict__ partial, int64_t partial_stride,
+                             const QuantizedOut &quantized) {
+    DecodeHeads<G, DIMS>{};
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
-    __shared__ float warp_out[kDecodeWarps][kMaxHeadDim];
-    const int head = blockIdx.x;
+    __shared__ float warp_out[kDecodeWarps][DIMS * kWarp];
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    const int kv_offset = (head / (s.heads / s.kv_heads)) * s.head_dim;
-    float qr[kDimsPerLane], acc[kDimsPerLane];
+    const int kv_offset = (first_head / (s.heads / s.kv_heads)) * s.head_dim;
+    float qr[G][DIMS], acc[G][DIMS], running_max[G], running_sum[G];
 #pragma unroll
-    for (int e = 0; e < kDimsPerLane; e++) {
-        int d = lane + e * kWarp;
-        qr[e] = d < s.head_dim ? q[head * s.head_dim + d] : 0.f;
-        acc[e] = 0.f;
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int e = 0; e < DIMS; e++) {
+            const int d = lane + e * kWarp;
+            qr[g][e] = d < s.head_dim ? q[(first_head + g) * s.head_dim + d] : 0.f;
+            acc[g][e] = 0.f;
+        }
+        running_max[g] = -INFINITY;
+        running_sum[g] = 0.f;
     }
-    float running_max = -INFINITY, running_sum = 0.f;
     // A warp's next key (table entry, key and value rows) is loaded while the current one is scored and accumulated:
     // the loop waited for memory twice a key (the table entry, then the rows) and now about once for two keys' work.
-    KV next_k[kDimsPerLane], next_v[kDimsPerLane];
+    KV next_k[DIMS], next_v[DIMS];
     const auto load = [&](int t) {
         const int64_t row = locate(t);
         const KV *k = keys + row * s.kv_dim() + kv_offset;
         const KV *v = values + row * s.kv_dim() + kv_offset;
 #pragma unroll
-        for (int e = 0; e < kDimsPerLane; e++) {
+        for (int e = 0; e < DIMS; e++) {
             const int d = lane + e * kWarp;
             next_k[e] = d < s.head_dim ? k[d] : KV{};
             next_v[e] = d < s.head_dim ? v[d] : KV{};
@@ -94,52 +108,66 @@ __device__ void attend_range(const float *__restrict__ q, int begin, int end, Lo
     };
     if (begin + warp <= end) load(begin + warp);
     for (int t = begin + warp; t <= end; t += kDecodeWarps) {
-        float dot = 0.f, vt[kDimsPerLane];
+        float kt[DIMS], vt[DIMS];
 #pragma unroll
-        for (int e = 0; e < kDimsPerLane; e++) {
-            if (lane + e * kWarp < s.head_dim) dot = fmaf(qr[e], mma_to_float(next_k[e]), dot);
+        for (int e = 0; e < DIMS; e++) {
+            kt[e] = mma_to_float(next_k[e]);
             vt[e] = mma_to_float(next_v[e]);
         }
         if (t + kDecodeWarps <= end) load(t + kDecodeWarps);
-        const float score = s.logit(warp_sum(dot));
-        const float new_max = fmaxf(running_max, score);
-        const float correction = expf(running_max - new_max);
-        const float p = expf(score - new_max);
-        running_sum = running_sum * correction + p;
 #pragma unroll
-        for (int e = 0; e < kDimsPerLane; e++) {
-            acc[e] = acc[e] * correction + (lane + e * kWarp < s.head_dim ? p * vt[e] : 0.f);
+        for (int g = 0; g < G; g++) {
+            float dot = 0.f;
+#pragma unroll
+            for (int e = 0; e < DIMS; e++) {
+                if (lane + e * kWarp < s.head_dim) dot = fmaf(qr[g][e], kt[e], dot);
+            }
+            const float score = s.logit(warp_sum(dot));
+            const float new_max = fmaxf(running_max[g], score);
+            const float correction = expf(running_max[g] - new_max);
+            const float p = expf(score - new_max);
+            running_sum[g] = running_sum[g] * correction + p;
+#pragma unroll
+            for (int e = 0; e < DIMS; e++) {
+                acc[g][e] = acc[g][e] * correction + (lane + e * kWarp < s.head_dim ? p * vt[e] : 0.f);
+            }
+            running_max[g] = new_max;
         }
-        running_max = new_max;
-    }
-    if (lane == 0) {
-        warp_max_of[warp] = running_max;
-        warp_sum_of[warp] = running_sum;
     }
 #pragma unroll
-    for (int e = 0; e < kDimsPerLane; e++) warp_out[warp][lane + e * kWarp] = acc[e];
-    __syncthreads();
-    float block_max = -INFINITY;
-    for (int w = 0; w < kDecodeWarps; w++) block_max = fmaxf(block_max, warp_max_of[w]);
-    float total = 0.f;
-    for (int w = 0; w < kDecodeWarps; w++) {
-        if (warp_sum_of[w] > 0.f) total += warp_sum_of[w] * expf(warp_max_of[w] - block_max);
-    }
-    if (partial != nullptr && threadIdx.x == 0) {
-        partial[0] = block_max;
-        partial[1] = total;
-    }
-    for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) {
-        float sum = 0.f;
+    for (int g = 0; g < G; g++) {
+        const int head = first_head + g;
+        if (g > 0) __syncthreads();  // the previous head's merge has read the shared arrays
+        if (lane == 0) {
+            warp_max_of[warp] = running_max[g];
+            warp_sum_of[warp] = running_sum[g];
+        }
+#pragma unroll
+        for (int e = 0; e < DIMS; e++) warp_out[warp][lane + e * kWarp] = acc[g][e];
+        __syncthreads();
+        float block_max = -INFINITY;
+        for (int w = 0; w < kDecodeWarps; w++) block_max = fmaxf(block_max, warp_max_of[w]);
+        float total = 0.f;
         for (int w = 0; w < kDecodeWarps; w++) {
-            if (warp_sum_of[w] > 0.f) sum += warp_out[w][d] * expf(warp_max_of[w] - block_max);
+            if (warp_sum_of[w] > 0.f) total += warp_sum_of[w] * expf(warp_max_of[w] - block_max);
         }
-        if (partial != nullptr) {
-            partial[2 + d] = sum;
-        } else {
-            const float v = total > 0.f ? sum / total : 0.f;
-            out[head * s.head_dim + d] = v;
-            if (quantized.q != nullptr) quantize_block(v, (head * s.head_dim + d) / kQuantBlock, quantized);
+        float *state = partial == nullptr ? nullptr : partial + head * partial_stride;
+        if (state != nullptr && threadIdx.x == 0) {
+            state[0] = block_max;
+            state[1] = total;
+        }
+        for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) {
+            float sum = 0.f;
+            for (int w = 0; w < kDecodeWarps; w++) {
+                if (warp_sum_of[w] > 0.f) sum += warp_out[w][d] * expf(warp_max_of[w] - block_max);
+            }
+            if (state != nullptr) {
+                state[2 + d] = sum;
+            } else {
+                const float v = total > 0.f ? sum / total : 0.f;
+                out[head * s.head_dim + d] = v;
+                if (quantized.q != nullptr) quantize_block(v, (head * s.head_dim + d) / kQuantBlock, quantized);
+            }
         }
     }
 }
@@ -153,14 +181,15 @@ __device__ __forceinline__ QuantizedOut quantized_row(const QuantizedOut &quanti
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
     Shape s, float *__restrict__ out) {
-    attend_range(q, s.first_visible(position), position, Contiguous{}, keys, values, s, out, nullptr, QuantizedOut{});
+    attend_range<1, kDimsPerLane>(q, blockIdx.x, s.first_visible(position), position, Contiguous{}, keys, values, s,
+                                  out, nullptr, 0, QuantizedOut{});
 }
 
-// Row blockIdx.y of a batch over the block pool: its position and the offset of its sequence's block table. A
-// negative position is a padding row (a batch run at a larger recorded size): no key, zeros out.
-// Flash-decoding: with gridDim.z == splits > 1 the row's visible keys are cut into `splits` runs of equal length,
-// block z takes run z and writes its partial state to workspace [rows, heads, splits, head_dim + 2].
-template <class KV>
+// Row blockIdx.y of a batch over the block pool, query heads G * blockIdx.x on (DecodeHeads): its position and the
+// offset of its sequence's block table. A negative position is a padding row (a batch run at a larger recorded size):
+// no key, zeros out. Flash-decoding: with gridDim.z == splits > 1 the row's visible keys are cut into `splits` runs of
+// equal length, block z takes run z and writes its partial states to workspace [rows, heads, splits, head_dim + 2].
+template <int G, int DIMS, class KV>
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const KV *__restrict__ keys, const KV *__restrict__ values,
@@ -176,12 +205,44 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
         const int run = (position - first + splits) / splits;  // ceil(count / splits); count = position - first + 1
         begin = first + blockIdx.z * run;
         end = min(position, begin + run - 1);
-        partial = workspace + ((static_cast<int64_t>(row) * s.heads + blockIdx.x) * splits + blockIdx.z) *
-                                  (s.head_dim + 2);
+        partial = workspace + (static_cast<int64_t>(row) * s.heads * splits + blockIdx.z) * (s.head_dim + 2);
     }
     const int32_t *table = tables + (position < 0 ? 0 : table_offsets[row]);
-    attend_range(q + row_start, begin, end, Paged{table, block_size}, keys, values, s, out + row_start, partial,
-                 quantized_row(quantized, row_start));
+    attend_range<G, DIMS>(q + row_start, G * blockIdx.x, begin, end, Paged{table, block_size}, keys, values, s,
+                          out + row_start, partial, static_cast<int64_t>(splits) * (s.head_dim + 2),
+                          quantized_row(quantized, row_start));
+}
+
+// The paged decode kernel for G heads a block, its head dimensions in registers of 4 or 8 a lane.
+template <int G, class KV>
+void launch_paged_decode(dim3 grid, int head_dim, cudaStream_t stream, const float *q, const int32_t *positions,
+                         const int32_t *table_offsets, const int32_t *tables, int block_size, const void *keys,
+                         const void *values, const Shape &shape, float *out, float *partial,
+                         const QuantizedOut &quantized) {
+    const auto kernel = head_dim <= 4 * kWarp ? paged_attention_kernel<G, 4, KV> : paged_attention_kernel<G, 8, KV>;
+    ZSE_LAUNCH(kernel, grid, kDecodeWarps * kWarp, 0, stream)(
+        q, positions, table_offsets, tables, block_size, static_cast<const KV *>(keys),
+        static_cast<const KV *>(values), shape, out, partial, quantized);
+}
+
+template <class KV>
+void launch_paged_decode(int heads_per_block, dim3 grid, int head_dim, cudaStream_t stream, const float *q,
+                         const int32_t *positions, const int32_t *table_offsets, const int32_t *tables,
+                         int block_size, const void *keys, const void *values, const Shape &shape, float *out,
+                         float *partial, const QuantizedOut &quantized) {
+    switch (heads_per_block) {
+        case 4:
+            launch_paged_decode<4, KV>(grid, head_dim, stream, q, positions, table_offsets, tables, block_size, keys,
+                                       values, shape, out, partial, quantized);
+            break;
+        case 2:
+            launch_paged_decode<2, KV>(grid, head_dim, stream, q, positions, table_offsets, tables, block_size, keys,
+                                       values, shape, out, partial, quantized);
+            break;
+        default:
+            launch_paged_decode<1, KV>(grid, head_dim, stream, q, positions, table_offsets, tables, block_size, keys,
+                                       values, shape, out, partial, quantized);
+    }
 }
 
 // Merges the `splits` partial states of row blockIdx.y, head blockIdx.x (flash-decoding's second kernel): each part
@@ -531,8 +592,8 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
                                         const void *keys, const void *values, int kv_type, int heads, int kv_heads,
                                         int head_dim, int sliding_window, float scale, float soft_cap, int splits,
-                                        float *workspace, float *out, int8_t *out_q, float *out_d, float *out_s,
-                                        void *stream) {
+                                        int heads_per_block, float *workspace, float *out, int8_t *out_q,
+                                        float *out_d, float *out_s, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -546,22 +607,23 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     ZSE_REQUIRE(scale > 0.f && soft_cap >= 0.f, "zse_cuda_paged_attention: scale must be positive, soft_cap >= 0");
     ZSE_REQUIRE(splits >= 1 && splits <= kMaxSplits, "zse_cuda_paged_attention: splits must be 1..64");
     ZSE_REQUIRE(splits == 1 || workspace != nullptr, "zse_cuda_paged_attention: splits > 1 needs a workspace");
+    ZSE_REQUIRE((heads_per_block == 1 || heads_per_block == 2 || heads_per_block == 4) &&
+                    (heads / kv_heads) % heads_per_block == 0,
+                "zse_cuda_paged_attention: heads_per_block must be 1, 2 or 4 and divide heads / kv_heads");
     ZSE_REQUIRE(out_q == nullptr || (out_d != nullptr && out_s != nullptr && head_dim % kQuantBlock == 0),
                 "zse_cuda_paged_attention: NULL scales or sums, or head_dim not a multiple of 32");
     Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    dim3 grid(heads, rows, splits);
+    dim3 grid(heads / heads_per_block, rows, splits);
     ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_paged_attention: kv_type must be 0 (F32) or 1 (F16)");
     float *partial = splits > 1 ? workspace : nullptr;
     if (kv_type == F16) {
-        ZSE_LAUNCH(paged_attention_kernel<__half>, grid, kDecodeWarps * kWarp, 0, s)(
-            q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
-            static_cast<const __half *>(values), shape, out, partial, quantized);
+        launch_paged_decode<__half>(heads_per_block, grid, head_dim, s, q, positions, table_offsets, tables,
+                                    block_size, keys, values, shape, out, partial, quantized);
     } else {
-        ZSE_LAUNCH(paged_attention_kernel<float>, grid, kDecodeWarps * kWarp, 0, s)(
-            q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
-            static_cast<const float *>(values), shape, out, partial, quantized);
+        launch_paged_decode<float>(heads_per_block, grid, head_dim, s, q, positions, table_offsets, tables,
+                                   block_size, keys, values, shape, out, partial, quantized);
     }
     if (splits == 1) return launched("paged_attention_kernel");
     if (int status = launched("paged_attention_kernel")) return status;

@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 8
+#define ZSE_CUDA_ABI_VERSION 9
 /* The most activation rows zse_cuda_integer_matvec takes. */
 #define ZSE_CUDA_INTEGER_ROWS 16
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
@@ -147,8 +147,9 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * position is a padding row (out zero). rows <= 65535.
  * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks and merged by
  * a second kernel (flash-decoding, for long contexts at small batch); it needs a device workspace of
- * rows * heads * splits * (head_dim + 2) floats (NULL when splits == 1). Positions, tables and slots are device
- * arrays, so a captured step replays with new ones written in place.
+ * rows * heads * splits * (head_dim + 2) floats (NULL when splits == 1). heads_per_block (1, 2 or 4, dividing
+ * heads / kv_heads) query heads of one KV head share a block, which reads each key and value row once for all of them.
+ * Positions, tables and slots are device arrays, so a captured step replays with new ones written in place.
  */
 int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, void *keys,
                       void *values, int kv_type, void *stream);
@@ -164,8 +165,8 @@ int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, 
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const void *keys, const void *values, int kv_type,
                              int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
-                             int splits, float *workspace, float *out, int8_t *out_q, float *out_d, float *out_s,
-                             void *stream);
+                             int splits, int heads_per_block, float *workspace, float *out, int8_t *out_q,
+                             float *out_d, float *out_s, void *stream);
 /*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a

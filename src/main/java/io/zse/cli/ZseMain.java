@@ -1,11 +1,15 @@
 package io.zse.cli;
 
 import io.quarkus.runtime.Quarkus;
+import io.zse.backend.BackendChoice;
+import io.zse.backend.cuda.CudaProbe;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * Process entry point. Only {@code serve} boots Quarkus (and so opens an HTTP port); every other command runs as
@@ -17,6 +21,9 @@ public final class ZseMain {
     }
 
     public static void main(String... args) {
+        if (mayRunOnCuda(args)) {
+            CudaProbe.startEarly(); // the device comes up while the JVM loads the rest of the command
+        }
         if (args.length > 0 && args[0].equals("serve")) {
             List<String> serveArgs = Arrays.asList(args).subList(1, args.length);
             if (!serveArgs.contains("--help") && !serveArgs.contains("-h")) {
@@ -35,6 +42,29 @@ public final class ZseMain {
             System.setProperty("picocli.disable.closures", "true");
         }
         System.exit(ZseCommand.execute(args));
+    }
+
+    /**
+     * Whether the command may pick the CUDA backend: a command that loads a model, with no {@code --backend},
+     * {@code zse.backend} or {@code ZSE_BACKEND} that says cpu (a value that does not parse is left to the command).
+     */
+    static boolean mayRunOnCuda(String[] args) {
+        if (args.length == 0 || !Set.of("generate", "chat", "bench", "eval", "serve").contains(args[0])) {
+            return false;
+        }
+        Optional<String> explicit = Optional.empty();
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].equals("--backend") && i + 1 < args.length) {
+                explicit = Optional.of(args[i + 1]);
+            } else if (args[i].startsWith("--backend=")) {
+                explicit = Optional.of(args[i].substring("--backend=".length()));
+            }
+        }
+        try {
+            return BackendChoice.resolve(explicit).kind() != BackendChoice.Kind.CPU;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** Boots Quarkus with the serve options turned into configuration; exits 2 after a usage error. */

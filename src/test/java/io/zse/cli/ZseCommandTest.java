@@ -7,6 +7,7 @@ import java.io.StringWriter;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ZseCommandTest {
@@ -17,6 +18,19 @@ class ZseCommandTest {
     void aNamedCommandIsTheOnlyOneBuilt() {
         assertEquals(List.of("generate"), List.copyOf(ZseCommand.commandLine("generate", "--model", "m.zse")
                 .getSubcommands().keySet()));
+    }
+
+    /** The device is probed early only for commands that load a model and only where CUDA is not ruled out. */
+    @Test
+    void onlyModelCommandsThatMayPickCudaProbeItEarly() {
+        assertTrue(ZseMain.mayRunOnCuda(new String[]{"generate", "--model", "m.zse", "--backend", "cuda"}));
+        assertTrue(ZseMain.mayRunOnCuda(new String[]{"serve", "--backend=cuda:1"}));
+        assertTrue(ZseMain.mayRunOnCuda(new String[]{"bench", "--backend", "auto"}));
+        assertFalse(ZseMain.mayRunOnCuda(new String[]{"generate", "--backend", "cpu"}));
+        assertFalse(ZseMain.mayRunOnCuda(new String[]{"chat", "--backend=cpu"}));
+        assertFalse(ZseMain.mayRunOnCuda(new String[]{"generate", "--backend", "tpu"})); // the command says why
+        assertFalse(ZseMain.mayRunOnCuda(new String[]{"convert", "in", "-o", "out.zse"}));
+        assertFalse(ZseMain.mayRunOnCuda(new String[]{}));
     }
 
     @Test

@@ -473,7 +473,8 @@ public final class CudaBackend implements Backend {
                         o.at(0, (long) t.rows() * width), stream.handle());
                 continue;
             }
-            int splits = splits(g.rowCount(), shape.numHeads(), positionsClass(batch.maxEnd()),
+            int headsPerBlock = headsPerBlock(shape.numHeads(), shape.numKvHeads());
+            int splits = splits(g.rowCount(), shape.numHeads() / headsPerBlock, positionsClass(batch.maxEnd()),
                     device.multiprocessors());
             MemorySegment workspace = MemorySegment.NULL;
             if (splits > 1) {
@@ -493,7 +494,7 @@ public final class CudaBackend implements Backend {
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
                     g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.typeCode(), shape.numHeads(),
                     shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
-                    splits, workspace,
+                    splits, headsPerBlock, workspace,
                     o.at(first, (long) g.rowCount() * width),
                     offset(codes(quantizedOut), first), offset(scales(quantizedOut), first / 8),
                     offset(sums(quantizedOut), first / 8), stream.handle());
@@ -520,13 +521,22 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Flash-decoding's split count: 1 while rows x heads blocks already fill the GPU twice over or the longest row is
+     * Query heads a decode attention block takes, all of one KV head, so that it reads each key and value row once for
+     * them all: 4 where the group (heads per KV head) is a multiple of 4, else 2 or 1.
+     */
+    static int headsPerBlock(int heads, int kvHeads) {
+        int group = heads / kvHeads;
+        return group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
+    }
+
+    /**
+     * Flash-decoding's split count: 1 while rows x blocks a row already fill the GPU twice over or the longest row is
      * short, else doubled up to {@value #MAX_SPLITS} while each split keeps at least {@value #MIN_SPLIT_POSITIONS}
      * positions of the longest row. A function of the positions class, so a recorded pass keeps its count.
      */
-    static int splits(int rows, int heads, int positionsClass, int multiprocessors) {
+    static int splits(int rows, int blocksPerRow, int positionsClass, int multiprocessors) {
         int splits = 1;
-        while (splits < MAX_SPLITS && (long) rows * heads * splits < 2L * multiprocessors
+        while (splits < MAX_SPLITS && (long) rows * blocksPerRow * splits < 2L * multiprocessors
                 && positionsClass >= 2 * splits) {
             splits *= 2;
         }

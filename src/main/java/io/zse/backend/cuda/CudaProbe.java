@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Finds out whether CUDA can be used here and, if not, why: no library, a library that will not load, no driver, no
@@ -22,12 +24,32 @@ public record CudaProbe(Optional<CudaLibrary> library, List<CudaDevice> devices,
         return reason.isEmpty();
     }
 
+    /** The probe {@link #startEarly} began, for the next {@link #run()} to take. */
+    private static final AtomicReference<CompletableFuture<CudaProbe>> EARLY = new AtomicReference<>();
+
+    /**
+     * Starts {@link #run()}'s probe on a background thread. Bringing up the driver and the device's context takes a
+     * few hundred milliseconds on a datacenter GPU, which a starting process can spend meanwhile on its own start
+     * (classes, Quarkus, the model file); the next {@link #run()} takes this probe's result.
+     */
+    public static CompletableFuture<CudaProbe> startEarly() {
+        CompletableFuture<CudaProbe> probe = CompletableFuture.supplyAsync(CudaProbe::probeDefault);
+        EARLY.set(probe);
+        return probe;
+    }
+
+    /** The probe {@link #startEarly} began, if one is pending, else a new one ({@link #probeDefault}). */
+    public static CudaProbe run() {
+        CompletableFuture<CudaProbe> early = EARLY.getAndSet(null);
+        return early != null ? early.join() : probeDefault();
+    }
+
     /**
      * Probes with the library {@link CudaLibraryPath#find()} picks. Without a loadable driver library it answers at
      * once: loading ours and asking the runtime would take a tenth of a second of every CPU-only cold start to learn
      * the same.
      */
-    public static CudaProbe run() {
+    static CudaProbe probeDefault() {
         Optional<Path> path = CudaLibraryPath.find();
         if (path.isEmpty()) {
             return unusable(null, "no CUDA library (" + CudaLibraryPath.FILE_NAME + " not found in "

@@ -10,6 +10,8 @@ import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -18,6 +20,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class CudaProbeTest {
     @TempDir
     Path dir;
+
+    /** An early probe (started while a command starts) is what the next run() returns, and only the next. */
+    @Test
+    void anEarlyProbeIsTakenByTheNextRunOnly() {
+        CudaProbe early = CudaProbe.startEarly().join();
+        assertSame(early, CudaProbe.run());
+        CudaProbe later = CudaProbe.run();
+        assertNotSame(early, later);
+        assertEquals(early.reason(), later.reason()); // the same machine, the same answer
+    }
 
     @Test
     void aMissingLibraryIsAReasonNotAFailure() {
