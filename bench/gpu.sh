@@ -157,8 +157,9 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
   pkill -f "serve --model $model" 2>/dev/null
   for _ in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
-  grep -vE "^==PROF==|^\s*$|^[0-9-]+ [0-9:,]+ (INFO|WARN)" "$work/ncu-serve.log" | grep -E "^  [a-z]|Throughput|Duration|\
-dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config" | head -90 > "$work/ncu-serve.txt"
+  grep -vE "^==PROF==|^\s*$|^[0-9-]+ [0-9:,]+ (INFO|WARN)" "$work/ncu-serve.log" \
+    | grep -E "^  [a-z]|Throughput|Duration|dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config" \
+    | head -90 > "$work/ncu-serve.txt"
   if [ -s "$work/ncu-serve.txt" ]; then tee -a "$out" < "$work/ncu-serve.txt"
   else log "(no kernel profiled; the end of ncu's log:)"; tail -8 "$work/ncu-serve.log" | tee -a "$out"; fi
 fi

@@ -85,7 +85,8 @@ case " $steps " in *" sanitizer "*)
     classes=("${kernels[@]}")
     # shellcheck disable=SC2206
     [ "$tool" = racecheck ] && classes=(${RACECHECK_CLASSES:-io.zse.backend.cuda.CudaBackendParityTest \
-      io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaFusionTest io.zse.backend.cuda.CudaSamplingTest})
+      io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaFusionTest \
+      io.zse.backend.cuda.CudaSamplingTest})
     tests "$limit" "sanitizer-$tool.txt" compute-sanitizer --tool "$tool" --error-exitcode 3 \
       --report-api-errors no --print-limit 20 \
       -- "${classes[@]}"
