@@ -13,6 +13,7 @@
 #   TOKENIZER       tokenizer folder for zse synth when the preset's is not in ../shared/tokenizers
 #   STREAMS         server load concurrencies (default "1 16 64"); TOKENS tokens per request (default 128)
 #   KV_CACHE        the KV cache type of zse's runs (default f16, as llama.cpp's)
+#   BATCHES         sequences zse bench decodes together (--batch; default 16,64)
 #   NCU             0 skips the ncu section (default 1, when ncu is on PATH)
 #   ZSE_COMMIT      the commit printed as the code measured (tools/gpu/device.sh sets the bundle's)
 set -uo pipefail
@@ -25,6 +26,7 @@ results="${RESULTS:-$root/bench/results}"
 streams="${STREAMS:-1 16 64}"
 tokens="${TOKENS:-128}"
 kv="${KV_CACHE:-f16}"  # llama.cpp's default KV type, so both read the same bytes of cache
+batches="${BATCHES:-16,64}"  # sequences zse bench also decodes together, beside the server's streams
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 zse() { "$java" "${vm[@]}" -jar "$app" "$@"; }
 mkdir -p "$work" "$results"
@@ -95,9 +97,10 @@ for cache in dropped warm; do
   grep "^timings" "$work/generate-$cache.err" | tee -a "$out"
 done
 
-log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens (load = open + upload)"
+log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens --batch $batches"
+log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
-  --bandwidth-mb 0 2>&1 \
+  --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
 decode=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
 streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')

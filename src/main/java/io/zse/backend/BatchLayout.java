@@ -1,5 +1,6 @@
 package io.zse.backend;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -44,6 +45,15 @@ public final class BatchLayout {
                 segmentOfRow[segment.offset() + i] = s;
             }
         }
+    }
+
+    /** One decode row per cache, row i for caches[i], at the position that follows what it holds. */
+    public static BatchLayout decode(KvCache[] caches) {
+        List<Segment> segments = new ArrayList<>();
+        for (int i = 0; i < caches.length; i++) {
+            segments.add(new Segment(caches[i], caches[i].length(), i, 1));
+        }
+        return new BatchLayout(segments);
     }
 
     /** One sequence, rows 0..n-1 at positions startPos... */

@@ -1,5 +1,6 @@
 package io.zse.cli;
 
+import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.Backend;
 import io.zse.backend.ProfiledBackend;
@@ -24,6 +25,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,6 +55,11 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--threads", split = ",", paramLabel = "N", hideParamSyntax = true,
             description = "CPU thread counts, comma-separated (1,2), one table row each (default: zse.threads, else all cores).")
     List<Integer> threads;
+
+    @Option(names = "--batch", split = ",", paramLabel = "N", hideParamSyntax = true,
+            description = "Also decode N sequences together (comma-separated counts > 1): the decode tok/s of all of "
+                    + "them and its ratio to one sequence's, a line each (default: none).")
+    List<Integer> batches = List.of();
 
     @Option(names = "--bandwidth-mb", defaultValue = "512", paramLabel = "MB",
             description = "Buffer read to measure memory bandwidth, the decode roofline; 0 skips it (default ${DEFAULT-VALUE}).")
@@ -88,10 +95,14 @@ public final class BenchCommand implements Callable<Integer> {
         requireAtLeast("--tokens", decodeTokens, 2);
         requireAtLeast("--warmup", warmupRuns, 0);
         requireAtLeast("--bandwidth-mb", bandwidthMegabytes, 0);
+        for (int n : batches) {
+            requireAtLeast("--batch", n, 2);
+        }
         KvCacheType kvCacheType = kvCache.type();
         List<String> rows = new ArrayList<>();
         List<String> profiles = new ArrayList<>();
         List<String> deviceNotes = new ArrayList<>(); // CUDA: the upload's rate, the decode's graph replays
+        List<String> batchLines = new ArrayList<>();
         long weightBytes = 0;
         int prompt = 0;
         int decode = 0;
@@ -143,6 +154,14 @@ public final class BenchCommand implements Callable<Integer> {
                 }
                 kvBytes = llama.kvBytesPerPosition(kvCacheType);
                 double decodeRate = (decode - 1) / r.decodeSeconds();
+                for (int n : batches) {
+                    for (int i = 0; i < warmupRuns; i++) {
+                        batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
+                    }
+                    double rate = batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
+                    batchLines.add(String.format("%d threads, %d sequences decoded together: %.2f tok/s in all, "
+                            + "%.1fx one sequence's", threadCount, n, rate, rate / decodeRate));
+                }
                 double decodeBandwidth = decodeRate * weightBytes;
                 String rss = peakRss(); // before the bandwidth probe, whose buffer would count in the peak
                 double roofline = bandwidthMegabytes == 0 ? Double.NaN : bandwidth(threadCount);
@@ -158,6 +177,7 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("KV cache %s (%d bytes per token)%n", kvCacheType.label(), kvBytes);
         out.println("threads  load ms  TTFT ms  prefill tok/s  decode tok/s  decode GB/s  read GB/s  roofline  peak RSS MiB");
         rows.forEach(out::println);
+        batchLines.forEach(out::println);
         deviceNotes.forEach(out::println);
         profiles.forEach(out::print);
         out.flush(); // print() does not flush a PrintWriter, and the process exits next
@@ -226,6 +246,31 @@ public final class BenchCommand implements Callable<Integer> {
         long end = System.nanoTime();
         Map<String, ProfiledBackend.OpTime> decodeOps = profiled == null ? Map.of() : profiled.takeTimes();
         return new Run((firstToken - start) / 1e9, Math.max(1e-9, (end - firstToken) / 1e9), prefillOps, decodeOps);
+    }
+
+    /**
+     * {@code n} sequences with the same prompt, their caches in one block pool as the server's, then greedy decode
+     * steps of all of them together (each step reads the weights once for the n tokens; on CUDA, one recorded graph):
+     * the decode tokens per second of all of them.
+     */
+    private static double batchDecodeRate(LlamaModel llama, int[] promptIds, int decode, int n,
+                                          KvCacheType kvCacheType) {
+        int positions = promptIds.length + decode;
+        int blocks = n * ((positions + KvCache.DEFAULT_BLOCK_SIZE - 1) / KvCache.DEFAULT_BLOCK_SIZE);
+        try (Arena arena = Arena.ofShared()) {
+            KvBlockPool pool = llama.newPool(kvCacheType, KvCache.DEFAULT_BLOCK_SIZE, blocks, arena);
+            KvCache[] caches = new KvCache[n];
+            int[] tokens = new int[n];
+            for (int i = 0; i < n; i++) {
+                caches[i] = new KvCache(pool, positions);
+                tokens[i] = Sampler.argmax(llama.forward(promptIds, 0, caches[i]));
+            }
+            long start = System.nanoTime();
+            for (int step = 1; step < decode; step++) {
+                tokens = llama.decodeBatchGreedy(tokens, caches);
+            }
+            return (double) n * (decode - 1) / Math.max(1e-9, (System.nanoTime() - start) / 1e9);
+        }
     }
 
     /** Deterministic ids spread over the vocabulary (the speed does not depend on which tokens). */

@@ -212,7 +212,7 @@ public final class Sampler {
     }
 
     /** The index in the row logits[offset .. offset + vocab) of its largest logit (the first, on ties). */
-    static int argmax(float[] logits, int offset, int vocab) {
+    public static int argmax(float[] logits, int offset, int vocab) {
         int best = 0;
         for (int t = 1; t < vocab; t++) {
             if (logits[offset + t] > logits[offset + best]) {

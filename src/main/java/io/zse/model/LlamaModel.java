@@ -10,6 +10,7 @@ import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseFile;
 import io.zse.generate.Sampler;
+import io.zse.generate.SamplingParameters;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
@@ -121,13 +122,37 @@ public final class LlamaModel {
         if (tokens.length != caches.length) {
             throw new IllegalArgumentException(tokens.length + " tokens for " + caches.length + " caches");
         }
-        List<BatchLayout.Segment> segments = new ArrayList<>();
         int[] rows = new int[tokens.length];
-        for (int i = 0; i < tokens.length; i++) {
-            segments.add(new BatchLayout.Segment(caches[i], caches[i].length(), i, 1));
-            rows[i] = i;
+        Arrays.setAll(rows, i -> i);
+        return forward(tokens, BatchLayout.decode(caches), rows);
+    }
+
+    /**
+     * One greedy step of {@link #decodeBatch}: the next token of each sequence, drawn where the logits are when the
+     * backend draws (only the ids come back, not [sequences, vocab] logits), else each row's argmax on the host.
+     */
+    public int[] decodeBatchGreedy(int[] tokens, KvCache[] caches) {
+        int n = tokens.length;
+        int[] next = new int[n];
+        if (!drawsOnBackend()) {
+            float[] logits = decodeBatch(tokens, caches);
+            int vocab = config.vocabSize();
+            Arrays.setAll(next, i -> Sampler.argmax(logits, i * vocab, vocab));
+            return next;
         }
-        return forward(tokens, new BatchLayout(segments), rows);
+        if (n != caches.length) {
+            throw new IllegalArgumentException(n + " tokens for " + caches.length + " caches");
+        }
+        double[] parameters = new double[n * Sampler.DEVICE_PARAMETERS];
+        Sampler greedy = new Sampler(SamplingParameters.GREEDY, 0);
+        for (int i = 0; i < n; i++) {
+            greedy.deviceDraw(parameters, i * Sampler.DEVICE_PARAMETERS);
+        }
+        boolean[] onBackend = new boolean[n];
+        Arrays.fill(onBackend, true);
+        int[] rows = new int[n];
+        Arrays.setAll(rows, i -> i);
+        return forward(tokens, BatchLayout.decode(caches), rows, parameters, onBackend).tokens();
     }
 
     /**

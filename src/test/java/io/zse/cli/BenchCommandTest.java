@@ -48,6 +48,19 @@ class BenchCommandTest {
         assertTrue(out.contains("(outside the ops)"), out);
     }
 
+    /** --batch: sequences decoded together, a line per count and thread count, after the table. */
+    @Test
+    void batchesDecodeTogetherAndCompareWithOneSequence() {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
+                "--prompt-tokens", "8", "--tokens", "6", "--warmup", "0", "--threads", "1", "--batch", "2,4");
+        assertEquals(0, run.exit(), run.err());
+        String[] lines = run.out().split("\n");
+        assertTrue(lines[4].matches("1 threads, 2 sequences decoded together: [0-9.]+ tok/s in all, [0-9.]+x one "
+                + "sequence's"), run.out());
+        assertTrue(lines[5].startsWith("1 threads, 4 sequences decoded together: "), run.out());
+    }
+
     @Test
     void printsTheKvCacheTypeItRanWith() {
         Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
@@ -64,7 +77,8 @@ class BenchCommandTest {
         String[][] cases = {{"--tokens", "1", "--tokens must be at least 2, not 1"},
                 {"--prompt-tokens", "0", "--prompt-tokens must be at least 1, not 0"},
                 {"--warmup", "-1", "--warmup must be at least 0, not -1"},
-                {"--threads", "2,0", "--threads must be at least 1, not 0"}};
+                {"--threads", "2,0", "--threads must be at least 1, not 0"},
+                {"--batch", "16,1", "--batch must be at least 2, not 1"}};
         for (String[] c : cases) {
             ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(), c[0], c[1]);
             assertEquals(2, run.exit(), run.err());

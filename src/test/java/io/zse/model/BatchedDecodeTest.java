@@ -57,6 +57,36 @@ class BatchedDecodeTest {
         }
     }
 
+    /** The greedy step of a batch (what zse bench --batch runs) takes each row's argmax of decodeBatch's logits. */
+    @ParameterizedTest
+    @EnumSource(value = TensorType.class, names = {"Q8"})
+    void aGreedyBatchStepTakesEachRowsLargestLogit(TensorType type) throws Exception {
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir)); CpuBackend backend = new CpuBackend(2)) {
+            LlamaModel model = LlamaModel.load(file, backend);
+            Tokenizer tokenizer = TokenizerSource.fromZse(file);
+            KvCache[] greedy = new KvCache[PROMPTS.length];
+            KvCache[] logits = new KvCache[PROMPTS.length];
+            int[] a = new int[PROMPTS.length];
+            int[] b = new int[PROMPTS.length];
+            for (int s = 0; s < PROMPTS.length; s++) {
+                int[] prompt = tokenizer.encode(PROMPTS[s], true);
+                greedy[s] = model.newCache(prompt.length + 8);
+                logits[s] = model.newCache(prompt.length + 8);
+                a[s] = argmax(model.forward(prompt, 0, greedy[s]));
+                b[s] = argmax(model.forward(prompt, 0, logits[s]));
+            }
+            int vocab = model.config().vocabSize();
+            for (int step = 0; step < 6; step++) {
+                a = model.decodeBatchGreedy(a, greedy);
+                float[] rows = model.decodeBatch(b, logits);
+                for (int s = 0; s < b.length; s++) {
+                    b[s] = argmax(Arrays.copyOfRange(rows, s * vocab, (s + 1) * vocab));
+                }
+                assertArrayEquals(b, a, "step " + step);
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F32"})
     void aBatchCannotShareOneCache(TensorType type) throws Exception {

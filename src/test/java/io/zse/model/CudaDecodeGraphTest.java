@@ -1,5 +1,6 @@
 package io.zse.model;
 
+import io.zse.generate.Sampler;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.zse.TestModels;
 import io.zse.backend.KvBlockPool;
@@ -83,6 +84,49 @@ class CudaDecodeGraphTest {
             for (int i = 0; i < prompts.length; i++) {
                 assertArrayEquals(onCpu.ids()[i], actual.ids()[i], "sequence " + i + ": CPU and CUDA graph ids");
             }
+        }
+    }
+
+    /**
+     * The greedy batch step of zse bench --batch: ids drawn on the device (only they come back), the steps replayed as
+     * one recorded graph, the CPU backend's ids.
+     */
+    @Test
+    void greedyBatchStepsDrawOnTheDevice() throws IOException {
+        JsonNode cases = ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json").get("cases");
+        int[][] prompts = new int[4][];
+        for (int i = 0; i < prompts.length; i++) {
+            prompts[i] = LlamaModelGoldenTest.ints(cases.get(i % cases.size()).get("prompt_ids"));
+        }
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.F32, dir.resolve("f32-batch")));
+             CudaBackend graphs = new CudaBackend(library(), h100Sized(), true);
+             CpuBackend cpu = new CpuBackend(2, TestKernels.named("vector"))) {
+            int[][] onCuda = greedyBatch(LlamaModel.load(file, graphs), prompts, 10);
+            assertEquals(4L * 9, graphs.drawnRows(), "rows drawn on the device");
+            assertTrue(graphs.replayedPasses() > 0, "no replay");
+            assertArrayEquals(greedyBatch(LlamaModel.load(file, cpu), prompts, 10), onCuda);
+        }
+    }
+
+    /** Each prompt's greedy ids, the prompts decoded together from one block pool for {@code steps} steps. */
+    private static int[][] greedyBatch(LlamaModel model, int[][] prompts, int steps) {
+        try (Arena arena = Arena.ofShared()) {
+            KvBlockPool pool = model.newPool(KvCacheType.F32, KvCache.DEFAULT_BLOCK_SIZE, prompts.length * 16, arena);
+            KvCache[] caches = new KvCache[prompts.length];
+            int[][] ids = new int[prompts.length][steps];
+            int[] tokens = new int[prompts.length];
+            for (int i = 0; i < prompts.length; i++) {
+                caches[i] = new KvCache(pool, prompts[i].length + steps);
+                tokens[i] = Sampler.argmax(model.forward(prompts[i], 0, caches[i]));
+                ids[i][0] = tokens[i];
+            }
+            for (int step = 1; step < steps; step++) {
+                tokens = model.decodeBatchGreedy(tokens, caches);
+                for (int i = 0; i < prompts.length; i++) {
+                    ids[i][step] = tokens[i];
+                }
+            }
+            return ids;
         }
     }
 
