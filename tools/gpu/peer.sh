@@ -2,7 +2,8 @@
 # llama.cpp's CUDA build beside ours on the GPU machine (no network there): from the source tree tools/gpu/bundle.sh
 # packs into .gpu/llama.cpp.tar.xz, on the same synthetic checkpoint as bench/gpu.sh. tools/gpu/device.sh runs it.
 #   peer.sh build WORK          unpack into WORK/src; configure -DGGML_CUDA=ON for sm_90 (H100, H200); build
-#                               llama-bench, llama-server and llama-quantize on every CPU, at low priority
+#                               llama-bench, llama-server, llama-quantize and llama-simple on every CPU, at low
+#                               priority
 #   peer.sh gguf HF_DIR WORK    WORK/f16.gguf from the checkpoint: llama.cpp's convert_hf_to_gguf.py where the Python
 #                               modules it needs are installed, else tools/gpu/llama_gguf.py (numpy only; the same
 #                               tensors byte for byte, bench/README.md); then WORK/q4_0.gguf and WORK/q4_k_m.gguf
@@ -13,7 +14,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 step="${1:?usage: peer.sh build WORK | gguf HF_DIR WORK | bench WORK}"
-seconds_since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - from }'; }
+seconds_since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - from }'; }
 
 case "$step" in
 build)
@@ -23,6 +24,7 @@ build)
   nice -n 19 cmake -S "$work/src" -B "$work/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF > "$work/cmake.log" 2>&1 \
     && nice -n 19 cmake --build "$work/build" -j "$(nproc)" --target llama-bench llama-server llama-quantize \
+      llama-simple \
       > "$work/build.log" 2>&1
   status=$?
   echo "llama.cpp $(cat "$work/src/COMMIT" 2>/dev/null) CUDA build: exit $status after $(seconds_since "$t") s"
@@ -60,6 +62,12 @@ bench)
   models=(-m "$work/q4_0.gguf")
   [ -f "$work/q4_k_m.gguf" ] && models+=(-m "$work/q4_k_m.gguf")
   "$bin/llama-bench" "${models[@]}" -ngl 99 -p 512 -n 128 -r 3 2>&1 | grep -E "^\||error"
+  # process start -> first token, as gpu.sh times zse generate (page cache warm: llama-bench has just read the file)
+  if [ -x "$bin/llama-simple" ]; then
+    t=$(date +%s.%N)
+    "$bin/llama-simple" -m "$work/q4_0.gguf" -ngl 99 -n 1 "Once upon a time" > /dev/null 2>&1 \
+      && echo "process start -> first token (llama-simple -n 1, Q4_0, page cache warm): $(seconds_since "$t") s"
+  fi
   java="${JAVA_HOME:?set JAVA_HOME}/bin/java"
   load=("$java" "$root/bench/EngineLoad.java")
   [ -n "${ENGINE_LOAD_CP:-}" ] && load=("$java" -cp "$ENGINE_LOAD_CP" EngineLoad)
@@ -67,11 +75,12 @@ bench)
   port=8392
   for streams in ${STREAMS:-1 16 64}; do
     # one slot per stream, each with room for the prompt (80 words) and the answer
+    t=$(date +%s.%N)
     "$bin/llama-server" -m "$work/q4_0.gguf" -ngl 99 -np "$streams" -c $((streams * 512)) --port "$port" \
       > "$work/server-$streams.log" 2>&1 &
     server=$!
     for _ in $(seq 600); do curl -sf "localhost:$port/health" > /dev/null 2>&1 && break; sleep 0.1; done
-    echo "== llama-server -np $streams (Q4_0)"
+    echo "== llama-server -np $streams (Q4_0): start -> ready $(seconds_since "$t") s"
     "${load[@]}" "http://localhost:$port" llama.cpp-cuda load "$tokens" 80 "$streams" 2>&1
     kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
   done;;
