@@ -32,10 +32,21 @@ mkdir -p "$out"
 targets=()
 for arch in ${ZSE_CUDA_ARCHS:-80 86 89 90}; do targets+=(-gencode "arch=compute_$arch,code=sm_$arch"); done
 start=$(date +%s)
-"$nvcc" -std=c++17 -O3 -lineinfo -shared -cudart static \
-  -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
-  --threads "${ZSE_NVCC_THREADS:-2}" \
-  "${targets[@]}" -gencode arch=compute_90,code=compute_90 \
-  -I"$here" -o "$library.tmp" "$here"/*.cu
+# nvcc's temporary files go to a folder of this build's own, removed after it
+scratch="$(mktemp -d "$out/nvcc-tmp.XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+compile() {
+  TMPDIR="$scratch" "$nvcc" -std=c++17 -O3 -lineinfo -shared -cudart static \
+    -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
+    --threads "${ZSE_NVCC_THREADS:-2}" \
+    "${targets[@]}" -gencode arch=compute_90,code=compute_90 \
+    -I"$here" -o "$library.tmp" "$here"/*.cu
+}
+# Once in many builds nvcc's parallel jobs lost one of their own temporary files ("nvlink fatal: Could not read file
+# .../tmpxft_..._dlink.reg.c"): a failed build is tried once more, and a second failure (a real error) stops it.
+if ! compile; then
+  echo "[zse] nvcc failed; building once more" >&2
+  compile
+fi
 mv "$library.tmp" "$library"
 echo "[zse] built $library with $("$nvcc" --version | tail -1) in $(( $(date +%s) - start )) s"
