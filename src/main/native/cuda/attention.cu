@@ -56,25 +56,20 @@ struct Paged {
     }
 };
 
-// Query heads one decode block attends: G consecutive heads of one KV group, so that each key and value row is read
-// once for all G of them (with GQA, 4 heads a KV head in Llama 3 8B, a block per head read every row 4 times).
-// DIMS: head dimensions a lane holds, 4 (head_dim <= 128) or 8 (<= 256), which sizes the per-head registers.
-template <int G, int DIMS>
-struct DecodeHeads {
-    static_assert(G >= 1 && DIMS * kWarp <= kMaxHeadDim, "G heads of DIMS x 32 dimensions at most");
-};
-
 // Query heads first_head..first_head + G - 1 of one row (q, out point at the row's first head) against the keys at
 // positions begin..end (inclusive; none when end < begin): the block's 8 warps take every 8th key, each keeping per
 // head a running (max, sum, output), merged head by head at the end. With `partial` null the normalised result goes
 // to out (zeros when no key was seen); otherwise the block's unnormalised state of head h goes to partial +
 // h * partial_stride: [max, sum, output[head_dim]], for reduce_splits_kernel to merge with the other parts of the row.
+// G: consecutive heads of one KV group, so that each key and value row is read once for all of them (with GQA, 4
+// heads a KV head in Llama 3 8B, a block per head read every row 4 times). DIMS: head dimensions a lane holds, 4
+// (head_dim <= 128) or 8 (<= 256), which sizes the per-head registers.
 template <int G, int DIMS, class Locate, class KV>
 __device__ void attend_range(const float *__restrict__ q, int first_head, int begin, int end, Locate locate,
                              const KV *__restrict__ keys, const KV *__restrict__ values, const Shape &s,
                              float *__restrict__ out, float *__restrict__ partial, int64_t partial_stride,
                              const QuantizedOut &quantized) {
-    DecodeHeads<G, DIMS>{};
+    static_assert(G >= 1 && DIMS * kWarp <= kMaxHeadDim, "G heads of DIMS x 32 dimensions at most");
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
     __shared__ float warp_out[kDecodeWarps][DIMS * kWarp];
@@ -185,7 +180,7 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
                                   out, nullptr, 0, QuantizedOut{});
 }
 
-// Row blockIdx.y of a batch over the block pool, query heads G * blockIdx.x on (DecodeHeads): its position and the
+// Row blockIdx.y of a batch over the block pool, query heads G * blockIdx.x on (attend_range): its position and the
 // offset of its sequence's block table. A negative position is a padding row (a batch run at a larger recorded size):
 // no key, zeros out. Flash-decoding: with gridDim.z == splits > 1 the row's visible keys are cut into `splits` runs of
 // equal length, block z takes run z and writes its partial states to workspace [rows, heads, splits, head_dim + 2].
@@ -213,35 +208,14 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
                           quantized_row(quantized, row_start));
 }
 
-// The paged decode kernel for G heads a block, its head dimensions in registers of 4 or 8 a lane.
-template <int G, class KV>
-void launch_paged_decode(dim3 grid, int head_dim, cudaStream_t stream, const float *q, const int32_t *positions,
-                         const int32_t *table_offsets, const int32_t *tables, int block_size, const void *keys,
-                         const void *values, const Shape &shape, float *out, float *partial,
-                         const QuantizedOut &quantized) {
-    const auto kernel = head_dim <= 4 * kWarp ? paged_attention_kernel<G, 4, KV> : paged_attention_kernel<G, 8, KV>;
-    ZSE_LAUNCH(kernel, grid, kDecodeWarps * kWarp, 0, stream)(
-        q, positions, table_offsets, tables, block_size, static_cast<const KV *>(keys),
-        static_cast<const KV *>(values), shape, out, partial, quantized);
-}
-
+// The paged decode kernel for heads_per_block (1, 2 or 4) heads a block, head dimensions in registers of 4 or 8 a lane.
 template <class KV>
-void launch_paged_decode(int heads_per_block, dim3 grid, int head_dim, cudaStream_t stream, const float *q,
-                         const int32_t *positions, const int32_t *table_offsets, const int32_t *tables,
-                         int block_size, const void *keys, const void *values, const Shape &shape, float *out,
-                         float *partial, const QuantizedOut &quantized) {
+auto paged_decode_kernel(int heads_per_block, int head_dim) {
+    const bool wide = head_dim > 4 * kWarp;
     switch (heads_per_block) {
-        case 4:
-            launch_paged_decode<4, KV>(grid, head_dim, stream, q, positions, table_offsets, tables, block_size, keys,
-                                       values, shape, out, partial, quantized);
-            break;
-        case 2:
-            launch_paged_decode<2, KV>(grid, head_dim, stream, q, positions, table_offsets, tables, block_size, keys,
-                                       values, shape, out, partial, quantized);
-            break;
-        default:
-            launch_paged_decode<1, KV>(grid, head_dim, stream, q, positions, table_offsets, tables, block_size, keys,
-                                       values, shape, out, partial, quantized);
+        case 4: return wide ? paged_attention_kernel<4, 8, KV> : paged_attention_kernel<4, 4, KV>;
+        case 2: return wide ? paged_attention_kernel<2, 8, KV> : paged_attention_kernel<2, 4, KV>;
+        default: return wide ? paged_attention_kernel<1, 8, KV> : paged_attention_kernel<1, 4, KV>;
     }
 }
 
@@ -619,11 +593,15 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_paged_attention: kv_type must be 0 (F32) or 1 (F16)");
     float *partial = splits > 1 ? workspace : nullptr;
     if (kv_type == F16) {
-        launch_paged_decode<__half>(heads_per_block, grid, head_dim, s, q, positions, table_offsets, tables,
-                                    block_size, keys, values, shape, out, partial, quantized);
+        const auto kernel = paged_decode_kernel<__half>(heads_per_block, head_dim);
+        ZSE_LAUNCH(kernel, grid, kDecodeWarps * kWarp, 0, s)(
+            q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
+            static_cast<const __half *>(values), shape, out, partial, quantized);
     } else {
-        launch_paged_decode<float>(heads_per_block, grid, head_dim, s, q, positions, table_offsets, tables,
-                                   block_size, keys, values, shape, out, partial, quantized);
+        const auto kernel = paged_decode_kernel<float>(heads_per_block, head_dim);
+        ZSE_LAUNCH(kernel, grid, kDecodeWarps * kWarp, 0, s)(
+            q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
+            static_cast<const float *>(values), shape, out, partial, quantized);
     }
     if (splits == 1) return launched("paged_attention_kernel");
     if (int status = launched("paged_attention_kernel")) return status;

@@ -86,9 +86,9 @@ public final class GenerateCommand implements Callable<Integer> {
         KvCacheType kvCacheType = kvCache.type(); // a bad value fails before the model is opened
         SamplingParameters parameters = sampling.parameters().withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
-        StartupTimings marks = timings ? new StartupTimings() : null;
+        StartupTimings marks = new StartupTimings(timings);
         try (ZseFile file = ZseFile.open(ModelFiles.servable(model, spec.commandLine().getErr()))) {
-            mark(marks, "file open");
+            marks.mark("file open");
             if (verifyWeights) {
                 file.verify(); // open() checked only the metadata; a damaged tensor fails here, named
             }
@@ -99,27 +99,19 @@ public final class GenerateCommand implements Callable<Integer> {
             int promptBound = text.getBytes(StandardCharsets.UTF_8).length + 2;
             try (Backend backend = backendOption.open(file, (long) promptBound + maxTokens, kvCacheType, promptBound,
                     threads.count(), spec.commandLine().getErr())) {
-                mark(marks, "backend ready");
+                marks.mark("backend ready");
                 LlamaModel llama = LlamaModel.load(file, backend);
-                mark(marks, "model loaded");
+                marks.mark("model loaded");
                 Tokenizer loaded = join(tokenizer);
-                mark(marks, "tokenizer ready");
+                marks.mark("tokenizer ready");
                 int[] promptIds = chat ? loaded.encode(text, false) : loaded.encode(text, true);
                 generate(llama, loaded, promptIds, parameters, kvCacheType, out, marks);
             } finally {
                 tokenizer.exceptionally(e -> null).join(); // the file must stay open until the loader is done with it
             }
         }
-        if (marks != null) {
-            marks.print(spec.commandLine().getErr());
-        }
+        marks.print(spec.commandLine().getErr());
         return 0;
-    }
-
-    private static void mark(StartupTimings marks, String what) {
-        if (marks != null) {
-            marks.mark(what);
-        }
     }
 
     private static Tokenizer loadTokenizer(ZseFile file) {
@@ -154,17 +146,13 @@ public final class GenerateCommand implements Callable<Integer> {
         Generator generator = new Generator(llama, tokenizer, llama.config().eosTokenIds(), kvCacheType);
         Generator.Result result = generator.generate(promptIds, maxTokens, parameters,
                 sampling.seedOrClock(), stops, piece -> {
-                    if (marks != null) {
-                        marks.text();
-                    }
+                    marks.text();
                     if (!json) {
                         out.print(piece);
                         out.flush();
                     }
                 });
-        if (marks != null) {
-            marks.finished(result.ids().length);
-        }
+        marks.finished(result.ids().length);
         if (json) {
             ObjectMapper mapper = new ObjectMapper();
             ObjectNode o = mapper.createObjectNode();

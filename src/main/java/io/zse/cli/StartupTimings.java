@@ -12,14 +12,16 @@ import java.util.List;
  * what a scale-to-zero platform's user waits for, phase by phase.
  */
 final class StartupTimings {
-    private final long startNanos; // System.nanoTime() at the process start
+    private final boolean on;       // off: every call does nothing (zse generate without --timings)
+    private final long startNanos;  // System.nanoTime() at the process start
     private final List<String> marks = new ArrayList<>();
     private long firstTokenNanos;
     private long lastTokenNanos;
     private int tokens;
 
-    StartupTimings() {
-        startNanos = System.nanoTime() - processAgeMillis() * 1_000_000L;
+    StartupTimings(boolean on) {
+        this.on = on;
+        startNanos = on ? System.nanoTime() - processAgeMillis() * 1_000_000L : 0;
     }
 
     /**
@@ -42,12 +44,15 @@ final class StartupTimings {
 
     /** Records that {@code what} is done now. */
     void mark(String what) {
+        if (!on) {
+            return;
+        }
         marks.add(what + " " + sinceStart() + " ms");
     }
 
     /** Called with each piece of text streamed: the first is the first token a streaming client would see. */
     void text() {
-        if (firstTokenNanos == 0) {
+        if (on && firstTokenNanos == 0) {
             firstTokenNanos = System.nanoTime();
             mark("first token");
         }
@@ -55,6 +60,9 @@ final class StartupTimings {
 
     /** Called when generation ends, with the number of tokens generated: times the decode after the first. */
     void finished(int generated) {
+        if (!on) {
+            return;
+        }
         lastTokenNanos = System.nanoTime();
         tokens = generated;
     }
@@ -65,6 +73,9 @@ final class StartupTimings {
 
     /** One line: each milestone's time since process start, then the decode rate after the first token. */
     void print(PrintWriter err) {
+        if (!on) {
+            return;
+        }
         StringBuilder line = new StringBuilder("timings since process start: ").append(String.join(", ", marks));
         if (tokens > 1 && firstTokenNanos != 0) {
             double seconds = (lastTokenNanos - firstTokenNanos) / 1e9;

@@ -119,12 +119,17 @@ public final class LlamaModel {
      * sequence i, identical to what {@link #forward} gives each sequence alone.
      */
     public float[] decodeBatch(int[] tokens, KvCache[] caches) {
+        return forward(tokens, BatchLayout.decode(caches), everyRow(tokens, caches));
+    }
+
+    /** Rows 0..n-1 of a decode step of n sequences: a token for each cache. */
+    private static int[] everyRow(int[] tokens, KvCache[] caches) {
         if (tokens.length != caches.length) {
             throw new IllegalArgumentException(tokens.length + " tokens for " + caches.length + " caches");
         }
         int[] rows = new int[tokens.length];
         Arrays.setAll(rows, i -> i);
-        return forward(tokens, BatchLayout.decode(caches), rows);
+        return rows;
     }
 
     /**
@@ -140,9 +145,7 @@ public final class LlamaModel {
             Arrays.setAll(next, i -> Sampler.argmax(logits, i * vocab, vocab));
             return next;
         }
-        if (n != caches.length) {
-            throw new IllegalArgumentException(n + " tokens for " + caches.length + " caches");
-        }
+        int[] rows = everyRow(tokens, caches);
         double[] parameters = new double[n * Sampler.DEVICE_PARAMETERS];
         Sampler greedy = new Sampler(SamplingParameters.GREEDY, 0);
         for (int i = 0; i < n; i++) {
@@ -150,8 +153,6 @@ public final class LlamaModel {
         }
         boolean[] onBackend = new boolean[n];
         Arrays.fill(onBackend, true);
-        int[] rows = new int[n];
-        Arrays.setAll(rows, i -> i);
         return forward(tokens, BatchLayout.decode(caches), rows, parameters, onBackend).tokens();
     }
 

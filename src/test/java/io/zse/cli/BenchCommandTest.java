@@ -8,6 +8,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,10 +37,7 @@ class BenchCommandTest {
 
     @Test
     void profileTimesEveryOpOfBothPhases() {
-        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
-        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
-                "--prompt-tokens", "16", "--tokens", "8", "--warmup", "0", "--threads", "1", "--profile");
-        assertEquals(0, run.exit(), run.err());
+        ConvertInspectCliTest.Run run = benchQ8("--prompt-tokens", "16", "--tokens", "8", "--profile");
         String out = run.out();
         assertTrue(out.contains("1 threads, prefill of 16 tokens: "), out);
         assertTrue(out.contains("1 threads, decode of 7 tokens: "), out);
@@ -51,10 +50,7 @@ class BenchCommandTest {
     /** --batch: sequences decoded together, a line per count and thread count, after the table. */
     @Test
     void batchesDecodeTogetherAndCompareWithOneSequence() {
-        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
-        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
-                "--prompt-tokens", "8", "--tokens", "6", "--warmup", "0", "--threads", "1", "--batch", "2,4");
-        assertEquals(0, run.exit(), run.err());
+        ConvertInspectCliTest.Run run = benchQ8("--prompt-tokens", "8", "--tokens", "6", "--batch", "2,4");
         String[] lines = run.out().split("\n");
         assertTrue(lines[4].matches("1 threads, 2 sequences decoded together: [0-9.]+ tok/s in all, [0-9.]+x one "
                 + "sequence's"), run.out());
@@ -63,12 +59,20 @@ class BenchCommandTest {
 
     @Test
     void printsTheKvCacheTypeItRanWith() {
-        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
-        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("bench", "--model", model.toString(),
-                "--prompt-tokens", "16", "--tokens", "8", "--warmup", "0", "--threads", "1", "--kv-cache", "int8");
-        assertEquals(0, run.exit(), run.err());
+        ConvertInspectCliTest.Run run = benchQ8("--prompt-tokens", "16", "--tokens", "8", "--kv-cache", "int8");
         // 2 layers x (keys + values) x (64 one-byte codes + 4 four-byte head scales)
         assertTrue(run.out().contains("KV cache int8 (320 bytes per token)"), run.out());
+    }
+
+    /** zse bench on TinyStories Q8, one thread, no warm-up, with {@code options}; it must exit 0. */
+    private ConvertInspectCliTest.Run benchQ8(String... options) {
+        Path model = TestModels.convertTinyStories(TensorType.Q8, dir);
+        List<String> args = new ArrayList<>(List.of("bench", "--model", model.toString(), "--warmup", "0",
+                "--threads", "1"));
+        args.addAll(List.of(options));
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run(args.toArray(String[]::new));
+        assertEquals(0, run.exit(), run.err());
+        return run;
     }
 
     @Test
