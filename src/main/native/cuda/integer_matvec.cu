@@ -13,6 +13,7 @@
 // where a Q4 group's byte j holds element j (low nibble) and j + g/2 (high nibble), so a chunk's low and high
 // nibbles are the 16 elements from 16c' and from 16c' + g/2 of the group (c' the chunk in the group); the chunks of a
 // group and the activation blocks it spans are equally many, so chunk c adds m times block c's s.
+#include "mma.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
 #include "warp.cuh"
@@ -375,6 +376,185 @@ __global__ void __launch_bounds__(kWarps * kWarp) integer_matvec_kernel(Products
     }
 }
 
+// From 9 activation rows on, Q8, Q4 and Q4_K products run on int8 tensor cores (mma_s8_16x8x32): 32 weight codes
+// of a row and 32 activation codes of a token make one k-step, a block of 32 on both sides, so the weight's scales
+// and the activation block's d and s apply to the step's integer sums exactly as in the DP4A kernel.
+// TensorCodes<TYPE>::load gives a lane's A-fragment words of one weight row for block b (elements 4t .. 4t + 3 and
+// 16 + 4t .. of the block, as 4-bit or 8-bit codes in bytes) with the block's scale d and min term m:
+//   Q8: sum += d * d_x * dot;   Q4, Q4_K: sum += d * d_x * dot + m * s_x.
+template <int TYPE>
+struct TensorCodes;
+
+template <>
+struct TensorCodes<Q8> {
+    __device__ __forceinline__ static void load(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high,
+                                                float &d, float &m) {
+        const uint32_t *words = reinterpret_cast<const uint32_t *>(r.data) + 8 * b;
+        low = __ldg(words + t);
+        high = __ldg(words + 4 + t);
+        d = __half2float(__ldg(reinterpret_cast<const __half *>(r.scales) + b));
+        m = 0.f;
+    }
+};
+
+// Q4: element e of a group lies in byte e mod g/2, in the low nibble below g/2 and the high one from there; four
+// consecutive elements are one word's nibbles.
+template <>
+struct TensorCodes<Q4> {
+    __device__ __forceinline__ static uint32_t nibbles(const uint8_t *group, int e, int half) {
+        const uint32_t word = __ldg(reinterpret_cast<const uint32_t *>(group + e % half));
+        return (word >> (e < half ? 0 : 4)) & 0x0F0F0F0Fu;
+    }
+    __device__ __forceinline__ static void load(const Row &r, int b, int t, int shift, uint32_t &low, uint32_t &high,
+                                                float &d, float &m) {
+        const int half = 16 << shift, group = b >> shift;
+        const int first = ((b & ((1 << shift) - 1)) << 5) + 4 * t;
+        const uint8_t *codes = r.data + static_cast<int64_t>(group) * half;
+        low = nibbles(codes, first, half);
+        high = nibbles(codes, first + 16, half);
+        const uint32_t dm = __ldg(reinterpret_cast<const uint32_t *>(r.scales) + group);
+        d = half_bits_to_float(dm & 0xffffu);
+        m = half_bits_to_float(dm >> 16);
+    }
+};
+
+// Q4_K: sub-block j of a super-block is the low (j even) or high nibbles of its 32 bytes from 32 (j / 2).
+template <>
+struct TensorCodes<Q4_K> {
+    __device__ __forceinline__ static void load(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high,
+                                                float &d, float &m) {
+        const int j = b & 7, shift = 4 * (j & 1);
+        const uint32_t *words = reinterpret_cast<const uint32_t *>(r.data + 128 * (b >> 3) + 32 * (j >> 1));
+        low = (__ldg(words + t) >> shift) & 0x0F0F0F0Fu;
+        high = (__ldg(words + 4 + t) >> shift) & 0x0F0F0F0Fu;
+        const uint8_t *record = r.scales + 16 * (b >> 3);
+        int scale, min;
+        kquant_scale_min(record + 4, j, scale, min);
+        d = f16_at(record) * static_cast<float>(scale);
+        m = -f16_at(record + 2) * static_cast<float>(min);
+    }
+};
+
+constexpr int kMmaWarps = 8;   // warps of a tensor-core block; each takes every 8th pair of blocks of 32 columns
+constexpr int kMmaUnroll = 2;  // blocks of 32 columns a warp loads before it multiplies
+
+// 16-row tiles of a block: 2 (32 weight rows) up to 32 tokens; 1 at 64, whose accumulators would spill with 2 (ptxas
+// for sm_90, 128 registers for two blocks a multiprocessor).
+template <int TOKENS>
+struct MmaRowTiles {
+    static constexpr int value = TOKENS <= 32 ? 2 : 1;
+};
+
+// out_j[t, row] for the block's 16 or 32 weight rows and tokens TOKENS blockIdx.y .. + TOKENS - 1 (< n; from n on a
+// fragment repeats token n - 1, computed and never stored). The warps split the columns; their partial sums meet in
+// shared memory, one or two 8-token tiles at a time, and each thread adds one output's eight in warp order (no
+// atomics: the same inputs give the same bits).
+template <int TYPE, int TOKENS>
+__global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Products p, QuantizedRows x, int n,
+                                                                        int shift) {
+    constexpr int kTiles = TOKENS / 8, kRowTiles = MmaRowTiles<TOKENS>::value, kRows = 16 * kRowTiles;
+    constexpr int kTilesPerRound = kMmaWarps * kWarp / (kRows * 8);  // tiles whose sums one pass adds
+    static_assert(kTilesPerRound * kRows * 8 == kMmaWarps * kWarp && kTiles % kTilesPerRound == 0,
+                  "one output a thread in each pass");
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
+    const int row0 = blockIdx.x * kRows, token0 = blockIdx.y * TOKENS;
+    const int blocks = p.cols / kBlock;
+    Row rs[kRowTiles][2];  // rows g and g + 8 of each tile (past the last: row 0 of the last weight, not stored)
+    {
+        float *out;
+        int rows, local;
+#pragma unroll
+        for (int m = 0; m < kRowTiles; m++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) locate<TYPE>(p, row0 + 16 * m + g + 8 * h, shift, rs[m][h], out, rows, local);
+        }
+    }
+    // Per tile, where fragment b's token (g) starts and the block scales of the output columns' tokens (2t, 2t + 1):
+    // 32-bit offsets, as n * cols < 2^31 (checked at the entry).
+    int codes_at[kTiles], scales_at[kTiles][2];
+#pragma unroll
+    for (int j = 0; j < kTiles; j++) {
+        codes_at[j] = min(token0 + 8 * j + g, n - 1) * p.cols + 4 * t;
+#pragma unroll
+        for (int c = 0; c < 2; c++) scales_at[j][c] = min(token0 + 8 * j + 2 * t + c, n - 1) * blocks;
+    }
+    float acc[kRowTiles][kTiles][4] = {};
+    for (int first = warp * kMmaUnroll; first < blocks; first += kMmaWarps * kMmaUnroll) {
+        uint32_t a[kMmaUnroll][kRowTiles][4];
+        float d[kMmaUnroll][kRowTiles][2], m[kMmaUnroll][kRowTiles][2];
+#pragma unroll
+        for (int u = 0; u < kMmaUnroll; u++) {
+            const int b = min(first + u, blocks - 1);  // a block past the end is loaded and not multiplied
+#pragma unroll
+            for (int r = 0; r < kRowTiles; r++) {
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    TensorCodes<TYPE>::load(rs[r][h], b, t, shift, a[u][r][h], a[u][r][2 + h], d[u][r][h], m[u][r][h]);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kMmaUnroll; u++) {
+            const int b = first + u;
+            if (b >= blocks) break;  // the same for the whole warp
+#pragma unroll
+            for (int j = 0; j < kTiles; j++) {
+                const int8_t *q = x.q + codes_at[j] + kBlock * b;
+                const uint32_t frag[2] = {__ldg(reinterpret_cast<const uint32_t *>(q)),
+                                          __ldg(reinterpret_cast<const uint32_t *>(q + 16))};
+                const float dx[2] = {__ldg(x.d + scales_at[j][0] + b), __ldg(x.d + scales_at[j][1] + b)};
+                const float sx[2] = {__ldg(x.s + scales_at[j][0] + b), __ldg(x.s + scales_at[j][1] + b)};
+#pragma unroll
+                for (int r = 0; r < kRowTiles; r++) {
+                    int dot[4] = {0, 0, 0, 0};
+                    mma_s8_16x8x32(a[u][r], frag, dot);
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float scaled = d[u][r][e / 2] * dx[e % 2] * static_cast<float>(dot[e]);
+                        acc[r][j][e] += TYPE == Q8 ? scaled : fmaf(m[u][r][e / 2], sx[e % 2], scaled);
+                    }
+                }
+            }
+        }
+    }
+    __shared__ float partial[kMmaWarps][kTilesPerRound][kRows][8];
+    const int out_tile = threadIdx.x / (kRows * 8), out_row = threadIdx.x / 8 % kRows, out_token = threadIdx.x % 8;
+    Row unused;
+    float *out;
+    int rows, local;
+    const bool valid = locate<TYPE>(p, row0 + out_row, shift, unused, out, rows, local);
+#pragma unroll
+    for (int j0 = 0; j0 < kTiles; j0 += kTilesPerRound) {
+#pragma unroll
+        for (int i = 0; i < kTilesPerRound; i++) {
+#pragma unroll
+            for (int r = 0; r < kRowTiles; r++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    partial[warp][i][16 * r + g + 8 * (e / 2)][2 * t + e % 2] = acc[r][j0 + i][e];
+                }
+            }
+        }
+        __syncthreads();
+        float sum = 0.f;
+#pragma unroll
+        for (int w = 0; w < kMmaWarps; w++) sum += partial[w][out_tile][out_row][out_token];
+        const int token = token0 + 8 * (j0 + out_tile) + out_token;
+        if (valid && token < n) out[static_cast<int64_t>(token) * rows + local] = sum;
+        __syncthreads();
+    }
+}
+
+template <int TYPE, int TOKENS>
+void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
+                cudaStream_t stream) {
+    constexpr int rows_per_block = 16 * MmaRowTiles<TOKENS>::value;
+    const dim3 grid(static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block),
+                    static_cast<unsigned>((n + TOKENS - 1) / TOKENS));
+    const auto kernel = integer_mma_kernel<TYPE, TOKENS>;
+    ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
+}
+
 template <int TYPE, int ROWS>
 void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                  cudaStream_t stream) {
@@ -384,7 +564,9 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
     ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift);
 }
 
-// Instantiated for 1, 2, 4, 8 and 16 activation rows: registers and unrolled loops for the batch-size buckets.
+// Up to 8 activation rows: the DP4A kernel, instantiated for 1, 2, 4 and 8 rows (registers and unrolled loops for the
+// batch-size buckets). More: Q8, Q4 and Q4_K on tensor cores in tiles of 16, 32 or 64 tokens; Q6_K, whose scales
+// change every 16 elements, in the DP4A kernel 16 rows at a time.
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                            cudaStream_t stream) {
@@ -396,8 +578,26 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
         launch_rows<TYPE, 4>(p, x, n, shift, total_rows, stream);
     } else if (n <= 8) {
         launch_rows<TYPE, 8>(p, x, n, shift, total_rows, stream);
+    } else if constexpr (TYPE == Q6_K) {
+        const int64_t blocks = p.cols / kBlock;
+        for (int from = 0; from < n; from += 16) {
+            Products slice = p;
+            for (int j = 0; j < p.count; j++) slice.out[j] += static_cast<int64_t>(from) * p.rows[j];
+            const QuantizedRows rows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks,
+                                     x.s + from * blocks};
+            const int count = min(16, n - from);
+            if (count <= 8) {
+                launch_integer_matvec<TYPE>(slice, rows, count, shift, total_rows, stream);
+            } else {
+                launch_rows<TYPE, 16>(slice, rows, count, shift, total_rows, stream);
+            }
+        }
+    } else if (n <= 16) {
+        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, stream);
+    } else if (n <= 32) {
+        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, stream);
     } else {
-        launch_rows<TYPE, ZSE_CUDA_INTEGER_ROWS>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, stream);
     }
 }
 
@@ -429,7 +629,9 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     ZSE_REQUIRE(data != nullptr && scales != nullptr && rows != nullptr && out != nullptr,
                 "zse_cuda_integer_matvec: NULL weight list");
     ZSE_REQUIRE(xq != nullptr && xd != nullptr && xs != nullptr, "zse_cuda_integer_matvec: NULL activations");
-    ZSE_REQUIRE(n > 0 && n <= ZSE_CUDA_INTEGER_ROWS, "zse_cuda_integer_matvec: n must be 1 to 16");
+    ZSE_REQUIRE(n > 0 && (type == Q6_K ? n <= ZSE_CUDA_INTEGER_ROWS : (n + 63) / 64 <= 65535),
+                "zse_cuda_integer_matvec: n must be 1 to 64 (Q6_K) or 65535 * 64 (Q8, Q4, Q4_K)");
+    ZSE_REQUIRE(static_cast<int64_t>(n) * cols <= 0x7fffffff, "zse_cuda_integer_matvec: n * cols above 2^31 - 1");
     Products p{};
     p.count = count;
     p.group = group_size;

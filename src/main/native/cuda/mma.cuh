@@ -18,6 +18,8 @@
 #include <mma.h>
 #endif
 
+#include <stdint.h>
+
 #include <type_traits>
 
 namespace zse {
@@ -117,6 +119,42 @@ using MmaTile = std::conditional_t<std::is_same_v<T, float>, FmaTile<T>, WmmaTil
 template <class T>
 using MmaTile = FmaTile<T>;
 #endif
+
+// One warp's int8 tensor-core product d += a . b: a 16 x 32 (row-major), b 32 x 8 (column-major), d 16 x 8 int32,
+// in the registers of PTX's mma.sync.m16n8k32.row.col.s32.s8.s8.s32. With g = lane / 4 and t = lane % 4, a lane holds
+//   a[0]: row g, columns 4t .. 4t + 3 (one byte each); a[1]: row g + 8, the same; a[2], a[3]: as a[0], a[1], 16 on;
+//   b[0]: column g, rows 4t .. 4t + 3; b[1]: the same, 16 on;
+//   d[0], d[1]: row g, columns 2t and 2t + 1; d[2], d[3]: row g + 8, the same.
+// The emulation's twin computes the same sums from the same registers, exchanged through the block's memory.
+__device__ __forceinline__ void mma_s8_16x8x32(const uint32_t (&a)[4], const uint32_t (&b)[2], int (&d)[4]) {
+#ifndef ZSE_CUDA_EMULATION
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    constexpr int kMaxWarps = 32;
+    __shared__ uint32_t exchange[kMaxWarps][32][6];  // blocks run one at a time: this is the block's
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    uint32_t *mine = exchange[warp][lane];
+    for (int r = 0; r < 4; r++) mine[r] = a[r];
+    mine[4] = b[0];
+    mine[5] = b[1];
+    __syncwarp();
+    const auto byte = [](uint32_t word, int k) { return static_cast<int>(static_cast<int8_t>(word >> (8 * (k % 4)))); };
+    for (int e = 0; e < 4; e++) {
+        const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
+        int sum = 0;
+        for (int k = 0; k < 32; k++) {
+            const uint32_t *a_lane = exchange[warp][(row % 8) * 4 + (k % 16) / 4];
+            const uint32_t *b_lane = exchange[warp][col * 4 + (k % 16) / 4];
+            sum += byte(a_lane[row / 8 + 2 * (k / 16)], k) * byte(b_lane[4 + k / 16], k);
+        }
+        d[e] += sum;
+    }
+    __syncwarp();
+#endif
+}
 
 }  // namespace zse
 

@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  */
 final class QuantizedActivations implements AutoCloseable {
     /** ZSE_CUDA_INTEGER_ROWS: the most activation rows zse_cuda_integer_matvec takes. */
-    static final int MAX_ROWS = 16;
+    static final int MAX_ROWS = 64;
     static final int BLOCK = 32;
 
     private final CudaLibrary cuda;
