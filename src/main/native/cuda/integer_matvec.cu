@@ -46,6 +46,7 @@ struct QuantizedRows {
 
 // One warp per block of 32 activations.
 __global__ void quantize_rows_kernel(const float *__restrict__ x, int64_t blocks, QuantizedOut out) {
+    await_previous_kernel();
     const int64_t block = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / kWarp;
     if (block < blocks) {
         quantize_block(x[block * kBlock + threadIdx.x % kWarp], block, out);
@@ -342,6 +343,7 @@ __device__ __forceinline__ void multiply(const Row (&rs)[R], int c, const Quanti
 // about 250 at 16, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
 template <int TYPE, int ROWS>
 __global__ void __launch_bounds__(kWarps * kWarp) integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
+    await_previous_kernel();
     constexpr int R = RowsPerWarp<ROWS>::value;
     const int lane = threadIdx.x % kWarp;
     const int first = (blockIdx.x * kWarps + threadIdx.x / kWarp) * R;
@@ -452,6 +454,7 @@ struct MmaRowTiles {
 template <int TYPE, int TOKENS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Products p, QuantizedRows x, int n,
                                                                         int shift) {
+    await_previous_kernel();
     constexpr int kTiles = TOKENS / 8, kRowTiles = MmaRowTiles<TOKENS>::value, kRows = 16 * kRowTiles;
     constexpr int kTilesPerRound = kMmaWarps * kWarp / (kRows * 8);  // tiles whose sums one pass adds
     static_assert(kTilesPerRound * kRows * 8 == kMmaWarps * kWarp && kTiles % kTilesPerRound == 0,
