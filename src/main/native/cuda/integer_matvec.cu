@@ -447,20 +447,65 @@ struct MmaRowTiles {
     static constexpr int value = TOKENS <= 32 ? 2 : 1;
 };
 
-// out_j[t, row] for the block's 16 or 32 weight rows and tokens TOKENS blockIdx.y .. + TOKENS - 1 (< n; from n on a
-// fragment repeats token n - 1, computed and never stored). The warps split the columns; their partial sums meet in
-// shared memory, one or two 8-token tiles at a time, and each thread adds one output's eight in warp order (no
-// atomics: the same inputs give the same bits).
-template <int TYPE, int TOKENS>
+// Weight rows a block of integer_mma_kernel takes.
+template <int TOKENS, bool SPLIT_COLUMNS>
+struct MmaBlockRows {
+    static constexpr int value = SPLIT_COLUMNS ? 16 * MmaRowTiles<TOKENS>::value : 16 * kMmaWarps;
+};
+
+// The epilogue of integer_mma_kernel with split columns: the eight warps' sums of each output added in shared memory.
+template <int TYPE, int TILES, int ROW_TILES>
+__device__ __forceinline__ void add_partial_sums(const Products &p, int shift, int n, int row0, int token0,
+                                                 const float (&acc)[ROW_TILES][TILES][4]) {
+    constexpr int kRows = 16 * ROW_TILES;
+    constexpr int kTilesPerRound = kMmaWarps * kWarp / (kRows * 8);  // tiles whose sums one pass adds
+    static_assert(kTilesPerRound * kRows * 8 == kMmaWarps * kWarp && TILES % kTilesPerRound == 0,
+                  "one output a thread in each pass");
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
+    __shared__ float partial[kMmaWarps][kTilesPerRound][kRows][8];
+    const int out_tile = threadIdx.x / (kRows * 8), out_row = threadIdx.x / 8 % kRows, out_token = threadIdx.x % 8;
+    Row unused;
+    float *out;
+    int rows, local;
+    const bool valid = locate<TYPE>(p, row0 + out_row, shift, unused, out, rows, local);
+#pragma unroll
+    for (int j0 = 0; j0 < TILES; j0 += kTilesPerRound) {
+#pragma unroll
+        for (int i = 0; i < kTilesPerRound; i++) {
+#pragma unroll
+            for (int r = 0; r < ROW_TILES; r++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    partial[warp][i][16 * r + g + 8 * (e / 2)][2 * t + e % 2] = acc[r][j0 + i][e];
+                }
+            }
+        }
+        __syncthreads();
+        float sum = 0.f;
+#pragma unroll
+        for (int w = 0; w < kMmaWarps; w++) sum += partial[w][out_tile][out_row][out_token];
+        const int token = token0 + 8 * (j0 + out_tile) + out_token;
+        if (valid && token < n) out[static_cast<int64_t>(token) * rows + local] = sum;
+        __syncthreads();
+    }
+}
+
+// out_j[t, row] for tokens TOKENS blockIdx.y .. + TOKENS - 1 (< n; from n on a fragment repeats token n - 1, computed
+// and never stored) and the block's weight rows, in one of two shapes:
+//  - SPLIT_COLUMNS (batches of up to 64 tokens, where a weight's rows alone would give too few warps): 16 or 32 rows;
+//    the warps split the columns, their partial sums meet in shared memory one or two 8-token tiles at a time, and
+//    each thread adds one output's eight in warp order (no atomics: the same inputs give the same bits);
+//  - else (prompts, whose token tiles give the warps): 128 rows, 16 a warp over all columns, each warp storing its own
+//    sums, so that an activation tile read from L2 serves 128 rows.
+template <int TYPE, int TOKENS, bool SPLIT_COLUMNS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Products p, QuantizedRows x, int n,
                                                                         int shift) {
     await_previous_kernel();
-    constexpr int kTiles = TOKENS / 8, kRowTiles = MmaRowTiles<TOKENS>::value, kRows = 16 * kRowTiles;
-    constexpr int kTilesPerRound = kMmaWarps * kWarp / (kRows * 8);  // tiles whose sums one pass adds
-    static_assert(kTilesPerRound * kRows * 8 == kMmaWarps * kWarp && kTiles % kTilesPerRound == 0,
-                  "one output a thread in each pass");
+    constexpr int kTiles = TOKENS / 8, kRowTiles = SPLIT_COLUMNS ? MmaRowTiles<TOKENS>::value : 1;
+    constexpr int kRows = 16 * kRowTiles;  // a warp's
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
-    const int row0 = blockIdx.x * kRows, token0 = blockIdx.y * TOKENS;
+    const int row0 = blockIdx.x * MmaBlockRows<TOKENS, SPLIT_COLUMNS>::value + (SPLIT_COLUMNS ? 0 : kRows * warp);
+    const int token0 = blockIdx.y * TOKENS;
     const int blocks = p.cols / kBlock;
     Row rs[kRowTiles][2];  // rows g and g + 8 of each tile (past the last: row 0 of the last weight, not stored)
     {
@@ -482,7 +527,8 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
         for (int c = 0; c < 2; c++) scales_at[j][c] = min(token0 + 8 * j + 2 * t + c, n - 1) * blocks;
     }
     float acc[kRowTiles][kTiles][4] = {};
-    for (int first = warp * kMmaUnroll; first < blocks; first += kMmaWarps * kMmaUnroll) {
+    constexpr int kStride = (SPLIT_COLUMNS ? kMmaWarps : 1) * kMmaUnroll;
+    for (int first = SPLIT_COLUMNS ? warp * kMmaUnroll : 0; first < blocks; first += kStride) {
         uint32_t a[kMmaUnroll][kRowTiles][4];
         float d[kMmaUnroll][kRowTiles][2], m[kMmaUnroll][kRowTiles][2];
 #pragma unroll
@@ -520,41 +566,34 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
             }
         }
     }
-    __shared__ float partial[kMmaWarps][kTilesPerRound][kRows][8];
-    const int out_tile = threadIdx.x / (kRows * 8), out_row = threadIdx.x / 8 % kRows, out_token = threadIdx.x % 8;
-    Row unused;
-    float *out;
-    int rows, local;
-    const bool valid = locate<TYPE>(p, row0 + out_row, shift, unused, out, rows, local);
+    if constexpr (SPLIT_COLUMNS) {
+        add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, token0, acc);
+    } else {
 #pragma unroll
-    for (int j0 = 0; j0 < kTiles; j0 += kTilesPerRound) {
+        for (int h = 0; h < 2; h++) {
+            Row unused;
+            float *out;
+            int rows, local;
+            if (!locate<TYPE>(p, row0 + g + 8 * h, shift, unused, out, rows, local)) continue;
 #pragma unroll
-        for (int i = 0; i < kTilesPerRound; i++) {
+            for (int j = 0; j < kTiles; j++) {
 #pragma unroll
-            for (int r = 0; r < kRowTiles; r++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    partial[warp][i][16 * r + g + 8 * (e / 2)][2 * t + e % 2] = acc[r][j0 + i][e];
+                for (int c = 0; c < 2; c++) {
+                    const int token = token0 + 8 * j + 2 * t + c;
+                    if (token < n) out[static_cast<int64_t>(token) * rows + local] = acc[0][j][2 * h + c];
                 }
             }
         }
-        __syncthreads();
-        float sum = 0.f;
-#pragma unroll
-        for (int w = 0; w < kMmaWarps; w++) sum += partial[w][out_tile][out_row][out_token];
-        const int token = token0 + 8 * (j0 + out_tile) + out_token;
-        if (valid && token < n) out[static_cast<int64_t>(token) * rows + local] = sum;
-        __syncthreads();
     }
 }
 
-template <int TYPE, int TOKENS>
+template <int TYPE, int TOKENS, bool SPLIT_COLUMNS>
 void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                 cudaStream_t stream) {
-    constexpr int rows_per_block = 16 * MmaRowTiles<TOKENS>::value;
+    constexpr int rows_per_block = MmaBlockRows<TOKENS, SPLIT_COLUMNS>::value;
     const dim3 grid(static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block),
                     static_cast<unsigned>((n + TOKENS - 1) / TOKENS));
-    const auto kernel = integer_mma_kernel<TYPE, TOKENS>;
+    const auto kernel = integer_mma_kernel<TYPE, TOKENS, SPLIT_COLUMNS>;
     ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
 }
 
@@ -596,11 +635,13 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
             }
         }
     } else if (n <= 16) {
-        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 16, true>(p, x, n, shift, total_rows, stream);
     } else if (n <= 32) {
-        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 32, true>(p, x, n, shift, total_rows, stream);
+    } else if (n <= 64) {
+        launch_mma<TYPE, 64, true>(p, x, n, shift, total_rows, stream);
     } else {
-        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 64, false>(p, x, n, shift, total_rows, stream);
     }
 }
 
