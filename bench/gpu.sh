@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # GPU figures on a CUDA machine, one result file per run: the link's and the HBM's measured peaks (PyTorch copies), the
 # weight upload in GB/s, process start -> first token with the page cache dropped and warm, 1-stream prefill (512
-# prompt tokens) and decode tok/s with the share of the HBM roofline (zse bench; again with prompts on the F16 tiles
-# and with launches in plain stream order), the server's aggregate decode at 1, 16 and 64 streams (continuous batching
-# on the GPU; bench/EngineLoad), peak VRAM, and ncu on the decode kernels.
+# prompt tokens) and decode tok/s with the share of the HBM roofline (zse bench), the server's aggregate decode at 1, 16
+# and 64 streams (continuous batching on the GPU; bench/EngineLoad), peak VRAM, and ncu on the decode kernels.
 #
 # Usage: bench/gpu.sh [preset] [workdir]   (default: a synthetic llama-3-8b, 7B-class, converted to q4, in /tmp/zse-gpu;
 #                                           ~16 GB for the BF16 synth + ~5 GB for the .zse)
@@ -109,17 +108,6 @@ log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
-# The same prompt on the F16 tensor-core tiles (dequantized weights), the path prompts took before the int8 ones
-log "== the same, prompts on the F16 tiles (ZSE_CUDA_PROMPT_PRODUCTS=f16), 16 tokens decoded"
-ZSE_CUDA_PROMPT_PRODUCTS=f16 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 \
-  --tokens 16 --warmup 1 --bandwidth-mb 0 2>&1 | grep -E "^ +[0-9]" | tee -a "$out"
-# Launches that overlap the previous kernel's end (programmatic dependent launch) against plain stream order
-# (off, then on again: a pair of neighbouring runs)
-for pdl in 0 1; do
-  log "== the same, ZSE_CUDA_PDL=$pdl, $tokens tokens decoded"
-  ZSE_CUDA_PDL=$pdl zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 \
-    --tokens "$tokens" --warmup 1 --bandwidth-mb 0 2>&1 | grep -E "^ +[0-9]" | tee -a "$out"
-done
 decode=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
 streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')
 [ -n "$decode" ] && log "weights streamed at 1 stream: $streamed GB/s \
@@ -165,7 +153,7 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
   # 16 streams: the 16-token integer products (int8 tensor cores) under the server's load, with their occupancy
   log "== ncu: the 16-token integer products of the server at 16 streams"
   ncu --clock-control none --target-processes all --kernel-name-base demangled \
-    -k 'regex:integer_mma_kernel<[0-9]+, 16, true>' --launch-skip 8 --launch-count 4 \
+    -k 'regex:integer_mma_kernel<[0-9]+, 16>' --launch-skip 8 --launch-count 4 \
     --section SpeedOfLight --section Occupancy --section LaunchStats \
     --metrics dram__bytes_read.sum,gpu__time_duration.sum \
     env ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \

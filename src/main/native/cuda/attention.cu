@@ -176,7 +176,6 @@ __device__ __forceinline__ QuantizedOut quantized_row(const QuantizedOut &quanti
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
     Shape s, float *__restrict__ out) {
-    await_previous_kernel();
     attend_range<1, kDimsPerLane>(q, blockIdx.x, s.first_visible(position), position, Contiguous{}, keys, values, s,
                                   out, nullptr, 0, QuantizedOut{});
 }
@@ -190,7 +189,6 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const KV *__restrict__ keys, const KV *__restrict__ values,
     Shape s, float *__restrict__ out, float *__restrict__ workspace, QuantizedOut quantized) {
-    await_previous_kernel();
     const int row = blockIdx.y;
     const int64_t row_start = static_cast<int64_t>(row) * s.heads * s.head_dim;
     const int position = positions[row];
@@ -225,7 +223,6 @@ auto paged_decode_kernel(int heads_per_block, int head_dim) {
 // is rescaled from its own max to the common one. One thread per output dimension.
 __global__ void reduce_splits_kernel(const float *__restrict__ workspace, int splits, Shape s,
                                      float *__restrict__ out, QuantizedOut quantized) {
-    await_previous_kernel();
     const int row = blockIdx.y, head = blockIdx.x;
     const float *parts = workspace + (static_cast<int64_t>(row) * s.heads + head) * splits * (s.head_dim + 2);
     float common = -INFINITY;
@@ -256,7 +253,6 @@ __global__ void reduce_splits_kernel(const float *__restrict__ workspace, int sp
 template <class KV>
 __global__ void store_kv_kernel(const float *__restrict__ k, const float *__restrict__ v, int kv_dim,
                                 const int32_t *__restrict__ slots, KV *__restrict__ keys, KV *__restrict__ values) {
-    await_previous_kernel();
     const int slot = slots[blockIdx.x];
     if (slot < 0) return;
     const int64_t from = static_cast<int64_t>(blockIdx.x) * kv_dim;
@@ -270,7 +266,6 @@ __global__ void store_kv_kernel(const float *__restrict__ k, const float *__rest
 __global__ void __launch_bounds__(kPrefillWarps * kWarp) attention_prefill_kernel(
     const float *__restrict__ q, int n, int start_pos, const float *__restrict__ keys,
     const float *__restrict__ values, Shape s, float *__restrict__ out) {
-    await_previous_kernel();
     ZSE_DYNAMIC_SHARED(float, shared);
     const int hd = s.head_dim;
     float *qs = shared;                       // [kQueryTile][hd]
@@ -398,7 +393,6 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, const int32_t *__restrict__ tiles, int block_size,
     const T *__restrict__ keys, const T *__restrict__ values, Shape s, float *__restrict__ out) {
-    await_previous_kernel();
     constexpr int kKeys = kTiledKeys<T>;
     ZSE_DYNAMIC_SHARED(float, shared);
     const PrefillPlan<T> plan(s.head_dim);

@@ -104,7 +104,6 @@ __device__ __forceinline__ void norm_row(float *row, const float *row_y, const f
 __global__ void __launch_bounds__(kMaxRowThreads) rms_norm_kernel(const float *x, const float *__restrict__ weight,
                                                                   int dim, float eps, float *out,
                                                                   QuantizedOut quantized) {
-    await_previous_kernel();
     const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
     norm_row<false>(const_cast<float *>(x + at), nullptr, weight, dim, eps, out + at, at / kQuantBlock, quantized);
 }
@@ -116,7 +115,6 @@ __global__ void __launch_bounds__(kMaxRowThreads) add_rms_norm_kernel(float *__r
                                                                       const float *__restrict__ weight, int dim,
                                                                       float eps, float *__restrict__ out,
                                                                       QuantizedOut quantized) {
-    await_previous_kernel();
     const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
     norm_row<true>(x + at, y + at, weight, dim, eps, out + at, at / kQuantBlock, quantized);
 }
@@ -133,7 +131,6 @@ __device__ __forceinline__ void rotate(int position, float inverse_frequency, fl
 // One thread per (row, head, pair j): elements j and j + head_dim/2 rotate by positions[row] * inverse_frequencies[j].
 __global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int32_t *__restrict__ positions,
                             const float *__restrict__ inverse_frequencies) {
-    await_previous_kernel();
     const int half = head_dim / 2;
     const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (item >= static_cast<int64_t>(n) * heads * half) {
@@ -156,7 +153,6 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
                                      int kv_heads, int head_dim, const int32_t *__restrict__ positions,
                                      const float *__restrict__ inverse_frequencies, const int32_t *__restrict__ slots,
                                      KV *__restrict__ keys, KV *__restrict__ values) {
-    await_previous_kernel();
     const int half = head_dim / 2;
     const int position = positions[blockIdx.x];
     const int first = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
@@ -200,7 +196,6 @@ unsigned rope_store_blocks(int query_pairs, int key_pairs, int values) {
 // where quantized.q is set, x's int8 blocks for the integer products too (length a multiple of 32).
 template <typename Op>
 __global__ void binary_kernel(float *x, const float *__restrict__ y, int64_t length, Op op, QuantizedOut quantized) {
-    await_previous_kernel();
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
         const float v = op(x[k], y[k]);
@@ -242,7 +237,6 @@ int launch_binary(float *x, const float *y, int64_t length, void *stream, Quanti
 }
 
 __global__ void scale_kernel(float *x, int64_t length, float factor) {
-    await_previous_kernel();
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
         x[k] *= factor;
@@ -250,7 +244,6 @@ __global__ void scale_kernel(float *x, int64_t length, float factor) {
 }
 
 __global__ void add_bias_kernel(float *x, int64_t length, const float *__restrict__ bias, int dim) {
-    await_previous_kernel();
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
         x[k] += bias[k % dim];

@@ -46,7 +46,6 @@ struct QuantizedRows {
 
 // One warp per block of 32 activations.
 __global__ void quantize_rows_kernel(const float *__restrict__ x, int64_t blocks, QuantizedOut out) {
-    await_previous_kernel();
     const int64_t block = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / kWarp;
     if (block < blocks) {
         quantize_block(x[block * kBlock + threadIdx.x % kWarp], block, out);
@@ -343,7 +342,6 @@ __device__ __forceinline__ void multiply(const Row (&rs)[R], int c, const Quanti
 // about 250 at 16, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
 template <int TYPE, int ROWS>
 __global__ void __launch_bounds__(kWarps * kWarp) integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
-    await_previous_kernel();
     constexpr int R = RowsPerWarp<ROWS>::value;
     const int lane = threadIdx.x % kWarp;
     const int first = (blockIdx.x * kWarps + threadIdx.x / kWarp) * R;
@@ -447,13 +445,9 @@ struct MmaRowTiles {
     static constexpr int value = TOKENS <= 32 ? 2 : 1;
 };
 
-// Weight rows a block of integer_mma_kernel takes.
-template <int TOKENS, bool SPLIT_COLUMNS>
-struct MmaBlockRows {
-    static constexpr int value = SPLIT_COLUMNS ? 16 * MmaRowTiles<TOKENS>::value : 16 * kMmaWarps;
-};
-
-// The epilogue of integer_mma_kernel with split columns: the eight warps' sums of each output added in shared memory.
+// The epilogue of integer_mma_kernel: the eight warps' sums of each output meet in shared memory, one or two 8-token
+// tiles at a time, and each thread adds one output's eight in warp order (no atomics: the same inputs give the same
+// bits).
 template <int TYPE, int TILES, int ROW_TILES>
 __device__ __forceinline__ void add_partial_sums(const Products &p, int shift, int n, int row0, int token0,
                                                  const float (&acc)[ROW_TILES][TILES][4]) {
@@ -490,22 +484,15 @@ __device__ __forceinline__ void add_partial_sums(const Products &p, int shift, i
     }
 }
 
-// out_j[t, row] for tokens TOKENS blockIdx.y .. + TOKENS - 1 (< n; from n on a fragment repeats token n - 1, computed
-// and never stored) and the block's weight rows, in one of two shapes:
-//  - SPLIT_COLUMNS (batches of up to 64 tokens, where a weight's rows alone would give too few warps): 16 or 32 rows;
-//    the warps split the columns, their partial sums meet in shared memory one or two 8-token tiles at a time, and
-//    each thread adds one output's eight in warp order (no atomics: the same inputs give the same bits);
-//  - else (prompts, whose token tiles give the warps): 128 rows, 16 a warp over all columns, each warp storing its own
-//    sums, so that an activation tile read from L2 serves 128 rows.
-template <int TYPE, int TOKENS, bool SPLIT_COLUMNS>
+// out_j[t, row] for the block's 16 or 32 weight rows and tokens TOKENS blockIdx.y .. + TOKENS - 1 (< n; from n on a
+// fragment repeats token n - 1, computed and never stored). The warps split the columns (a batch's weight rows alone
+// would give too few warps); their partial sums meet in shared memory (add_partial_sums).
+template <int TYPE, int TOKENS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Products p, QuantizedRows x, int n,
                                                                         int shift) {
-    await_previous_kernel();
-    constexpr int kTiles = TOKENS / 8, kRowTiles = SPLIT_COLUMNS ? MmaRowTiles<TOKENS>::value : 1;
-    constexpr int kRows = 16 * kRowTiles;  // a warp's
+    constexpr int kTiles = TOKENS / 8, kRowTiles = MmaRowTiles<TOKENS>::value;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
-    const int row0 = blockIdx.x * MmaBlockRows<TOKENS, SPLIT_COLUMNS>::value + (SPLIT_COLUMNS ? 0 : kRows * warp);
-    const int token0 = blockIdx.y * TOKENS;
+    const int row0 = blockIdx.x * 16 * kRowTiles, token0 = blockIdx.y * TOKENS;
     const int blocks = p.cols / kBlock;
     Row rs[kRowTiles][2];  // rows g and g + 8 of each tile (past the last: row 0 of the last weight, not stored)
     {
@@ -527,8 +514,7 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
         for (int c = 0; c < 2; c++) scales_at[j][c] = min(token0 + 8 * j + 2 * t + c, n - 1) * blocks;
     }
     float acc[kRowTiles][kTiles][4] = {};
-    constexpr int kStride = (SPLIT_COLUMNS ? kMmaWarps : 1) * kMmaUnroll;
-    for (int first = SPLIT_COLUMNS ? warp * kMmaUnroll : 0; first < blocks; first += kStride) {
+    for (int first = warp * kMmaUnroll; first < blocks; first += kMmaWarps * kMmaUnroll) {
         uint32_t a[kMmaUnroll][kRowTiles][4];
         float d[kMmaUnroll][kRowTiles][2], m[kMmaUnroll][kRowTiles][2];
 #pragma unroll
@@ -566,34 +552,16 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
             }
         }
     }
-    if constexpr (SPLIT_COLUMNS) {
-        add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, token0, acc);
-    } else {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            Row unused;
-            float *out;
-            int rows, local;
-            if (!locate<TYPE>(p, row0 + g + 8 * h, shift, unused, out, rows, local)) continue;
-#pragma unroll
-            for (int j = 0; j < kTiles; j++) {
-#pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    const int token = token0 + 8 * j + 2 * t + c;
-                    if (token < n) out[static_cast<int64_t>(token) * rows + local] = acc[0][j][2 * h + c];
-                }
-            }
-        }
-    }
+    add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, token0, acc);
 }
 
-template <int TYPE, int TOKENS, bool SPLIT_COLUMNS>
+template <int TYPE, int TOKENS>
 void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                 cudaStream_t stream) {
-    constexpr int rows_per_block = MmaBlockRows<TOKENS, SPLIT_COLUMNS>::value;
+    constexpr int rows_per_block = 16 * MmaRowTiles<TOKENS>::value;
     const dim3 grid(static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block),
                     static_cast<unsigned>((n + TOKENS - 1) / TOKENS));
-    const auto kernel = integer_mma_kernel<TYPE, TOKENS, SPLIT_COLUMNS>;
+    const auto kernel = integer_mma_kernel<TYPE, TOKENS>;
     ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
 }
 
@@ -635,13 +603,11 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
             }
         }
     } else if (n <= 16) {
-        launch_mma<TYPE, 16, true>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, stream);
     } else if (n <= 32) {
-        launch_mma<TYPE, 32, true>(p, x, n, shift, total_rows, stream);
-    } else if (n <= 64) {
-        launch_mma<TYPE, 64, true>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, stream);
     } else {
-        launch_mma<TYPE, 64, false>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, stream);
     }
 }
 
@@ -673,8 +639,7 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     ZSE_REQUIRE(data != nullptr && scales != nullptr && rows != nullptr && out != nullptr,
                 "zse_cuda_integer_matvec: NULL weight list");
     ZSE_REQUIRE(xq != nullptr && xd != nullptr && xs != nullptr, "zse_cuda_integer_matvec: NULL activations");
-    ZSE_REQUIRE(n > 0 && (type == Q6_K ? n <= ZSE_CUDA_INTEGER_ROWS : (n + 63) / 64 <= 65535),
-                "zse_cuda_integer_matvec: n must be 1 to 64 (Q6_K) or 65535 * 64 (Q8, Q4, Q4_K)");
+    ZSE_REQUIRE(n > 0 && n <= ZSE_CUDA_INTEGER_ROWS, "zse_cuda_integer_matvec: n must be 1 to 64");
     ZSE_REQUIRE(static_cast<int64_t>(n) * cols <= 0x7fffffff, "zse_cuda_integer_matvec: n * cols above 2^31 - 1");
     Products p{};
     p.count = count;

@@ -17,7 +17,6 @@ constexpr int kTileRows = 16;
 template <class Unit>
 __global__ void __launch_bounds__(kThreads) deinterleave_kernel(const Unit *__restrict__ src, Unit *__restrict__ dst,
                                                                 int64_t tiled, int64_t total, int64_t units) {
-    await_previous_kernel();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= total) {
         return;

@@ -52,7 +52,6 @@ __device__ Candidate best_after(const float *row, int vocab, Candidate previous)
 
 __global__ void __launch_bounds__(kThreads) argmax_kernel(const float *__restrict__ logits, int vocab,
                                                          int32_t *__restrict__ ids) {
-    await_previous_kernel();
     const float *row = logits + static_cast<int64_t>(blockIdx.x) * vocab;
     Candidate best = best_after(row, vocab, Candidate{0.f, -1});
     if (threadIdx.x == 0) ids[blockIdx.x] = best.index;
@@ -61,7 +60,6 @@ __global__ void __launch_bounds__(kThreads) argmax_kernel(const float *__restric
 // k passes, each finding the next element in the order: O(k * vocab / 1024) per thread and no scratch memory.
 __global__ void __launch_bounds__(kThreads) top_k_kernel(const float *__restrict__ logits, int vocab, int k,
                                                         float *__restrict__ values, int32_t *__restrict__ ids) {
-    await_previous_kernel();
     Candidate previous{0.f, -1};
     for (int r = 0; r < k; r++) {
         Candidate next = best_after(logits, vocab, previous);
@@ -104,7 +102,6 @@ __device__ double block_sum(double mine) {
 __global__ void __launch_bounds__(kThreads) sample_kernel(const float *__restrict__ logits, int vocab,
                                                          const double *__restrict__ parameters,
                                                          float *__restrict__ scratch, int32_t *__restrict__ ids) {
-    await_previous_kernel();
     __shared__ int kept_ids[kMaxCandidates];
     __shared__ double kept_p[kMaxCandidates];
     __shared__ int kept_count;

@@ -77,7 +77,6 @@ __device__ __forceinline__ void decode16(const Weight &m, int row, int col, floa
 // a multiple of 16).
 template <int TYPE>
 __global__ void matvec_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
-    await_previous_kernel();
     const int row = blockIdx.x * kMatvecWarps + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= m.rows) {
@@ -117,7 +116,6 @@ __global__ void matvec_kernel(Weight m, const float *__restrict__ x, int n, floa
 
 // The same product element by element, for unquantized rows whose length is not a multiple of the chunk.
 __global__ void matvec_scalar_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
-    await_previous_kernel();
     const int row = blockIdx.x * kMatvecWarps + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= m.rows) {
@@ -141,7 +139,6 @@ __global__ void matvec_scalar_kernel(Weight m, const float *__restrict__ x, int 
 // row's d = 127 / max(absmax, 1e-5) (one warp per row finds the absmax). Each output is the exact integer Σ t·q times
 // the tensor's scale, divided by d, in that order (io.zse.backend.cpu.TernaryActivations).
 __global__ void ternary_matmul_kernel(Weight m, const float *__restrict__ x, int n, float *__restrict__ out) {
-    await_previous_kernel();
     __shared__ float divisor[kMaxVectorRows];
     const int first = blockIdx.y * kMaxVectorRows;
     const int count = min(kMaxVectorRows, n - first);
@@ -182,7 +179,6 @@ constexpr int kTileK = 32;       // columns per step
 // out[n, rows] = x[n, cols] . w^T, 256 threads each computing a 4 x 4 block of the 64 x 64 output tile.
 __global__ void __launch_bounds__(256) matmul_tiled_kernel(Weight m, const float *__restrict__ x, int n,
                                                            float *__restrict__ out) {
-    await_previous_kernel();
     __shared__ float ws[kTileK][kTileRows + 1];
     __shared__ float xs[kTileK][kTileTokens + 1];
     const int row0 = blockIdx.x * kTileRows;
@@ -269,7 +265,6 @@ __device__ __forceinline__ void load_runs(const Weight &m, const float *__restri
 template <class T, int TYPE>
 __global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *__restrict__ x, int n,
                                                          float *__restrict__ out) {
-    await_previous_kernel();
     constexpr int ld = kTileK + 8;            // T elements per staged row: a multiple of 8, rows off the same banks
     constexpr int ldc = kTileRows + 4;        // floats per output row
     __align__(128) __shared__ unsigned char staging[2 * kTileRows * ld * sizeof(T) + kTileTokens * ldc * sizeof(float)];
@@ -334,7 +329,6 @@ void launch_matvec(const Weight &m, const float *x, int n, float *out, cudaStrea
 }
 
 __global__ void embed_kernel(Weight m, const int32_t *__restrict__ tokens, float *__restrict__ out) {
-    await_previous_kernel();
     const int i = blockIdx.x;
     const int token = tokens[i];
     float *row_out = out + static_cast<int64_t>(i) * m.cols;

@@ -1,8 +1,6 @@
 // Devices, memory, streams, events, graphs and the per-thread error message.
 #include <cstdio>
 #include <cstring>
-#include <atomic>
-#include <cstdlib>
 #include <string>
 
 #include "status.cuh"
@@ -31,27 +29,6 @@ int ok() {
     last_error.clear();
     return 0;
 }
-
-#ifndef ZSE_CUDA_EMULATION
-bool overlapped_launches() {
-    static const bool wanted = [] {
-        const char *setting = getenv("ZSE_CUDA_PDL");
-        return setting == nullptr || strcmp(setting, "0") != 0;
-    }();
-    constexpr int kDevices = 64;
-    static std::atomic<int> major[kDevices];  // 0: not asked yet; -1: unknown
-    int device = 0;
-    if (!wanted || cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
-        return false;
-    }
-    if (major[device].load(std::memory_order_relaxed) == 0) {
-        int value = 0;
-        const bool known = cudaDeviceGetAttribute(&value, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess;
-        major[device].store(known && value > 0 ? value : -1, std::memory_order_relaxed);
-    }
-    return major[device].load(std::memory_order_relaxed) >= 9;
-}
-#endif
 
 int launched(const char *kernel) {
     cudaError_t error = cudaGetLastError();

@@ -115,7 +115,7 @@ public final class CudaBackend implements Backend {
         this.graphs = graphs;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
-        this.integer = new IntegerProducts(cuda, integerProducts, IntegerProducts.promptsConfigured());
+        this.integer = new IntegerProducts(cuda, integerProducts);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -272,8 +272,7 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 64 rows (Q8, Q4 and Q4_K at any)
-     * take the integer path
+     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 64 rows take the integer path
      * ({@link IntegerProducts}): the input in int8 once, and weights of one type and group (q, k and v; gate and up)
      * in one launch.
      */

@@ -10,8 +10,7 @@ import java.util.Set;
 
 /**
  * The CUDA backend's integer products (zse_cuda_integer_matvec): Q8, Q4, Q4_K and Q6_K weights times up to
- * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them;
- * Q8, Q4 and Q4_K times any number of rows (prompts too, on int8 tensor cores), unless {@code prompts} is false.
+ * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them.
  * Decides which products take that path, finds an input's int8 form (written by the op that produced the input, a
  * norm, SwiGLU or the decode attention, or quantized here) and launches weights that share an input together.
  *
@@ -21,16 +20,12 @@ import java.util.Set;
 final class IntegerProducts implements AutoCloseable {
     private static final Set<TensorType> TYPES = EnumSet.of(TensorType.Q8, TensorType.Q4, TensorType.Q4_K,
             TensorType.Q6_K);
-    /** The types whose integer products take more than MAX_ROWS rows. */
-    private static final Set<TensorType> ANY_ROWS = EnumSet.of(TensorType.Q8, TensorType.Q4, TensorType.Q4_K);
     /** The most weights one launch takes (q, k and v). */
     private static final int MAX_SHARED_WEIGHTS = 3;
-    static final String PROMPTS_PROPERTY = "zse.cuda.prompt-products";
     private static final long POINTERS = ValueLayout.ADDRESS.byteSize() * MAX_SHARED_WEIGHTS;
 
     private final CudaLibrary cuda;
     private final boolean enabled;
-    private final boolean prompts;
     private final QuantizedActivations scratch;
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
@@ -39,35 +34,16 @@ final class IntegerProducts implements AutoCloseable {
     private long ops;             // ops entered so far
     private long quantizations;   // inputs quantized by a launch of their own
 
-    /**
-     * {@code enabled} false: every product takes F32 activations (what a float reference computes); {@code prompts}
-     * false: products of more than MAX_ROWS rows do (the F16 tensor-core tiles).
-     */
-    IntegerProducts(CudaLibrary cuda, boolean enabled, boolean prompts) {
+    /** {@code enabled} false: every product takes F32 activations (what a float reference computes). */
+    IntegerProducts(CudaLibrary cuda, boolean enabled) {
         this.cuda = cuda;
         this.enabled = enabled;
-        this.prompts = prompts;
         this.scratch = new QuantizedActivations(cuda);
         this.arguments = Arena.ofAuto().allocate(3 * POINTERS + (long) Integer.BYTES * MAX_SHARED_WEIGHTS, 8);
     }
 
     /** The int8 form of {@code floats} values of {@code values}, written by op number {@code op}. */
     private record Written(long op, DeviceActivations values, long floats, QuantizedActivations.Parts parts) {
-    }
-
-    /**
-     * Whether prompts take the integer products: the system property {@value #PROMPTS_PROPERTY}, else the environment
-     * variable ZSE_CUDA_PROMPT_PRODUCTS, says {@code int8} (the default) or {@code f16} (the F16 tensor-core tiles).
-     */
-    static boolean promptsConfigured() {
-        String value = System.getProperty(PROMPTS_PROPERTY, System.getenv("ZSE_CUDA_PROMPT_PRODUCTS"));
-        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("int8")) {
-            return true;
-        }
-        if (value.strip().equalsIgnoreCase("f16")) {
-            return false;
-        }
-        throw new IllegalArgumentException(PROMPTS_PROPERTY + " is '" + value + "': expected int8 or f16");
     }
 
     /** Notes a weight the backend prepared (the widest one sizes the scratch). */
@@ -79,8 +55,7 @@ final class IntegerProducts implements AutoCloseable {
 
     /** Whether w times n activation rows is an integer product. */
     boolean takes(CudaWeight w, int n) {
-        return enabled && (n <= QuantizedActivations.MAX_ROWS ? TYPES : prompts ? ANY_ROWS : Set.of())
-                .contains(w.type());
+        return enabled && n <= QuantizedActivations.MAX_ROWS && TYPES.contains(w.type());
     }
 
     /**

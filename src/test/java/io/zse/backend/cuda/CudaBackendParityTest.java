@@ -149,7 +149,8 @@ class CudaBackendParityTest {
     /**
      * The integer products on rows long enough for every lane to take whole steps of several chunks and a remainder
      * (168 chunks of 32), Q4 in groups of 32, 64 and 128, Q8, Q4_K and Q6_K, at each kernel's row count (DP4A up to 8,
-     * int8 tensor cores in tiles of 16, 32 and 64 tokens, Q6_K 16 rows a launch) and past 64; weights that share an
+     * int8 tensor cores in tiles of 16, 32 and 64 tokens, Q6_K 16 rows a launch) and on the F16 tensor-core tiles past
+     * 64; weights that share an
      * input in one launch give what separate calls give, bit for bit, also when a weight of another type splits them.
      */
     @Test
@@ -183,13 +184,11 @@ class CudaBackendParityTest {
                 }
                 assertArrayEquals(BackendArrays.matmul(cuda, x, n, f16OnGpu), split[1], 0f, what + ": the F16 one");
             }
-            int n = QuantizedActivations.MAX_ROWS + 6; // a prompt: Q6_K on the F16 tensor-core tiles, others int8
+            int n = QuantizedActivations.MAX_ROWS + 4; // past the integer kernels: the F16 tensor-core tiles
             float[] x = random(n * cols, 200);
-            float[] expected = type == TensorType.Q6_K
-                    ? roundedProduct(x, n, BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows())), onCpu.rows(),
-                            cols, false)
-                    : BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu);
-            assertClose(expected, BackendArrays.matmul(cuda, x, n, onGpu[0]), 1e-5, type + " g" + group + " n=" + n);
+            float[] decoded = BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows()));
+            assertClose(roundedProduct(x, n, decoded, onCpu.rows(), cols, false),
+                    BackendArrays.matmul(cuda, x, n, onGpu[0]), 1e-5, type + " g" + group + " n=" + n);
         }
     }
 
@@ -209,8 +208,8 @@ class CudaBackendParityTest {
 
     /**
      * Products with 1 to 70 activation rows (vector kernels, their batch limits, tensor-core tiles) and embedding rows.
-     * Q8, Q4, Q4_K and Q6_K up to 64 rows, and Q8, Q4 and Q4_K at any, are integer products: the CPU's product of the
-     * activations as int8 codes give.
+     * Q8, Q4, Q4_K and Q6_K up to 64 rows are integer products: the CPU's product of the activations as int8 codes
+     * give.
      */
     private static void assertMatmulAndEmbeddingMatch(TensorType type, String name, WeightMatrix onCpu,
                                                       WeightMatrix onGpu) {
@@ -219,7 +218,7 @@ class CudaBackendParityTest {
         for (int n : new int[]{1, 2, 3, 8, 9, 16, 17, 70}) {
             float[] x = random(n * onCpu.cols(), n);
             float[] actual = BackendArrays.matmul(cuda, x, n, onGpu);
-            if (integer && (n <= QuantizedActivations.MAX_ROWS || onGpu.type() != TensorType.Q6_K)) {
+            if (integer && n <= QuantizedActivations.MAX_ROWS) {
                 float[] expected = BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu);
                 assertClose(expected, actual, 1e-5, type + " " + name + " n=" + n + " (int8 activations)");
             } else if (n > 8 && type != TensorType.F32) {
