@@ -150,6 +150,14 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --kv-cache "$kv" \
     --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" 2>&1 | tee -a "$out"
+  # 16 sequences decoded together (zse bench --batch 16, 32-token prompts): every kernel of their steps, past the
+  # single-sequence run and the 16 prompts (some 290 launches a pass); only whole steps of 16 rows count
+  log "== ncu: the kernels of decode steps of 16 sequences together, by time"
+  ncu --clock-control none --csv --page raw --print-units base --launch-skip 5200 --launch-count 2400 \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
+    --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-batch.csv" 2> "$work/ncu-batch.err"
+  python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-batch.csv" embed_kernel "(16, 1, 1)" 2>&1 | tee -a "$out"
   # 16 streams: the 16-token integer products (int8 tensor cores) under the server's load, with their occupancy
   log "== ncu: the 16-token integer products of the server at 16 streams"
   ncu --clock-control none --target-processes all --kernel-name-base demangled \

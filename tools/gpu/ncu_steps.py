@@ -4,8 +4,10 @@ gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum` over a window
 
 Prints one row per kernel and grid: launches per step, microseconds per step, the DRAM bytes it moved and its rate;
 then the GPU time per step, which beside the step's wall time says how much of it the kernels fill.
-Steps are counted by the launches of MARKER (a kernel every step runs once; default embed_kernel).
-Usage: ncu_steps.py CSV [MARKER]"""
+A step runs from a launch of MARKER (a kernel every step runs once, first; default embed_kernel) to the next one:
+the kernels before the first and from the last are left out. With GRID (e.g. "(16, 1, 1)") only the steps whose
+marker had that grid count, the embedding's grid being the step's rows: a batch's decode steps among its prompts.
+Usage: ncu_steps.py CSV [MARKER [GRID]]"""
 import csv
 import re
 import sys
@@ -21,11 +23,19 @@ def short(name):
 def main():
     path = sys.argv[1]
     marker = sys.argv[2] if len(sys.argv) > 2 else "embed_kernel"
+    grid = sys.argv[3] if len(sys.argv) > 3 else None
     with open(path, newline="") as f:
         lines = [line for line in f if line.startswith('"')]  # ncu's own notes are not CSV
-    rows = [r for r in csv.DictReader(lines) if r.get("ID", "").isdigit()]
+    launches = sorted((r for r in csv.DictReader(lines) if r.get("ID", "").isdigit()), key=lambda r: int(r["ID"]))
+    rows, step = [], None
+    for r in launches:
+        if marker in short(r["Kernel Name"]):
+            rows.extend(step or [])  # the step before this marker is whole
+            step = [r] if grid is None or r.get("Grid Size", "") == grid else None
+        elif step is not None:
+            step.append(r)
     if not rows:
-        print("no kernels in", path)
+        print("no whole step in", path, f"(marker {marker}" + (f", grid {grid})" if grid else ")"))
         return
     totals = defaultdict(lambda: [0, 0.0, 0.0])
     for r in rows:

@@ -158,9 +158,12 @@ public final class BenchCommand implements Callable<Integer> {
                     for (int i = 0; i < warmupRuns; i++) {
                         batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
                     }
+                    long batchReplayedBefore = opened instanceof CudaBackend cuda ? cuda.replayedPasses() : 0;
                     double rate = batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
+                    String replayed = opened instanceof CudaBackend cuda ? String.format(" (%d of %d steps replayed)",
+                            cuda.replayedPasses() - batchReplayedBefore, decode - 1) : "";
                     batchLines.add(String.format("%d threads, %d sequences decoded together: %.2f tok/s in all, "
-                            + "%.1fx one sequence's", threadCount, n, rate, rate / decodeRate));
+                            + "%.1fx one sequence's%s", threadCount, n, rate, rate / decodeRate, replayed));
                 }
                 double decodeBandwidth = decodeRate * weightBytes;
                 String rss = peakRss(); // before the bandwidth probe, whose buffer would count in the peak

@@ -52,10 +52,12 @@ class CudaEmulationCliTest {
         assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
         Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
         zseOnTheEmulation("bench", "--model", zse.toString(), "--backend", "cuda", "--prompt-tokens", "8",
-                "--tokens", "6", "--warmup", "1", "--bandwidth-mb", "0");
+                "--tokens", "40", "--warmup", "1", "--bandwidth-mb", "0", "--batch", "3");
         String out = Files.readString(dir.resolve("out.json"));
-        // each run's cache is a new block pool: its first step runs op by op, the second is recorded, the rest replay
-        assertTrue(out.contains("decode: 3 of 5 steps replayed as CUDA graphs"), out);
+        // each run's cache is a new block pool: its first step runs op by op, the second is recorded, the rest replay,
+        // the batch's too, across the steps whose rows take a new KV block (prompt 8 + 40: at 16 and 32)
+        assertTrue(out.contains("decode: 37 of 39 steps replayed as CUDA graphs"), out);
+        assertTrue(out.matches("(?s).*3 sequences decoded together: .* \\(37 of 39 steps replayed\\).*"), out);
         assertTrue(out.matches("(?s).*upload [0-9.]+ GB/s: .*"), out);
     }
 
