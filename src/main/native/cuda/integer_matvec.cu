@@ -1,5 +1,6 @@
-// The integer products of decode: Q8, Q4, Q4_K and Q6_K weights times activations quantized to int8, as libzse_cpu's
-// integer kernels compute them (src/main/native/cpu/zse_cpu.h), with DP4A.
+// The integer products of decode and batches: Q8, Q4, Q4_K and Q6_K weights times up to 64 activation rows quantized
+// to int8, as libzse_cpu's integer kernels compute them (src/main/native/cpu/zse_cpu.h), with DP4A up to 8 rows and
+// on int8 tensor cores from 9 (integer_mma_kernel, below).
 //
 // Why: with F32 activations each weight byte costs a lane several float decodes and 4-8 bytes of activation loads,
 // which keeps a one-row product far from the memory bandwidth; with int8 codes one DP4A multiplies 4 elements and the

@@ -1,4 +1,5 @@
-// Warp-level 16 x 16 x 16 matrix products on shared-memory tiles, for the prefill kernels (tiled attention, matmul).
+// Warp-level 16 x 16 x 16 matrix products on shared-memory tiles, for the prefill kernels (tiled attention, matmul);
+// and the int8 16 x 8 x 32 product on registers of the batched integer products (mma_s8_16x8x32, at the end).
 //
 // A warp multiplies a 16 x 16 tile of A (row-major) by a 16 x 16 tile of B (row- or column-major) into a 16 x 16
 // float accumulator it holds in registers. Element types: __half and __nv_bfloat16 run on tensor cores (wmma, sm_80+)
