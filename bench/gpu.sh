@@ -17,6 +17,8 @@
 #   BATCHES         sequences zse bench decodes together (--batch; default 16,64)
 #   NCU             0 skips the ncu section (default 1, when ncu is on PATH)
 #   ZSE_COMMIT      the commit printed as the code measured (tools/gpu/device.sh sets the bundle's)
+#   BACKGROUND_GROUPS  a file of process group ids (one a line) stopped while the CPU-bound figures are taken
+#                   (tools/gpu/device.sh lists the peer's build and conversion there)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 preset="${1:-llama-3-8b}"
@@ -35,6 +37,16 @@ gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Z
 out="$results/gpu-${gpu:-unknown}-$(date -u +%Y%m%dT%H%M%SZ).txt"
 log() { echo "$*" | tee -a "$out"; }
 seconds_since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - from }'; }
+
+# The process groups of BACKGROUND_GROUPS stopped (STOP) or let go on (CONT); those already gone are skipped.
+background() {
+  [ -s "${BACKGROUND_GROUPS:-}" ] || return 0
+  local group stopped=0
+  while read -r group; do kill "-$1" -- "-$group" 2>/dev/null && stopped=$((stopped + 1)); done < "$BACKGROUND_GROUPS"
+  [ "$1" = STOP ] && log "(background jobs stopped while timing: $stopped process groups)"
+  return 0
+}
+trap 'background CONT' EXIT
 
 commit="${ZSE_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')}"
 log "# bench/gpu.sh $preset, $(date -u +%FT%TZ), commit $commit"
@@ -91,15 +103,16 @@ log "read the .zse file once (cat > /dev/null): $read_rate"
 "$root/zse" generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
   > "$work/generate-train.log" 2>&1 || { log "zse generate (training the AOT cache) failed:"; \
   tail -5 "$work/generate-train.log" | tee -a "$out"; }
+background STOP
 for cache in dropped warm; do
   if [ "$cache" = dropped ]; then
     sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || log "(page cache not dropped: not root)"
   fi
-  t=$(date +%s.%N)
-  "$root/zse" generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
-    --timings > /dev/null 2> "$work/generate-$cache.err" \
+  # wall time to the token on stdout and to the exit (tools/gpu/peer.sh times llama-simple alike), then zse's own
+  python3 "$root/tools/gpu/first_output.py" "zse generate, cuda, page cache $cache" "$work/generate-$cache.err" \
+    "$root/zse" generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 \
+    --temperature 0 --timings | tee -a "$out" \
     || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
-  log "process start -> first token (cuda, page cache $cache): $(seconds_since "$t") s"
   grep "^timings" "$work/generate-$cache.err" | tee -a "$out"
 done
 
@@ -108,6 +121,7 @@ log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
+background CONT
 decode=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
 streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')
 [ -n "$decode" ] && log "weights streamed at 1 stream: $streamed GB/s \
@@ -115,6 +129,7 @@ streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 
 
 # The server: continuous batching on the GPU, the same client as bench/engine-v2.sh.
 port=8391
+background STOP
 t=$(date +%s.%N)
 ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \
   "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" \
@@ -130,6 +145,7 @@ until ready "localhost:$port/q/health/ready"; do
   sleep 0.1
 done
 log "serve start -> ready (cuda): $(seconds_since "$t") s"
+background CONT
 grep -E "KV cache pool|backend|CUDA|cuda" "$work/serve.log" | head -5 | tee -a "$out"
 (while kill -0 "$server" 2>/dev/null; do
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 0.5

@@ -36,11 +36,16 @@ nvidia-smi 2>&1 | head -15 | tee "$out/summary.txt"
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 work=/tmp/zse-gpu
 mkdir -p "$work"
+# The peer's preparation runs in process groups of its own, listed here: bench/gpu.sh stops them while it times what
+# the CPUs take part in (the upload, the first token, the server's start) and lets them go on after.
+export BACKGROUND_GROUPS="$work/background.pgids"
+: > "$BACKGROUND_GROUPS"
 peer=""
 case " $steps " in *" peer "*)
   if [ -f .gpu/llama.cpp.tar.xz ]; then
     peer="$work/peer"
-    tools/gpu/peer.sh build "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+    setsid tools/gpu/peer.sh build "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+    echo $! >> "$BACKGROUND_GROUPS"
   else
     echo "peer: no .gpu/llama.cpp.tar.xz (tools/gpu/bundle.sh packs it when it finds the llama.cpp source)" \
       | tee -a "$out/summary.txt"
@@ -52,7 +57,8 @@ esac
  zse synth --preset llama-3-8b -o "$work/llama-3-8b" --force --tokenizer "$bundle/tokenizers/llama3_1" \
    && echo "synth $(( $(date +%s) - t )) s" || exit 1
  # the peer's GGUF goes on after this job ends (step 3 waits for this job only)
- [ -n "$peer" ] && tools/gpu/peer.sh gguf "$work/llama-3-8b" "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+ [ -n "$peer" ] && { setsid tools/gpu/peer.sh gguf "$work/llama-3-8b" "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+   echo $! >> "$BACKGROUND_GROUPS"; }
  t=$(date +%s) && zse convert "$work/llama-3-8b" -o "$work/llama-3-8b-q4.zse" --quant q4 --force \
    && echo "convert q4 $(( $(date +%s) - t )) s") > "$out/prepare.txt" 2>&1 &
 prepare=$!
@@ -102,7 +108,9 @@ case " $steps " in *" bench "*)
   wait "$prepare"; cat "$out/prepare.txt" | grep -vE "^(synth|convert): [0-9]+%" | tail -3 | tee -a "$out/summary.txt"
   TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" \
     timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh llama-3-8b "$work" > "$out/gpu-bench.log" 2>&1
-  echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt";;
+  echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt"
+  # the peer's jobs go on even where gpu.sh was stopped by its time limit while they were stopped
+  while read -r group; do kill -CONT -- "-$group" 2>/dev/null; done < "$BACKGROUND_GROUPS";;
 esac
 case " $steps " in *" peer "*)
   [ -n "$peer" ] || exit 0

@@ -62,11 +62,11 @@ bench)
   models=(-m "$work/q4_0.gguf")
   [ -f "$work/q4_k_m.gguf" ] && models+=(-m "$work/q4_k_m.gguf")
   "$bin/llama-bench" "${models[@]}" -ngl 99 -p 512 -n 128 -r 3 2>&1 | grep -E "^\||error"
-  # process start -> first token, as gpu.sh times zse generate (page cache warm: llama-bench has just read the file)
+  # process start -> first token printed and -> exit, as gpu.sh times zse generate (page cache warm: llama-bench has
+  # just read the file); unbuffered, or a piped llama-simple prints everything at its exit
   if [ -x "$bin/llama-simple" ]; then
-    t=$(date +%s.%N)
-    "$bin/llama-simple" -m "$work/q4_0.gguf" -ngl 99 -n 1 "Once upon a time" > /dev/null 2>&1 \
-      && echo "process start -> first token (llama-simple -n 1, Q4_0, page cache warm): $(seconds_since "$t") s"
+    python3 "$root/tools/gpu/first_output.py" "llama-simple -n 1, Q4_0, page cache warm" "$work/simple.err" \
+      stdbuf -o0 "$bin/llama-simple" -m "$work/q4_0.gguf" -ngl 99 -n 1 "Once upon a time"
   fi
   java="${JAVA_HOME:?set JAVA_HOME}/bin/java"
   load=("$java" "$root/bench/EngineLoad.java")
