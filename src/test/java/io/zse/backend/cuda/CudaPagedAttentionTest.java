@@ -222,7 +222,8 @@ class CudaPagedAttentionTest {
                 CudaBackend.headsPerBlock(8, 4, 3, longRows, 132), CudaBackend.headsPerBlock(4, 4, 3, longRows, 132),
                 CudaBackend.headsPerBlock(32, 4, 1, longRows, 132)));
         assertEquals(List.of(1, 1, 4), List.of(CudaBackend.headsPerBlock(32, 8, 1, shortRows, 132),
-                CudaBackend.headsPerBlock(32, 8, 8, shortRows, 132), CudaBackend.headsPerBlock(32, 8, 9, shortRows, 132)));
+                CudaBackend.headsPerBlock(32, 8, 8, shortRows, 132),
+                CudaBackend.headsPerBlock(32, 8, 9, shortRows, 132)));
         try (CudaBackend split = new CudaBackend(probe.library().orElseThrow(), h100Sized)) {
             for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(8, 2, 64, 50),
                     new AttentionShape(8, 2, 64, 50, 0.5f, 0.5f))) {
