@@ -166,10 +166,12 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --kv-cache "$kv" \
     --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" 2>&1 | tee -a "$out"
-  # 16 sequences decoded together (zse bench --batch 16, 32-token prompts): every kernel of their steps, past the
-  # single-sequence run and the 16 prompts (some 290 launches a pass); only whole steps of 16 rows count
+  # 16 sequences decoded together (zse bench --batch 16, 32-token prompts): every kernel of their steps. Before them
+  # come about 7250 launches (the weights' deinterleave, about 225; the single-sequence run's prompt and 7 steps, and
+  # the 16 prompts, about 293 a pass; counted on the emulation's trace for TinyStories and scaled to 32 layers); the
+  # window reaches past the 7 steps' 2050, and only whole steps of 16 rows count
   log "== ncu: the kernels of decode steps of 16 sequences together, by time"
-  ncu --clock-control none --csv --page raw --print-units base --launch-skip 5200 --launch-count 2400 \
+  ncu --clock-control none --csv --page raw --print-units base --launch-skip 6600 --launch-count 2800 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
     "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
     --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-batch.csv" 2> "$work/ncu-batch.err"
