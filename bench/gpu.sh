@@ -167,7 +167,7 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" 2>&1 | tee -a "$out"
   # 16 sequences decoded together (zse bench --batch 16, 32-token prompts): every kernel of their steps. Before them
-  # come about 7250 launches (the weights' deinterleave, about 225; the single-sequence run's prompt and 7 steps, and
+  # come about 7480 launches (the weights' deinterleave, about 450; the single-sequence run's prompt and 7 steps, and
   # the 16 prompts, about 293 a pass; counted on the emulation's trace for TinyStories and scaled to 32 layers); the
   # window reaches past the 7 steps' 2050, and only whole steps of 16 rows count
   log "== ncu: the kernels of decode steps of 16 sequences together, by time"
