@@ -450,7 +450,7 @@ struct MmaRowTiles {
 // tiles at a time, and each thread adds one output's eight in warp order (no atomics: the same inputs give the same
 // bits).
 template <int TYPE, int TILES, int ROW_TILES>
-__device__ __forceinline__ void add_partial_sums(const Products &p, int shift, int n, int row0, int token0,
+__device__ __forceinline__ void add_partial_sums(const Products &p, int shift, int n, int row0,
                                                  const float (&acc)[ROW_TILES][TILES][4]) {
     constexpr int kRows = 16 * ROW_TILES;
     constexpr int kTilesPerRound = kMmaWarps * kWarp / (kRows * 8);  // tiles whose sums one pass adds
@@ -479,21 +479,21 @@ __device__ __forceinline__ void add_partial_sums(const Products &p, int shift, i
         float sum = 0.f;
 #pragma unroll
         for (int w = 0; w < kMmaWarps; w++) sum += partial[w][out_tile][out_row][out_token];
-        const int token = token0 + 8 * (j0 + out_tile) + out_token;
+        const int token = 8 * (j0 + out_tile) + out_token;
         if (valid && token < n) out[static_cast<int64_t>(token) * rows + local] = sum;
         __syncthreads();
     }
 }
 
-// out_j[t, row] for the block's 16 or 32 weight rows and tokens TOKENS blockIdx.y .. + TOKENS - 1 (< n; from n on a
-// fragment repeats token n - 1, computed and never stored). The warps split the columns (a batch's weight rows alone
+// out_j[t, row] for the block's 16 or 32 weight rows and tokens 0 .. TOKENS - 1 (< n <= TOKENS; from n on a fragment
+// repeats token n - 1, computed and never stored). The warps split the columns (a batch's weight rows alone
 // would give too few warps); their partial sums meet in shared memory (add_partial_sums).
 template <int TYPE, int TOKENS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Products p, QuantizedRows x, int n,
                                                                         int shift) {
     constexpr int kTiles = TOKENS / 8, kRowTiles = MmaRowTiles<TOKENS>::value;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
-    const int row0 = blockIdx.x * 16 * kRowTiles, token0 = blockIdx.y * TOKENS;
+    const int row0 = blockIdx.x * 16 * kRowTiles;
     const int blocks = p.cols / kBlock;
     Row rs[kRowTiles][2];  // rows g and g + 8 of each tile (past the last: row 0 of the last weight, not stored)
     {
@@ -510,9 +510,9 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
     int codes_at[kTiles], scales_at[kTiles][2];
 #pragma unroll
     for (int j = 0; j < kTiles; j++) {
-        codes_at[j] = min(token0 + 8 * j + g, n - 1) * p.cols + 4 * t;
+        codes_at[j] = min(8 * j + g, n - 1) * p.cols + 4 * t;
 #pragma unroll
-        for (int c = 0; c < 2; c++) scales_at[j][c] = min(token0 + 8 * j + 2 * t + c, n - 1) * blocks;
+        for (int c = 0; c < 2; c++) scales_at[j][c] = min(8 * j + 2 * t + c, n - 1) * blocks;
     }
     float acc[kRowTiles][kTiles][4] = {};
     for (int first = warp * kMmaUnroll; first < blocks; first += kMmaWarps * kMmaUnroll) {
@@ -553,15 +553,14 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
             }
         }
     }
-    add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, token0, acc);
+    add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, acc);
 }
 
 template <int TYPE, int TOKENS>
 void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                 cudaStream_t stream) {
     constexpr int rows_per_block = 16 * MmaRowTiles<TOKENS>::value;
-    const dim3 grid(static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block),
-                    static_cast<unsigned>((n + TOKENS - 1) / TOKENS));
+    const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
     const auto kernel = integer_mma_kernel<TYPE, TOKENS>;
     ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
 }
@@ -590,18 +589,17 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
     } else if (n <= 8) {
         launch_rows<TYPE, 8>(p, x, n, shift, total_rows, stream);
     } else if constexpr (TYPE == Q6_K) {
+        if (n <= 16) {
+            launch_rows<TYPE, 16>(p, x, n, shift, total_rows, stream);
+            return;
+        }
         const int64_t blocks = p.cols / kBlock;
         for (int from = 0; from < n; from += 16) {
             Products slice = p;
             for (int j = 0; j < p.count; j++) slice.out[j] += static_cast<int64_t>(from) * p.rows[j];
             const QuantizedRows rows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks,
                                      x.s + from * blocks};
-            const int count = min(16, n - from);
-            if (count <= 8) {
-                launch_integer_matvec<TYPE>(slice, rows, count, shift, total_rows, stream);
-            } else {
-                launch_rows<TYPE, 16>(slice, rows, count, shift, total_rows, stream);
-            }
+            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, stream);
         }
     } else if (n <= 16) {
         launch_mma<TYPE, 16>(p, x, n, shift, total_rows, stream);

@@ -139,12 +139,12 @@ public final class BenchCommand implements Callable<Integer> {
                 for (int i = 0; i < warmupRuns; i++) {
                     run(llama, promptIds, decode, kvCacheType, profiled);
                 }
-                long replayedBefore = opened instanceof CudaBackend cuda ? cuda.replayedPasses() : 0;
+                long replayedBefore = replayedPasses(opened);
                 Run r = run(llama, promptIds, decode, kvCacheType, profiled);
-                if (opened instanceof CudaBackend cuda) {
+                if (opened instanceof CudaBackend) {
                     // a decode step that is not replayed pays a launch per op from the host
                     deviceNotes.add(String.format("decode: %d of %d steps replayed as CUDA graphs",
-                            cuda.replayedPasses() - replayedBefore, decode - 1));
+                            replayedPasses(opened) - replayedBefore, decode - 1));
                 }
                 if (profile) {
                     profiles.add(opTable(threadCount + " threads, prefill of " + prompt + " tokens",
@@ -158,10 +158,10 @@ public final class BenchCommand implements Callable<Integer> {
                     for (int i = 0; i < warmupRuns; i++) {
                         batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
                     }
-                    long batchReplayedBefore = opened instanceof CudaBackend cuda ? cuda.replayedPasses() : 0;
+                    long batchReplayedBefore = replayedPasses(opened);
                     double rate = batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
-                    String replayed = opened instanceof CudaBackend cuda ? String.format(" (%d of %d steps replayed)",
-                            cuda.replayedPasses() - batchReplayedBefore, decode - 1) : "";
+                    String replayed = opened instanceof CudaBackend ? String.format(" (%d of %d steps replayed)",
+                            replayedPasses(opened) - batchReplayedBefore, decode - 1) : "";
                     batchLines.add(String.format("%d threads, %d sequences decoded together: %.2f tok/s in all, "
                             + "%.1fx one sequence's%s", threadCount, n, rate, rate / decodeRate, replayed));
                 }
@@ -249,6 +249,11 @@ public final class BenchCommand implements Callable<Integer> {
         long end = System.nanoTime();
         Map<String, ProfiledBackend.OpTime> decodeOps = profiled == null ? Map.of() : profiled.takeTimes();
         return new Run((firstToken - start) / 1e9, Math.max(1e-9, (end - firstToken) / 1e9), prefillOps, decodeOps);
+    }
+
+    /** Passes the backend has replayed as CUDA graphs so far (none off CUDA). */
+    private static long replayedPasses(Backend backend) {
+        return backend instanceof CudaBackend cuda ? cuda.replayedPasses() : 0;
     }
 
     /**
