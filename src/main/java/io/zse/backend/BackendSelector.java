@@ -3,6 +3,7 @@ package io.zse.backend;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cuda.CudaBackend;
 import io.zse.backend.cuda.CudaDevice;
+import io.zse.backend.cuda.CudaLibrary;
 import io.zse.backend.cuda.CudaProbe;
 
 import java.util.Optional;
@@ -56,6 +57,8 @@ public final class BackendSelector {
             log.accept("zse: running on the CPU: " + reason);
             return new CpuBackend(cpuThreads);
         }
-        return new CudaBackend(found.library().orElseThrow(), device);
+        CudaLibrary library = found.library().orElseThrow();
+        library.bindAllInBackground();
+        return new CudaBackend(library, device);
     }
 }

@@ -39,6 +39,7 @@ public final class CudaLibrary {
      * (each spins its own stub), while probing a machine without a driver calls only three.
      */
     private final Map<String, MethodHandle> handles = new ConcurrentHashMap<>();
+    private volatile Thread binder;
 
     private CudaLibrary(Path path, SymbolLookup lookup) {
         this.path = path;
@@ -51,6 +52,24 @@ public final class CudaLibrary {
     private MethodHandle handle(String function) {
         return handles.computeIfAbsent(function,
                 f -> Linker.nativeLinker().downcallHandle(symbols.get(f), FUNCTIONS.get(f)));
+    }
+
+    /**
+     * Binds every function not bound yet on a daemon thread, once per library: a backend that will compute calls this
+     * as it starts, so the first forward pass (tens of functions, each spinning its stub on first call) finds them
+     * bound while the weights upload. A call that comes first binds its function itself, as before.
+     */
+    public synchronized void bindAllInBackground() {
+        if (binder == null) {
+            binder = Thread.ofPlatform().daemon().name("zse-cuda-bindings")
+                    .start(() -> FUNCTIONS.keySet().forEach(this::handle));
+        }
+    }
+
+    /** Waits for {@link #bindAllInBackground}'s thread, then says how many functions are bound (tests). */
+    int boundAfterBackgroundBinding() throws InterruptedException {
+        binder.join();
+        return handles.size();
     }
 
     /**

@@ -83,4 +83,14 @@ class CudaHeaderBindingTest {
             assertTrue(lookup.find(name).isPresent(), BUILT + " lacks " + name);
         }
     }
+
+    /** A backend's start binds every function in the background, so its first forward pass finds them bound. */
+    @Test
+    void backgroundBindingBindsEveryFunction() throws InterruptedException {
+        assumeTrue(TestCudaLibrary.probe().usable(), TestCudaLibrary::skipReason);
+        CudaLibrary library = TestCudaLibrary.probe().library().orElseThrow();
+        library.bindAllInBackground();
+        library.bindAllInBackground(); // once per library: the second call starts nothing
+        assertEquals(CudaLibrary.FUNCTIONS.size(), library.boundAfterBackgroundBinding());
+    }
 }
