@@ -257,61 +257,121 @@ __device__ __forceinline__ void load_runs(const Weight &m, const float *__restri
     for (int e = 0; e < 16; e++) a[e] = mma_from_float<T>(v[e]);
 }
 
+// Tile shapes of the prefill product on tensor cores: a block computes SIZE tokens x SIZE weight rows with WT x WR
+// warps, each owning (SIZE / WT) x (SIZE / WR) outputs as 16 x 16 accumulators; per step each thread stages one run
+// of 16 elements of a weight row and one of an activation row (2 SIZE threads). The larger tile reads each weight
+// tile for 128 tokens and each activation tile for 128 rows, half the loads a product of the smaller one makes, and
+// each warp's 8 products share 6 fragment loads (4 a product with the smaller).
+template <int SIZE, int WT, int WR>
+struct PrefillTile {
+    static constexpr int kSize = SIZE, kWarpsR = WR, kThreads = WT * WR * kWarp;
+    static constexpr int kFragTokens = SIZE / WT / kMmaTile, kFragRows = SIZE / WR / kMmaTile;
+    static_assert(2 * SIZE == kThreads && kFragTokens * kMmaTile * WT == SIZE && kFragRows * kMmaTile * WR == SIZE,
+                  "one weight run and one activation run a thread; whole fragments a warp");
+};
+using SmallTile = PrefillTile<64, 4, 1>;
+using LargeTile = PrefillTile<128, 2, 4>;
+
+// A run of 16 staged elements to shared memory (16-byte aligned) in 16-byte stores.
+template <class T>
+__device__ __forceinline__ void store_run(T *to, const T (&run)[kRun]) {
+#pragma unroll
+    for (int v = 0; v < kRun * static_cast<int>(sizeof(T)) / 16; v++) {
+        reinterpret_cast<uint4 *>(to)[v] = reinterpret_cast<const uint4 *>(run)[v];
+    }
+}
+
 // The prefill product on tensor cores: out[n, rows] = x[n, cols] . w^T with the weight tile dequantized and the
 // activation tile rounded to T (F16, or BF16 for BF16 weights: their own rounding) in shared memory, accumulated in
-// float. 4 warps; warp w owns tokens 16w..16w+15 of the 64 x 64 output tile, as 4 accumulators of 16 x 16. Each
-// thread stages 16 consecutive elements of one weight row and of one activation row per step (load_runs), loading
-// the next step's while the current one is multiplied.
-template <class T, int TYPE>
-__global__ void __launch_bounds__(128) matmul_mma_kernel(Weight m, const float *__restrict__ x, int n,
-                                                         float *__restrict__ out) {
-    constexpr int ld = kTileK + 8;            // T elements per staged row: a multiple of 8, rows off the same banks
-    constexpr int ldc = kTileRows + 4;        // floats per output row
-    __align__(128) __shared__ unsigned char staging[2 * kTileRows * ld * sizeof(T) + kTileTokens * ldc * sizeof(float)];
-    T *ws = reinterpret_cast<T *>(staging);                              // [row][k]: B, column-major
-    T *xs = ws + kTileRows * ld;                                         // [token][k]: A, row-major
-    float *cs = reinterpret_cast<float *>(staging + 2 * kTileRows * ld * sizeof(T));  // [token][row]
-    const int row0 = blockIdx.x * kTileRows;
-    const int token0 = blockIdx.y * kTileTokens;
+// float. Two staging buffers: a step stores the runs it loaded into one while the other may still be read, so one
+// barrier a step suffices, and the next step's runs load while the tensor cores work on this step's.
+template <class Tile, class T, int TYPE>
+__global__ void __launch_bounds__(Tile::kThreads) matmul_mma_kernel(Weight m, const float *__restrict__ x, int n,
+                                                                    float *__restrict__ out) {
+    constexpr int S = Tile::kSize;
+    constexpr int ld = kTileK + 8;     // T elements per staged row: a multiple of 8, rows off the same banks
+    constexpr int kStep = 2 * S * ld;  // T elements of one step's staging: S weight rows, then S activation rows
+    constexpr int ldc = kMmaTile + 4;  // floats per row of a warp's output tile in the epilogue
+    constexpr size_t kStaging = 2 * kStep * sizeof(T);
+    constexpr size_t kEpilogue = Tile::kThreads / kWarp * kMmaTile * ldc * sizeof(float);
+    __align__(128) __shared__ unsigned char staging[kStaging > kEpilogue ? kStaging : kEpilogue];
+    using Acc = MmaTile<T>;
+    using OperandA = typename Acc::OperandA;
+    using OperandB = typename Acc::template OperandB<false>;
+    const int row0 = blockIdx.x * S, token0 = blockIdx.y * S;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const int warp_tokens = warp / Tile::kWarpsR * Tile::kFragTokens * kMmaTile;
+    const int warp_rows = warp % Tile::kWarpsR * Tile::kFragRows * kMmaTile;
     const int r = threadIdx.x / 2, k_run = (threadIdx.x % 2) * kRun;  // this thread's staged row (and token) and run
-    MmaTile<T> acc[kTileRows / kMmaTile];
+    Acc acc[Tile::kFragTokens][Tile::kFragRows];
 #pragma unroll
-    for (int j = 0; j < kTileRows / kMmaTile; j++) acc[j].zero();
-    T w[kRun], a[kRun];  // the next step's runs, loaded while the tensor cores work on this step's
+    for (int i = 0; i < Tile::kFragTokens; i++) {
+#pragma unroll
+        for (int j = 0; j < Tile::kFragRows; j++) acc[i][j].zero();
+    }
+    alignas(16) T w[kRun];
+    alignas(16) T a[kRun];
     load_runs<T, TYPE>(m, x, n, row0 + r, token0 + r, k_run, w, a);
-    for (int k0 = 0; k0 < m.cols; k0 += kTileK) {
-#pragma unroll
-        for (int e = 0; e < kRun; e++) {
-            ws[r * ld + k_run + e] = w[e];
-            xs[r * ld + k_run + e] = a[e];
-        }
+    int buffer = 0;
+    for (int k0 = 0; k0 < m.cols; k0 += kTileK, buffer ^= 1) {
+        T *ws = reinterpret_cast<T *>(staging) + buffer * kStep;  // [row][k]: B, column-major
+        T *xs = ws + S * ld;                                       // [token][k]: A, row-major
+        store_run(ws + r * ld + k_run, w);
+        store_run(xs + r * ld + k_run, a);
+        // This step's tiles are whole; and every warp is past the step before, so none reads the buffer the next
+        // step overwrites.
         __syncthreads();
         if (k0 + kTileK < m.cols) {
             load_runs<T, TYPE>(m, x, n, row0 + r, token0 + r, k0 + kTileK + k_run, w, a);
         }
 #pragma unroll
         for (int kk = 0; kk < kTileK; kk += kMmaTile) {
+            OperandA fa[Tile::kFragTokens];
+            OperandB fb[Tile::kFragRows];
 #pragma unroll
-            for (int j = 0; j < kTileRows / kMmaTile; j++) {
-                acc[j].template mma<false>(xs + warp * kMmaTile * ld + kk, ld, ws + j * kMmaTile * ld + kk, ld);
+            for (int i = 0; i < Tile::kFragTokens; i++) fa[i].load(xs + (warp_tokens + kMmaTile * i) * ld + kk, ld);
+#pragma unroll
+            for (int j = 0; j < Tile::kFragRows; j++) fb[j].load(ws + (warp_rows + kMmaTile * j) * ld + kk, ld);
+#pragma unroll
+            for (int i = 0; i < Tile::kFragTokens; i++) {
+#pragma unroll
+                for (int j = 0; j < Tile::kFragRows; j++) acc[i][j].mma(fa[i], fb[j]);
             }
         }
-        __syncthreads();
     }
-    float *c = cs + warp * kMmaTile * ldc;
+    __syncthreads();  // the staging now holds each warp's output tile in turn
+    float *c = reinterpret_cast<float *>(staging) + warp * kMmaTile * ldc;
 #pragma unroll
-    for (int j = 0; j < kTileRows / kMmaTile; j++) acc[j].store(c + j * kMmaTile, ldc);
-    for (int i = lane; i < kMmaTile * kTileRows; i += kWarp) {
-        const int token = token0 + warp * kMmaTile + i / kTileRows, row = row0 + i % kTileRows;
-        if (token < n && row < m.rows) out[static_cast<int64_t>(token) * m.rows + row] = c[(i / kTileRows) * ldc + i % kTileRows];
+    for (int i = 0; i < Tile::kFragTokens; i++) {
+#pragma unroll
+        for (int j = 0; j < Tile::kFragRows; j++) {
+            acc[i][j].store(c, ldc);
+            for (int e = lane; e < kMmaTile * kMmaTile; e += kWarp) {
+                const int token = token0 + warp_tokens + kMmaTile * i + e / kMmaTile;
+                const int row = row0 + warp_rows + kMmaTile * j + e % kMmaTile;
+                if (token < n && row < m.rows) {
+                    out[static_cast<int64_t>(token) * m.rows + row] = c[e / kMmaTile * ldc + e % kMmaTile];
+                }
+            }
+            __syncwarp();  // every lane has read the tile before the next one is stored
+        }
     }
 }
 
+template <class Tile, class T, int TYPE>
+void launch_mma(const Weight &m, const float *x, int n, float *out, cudaStream_t stream) {
+    const dim3 grid((m.rows + Tile::kSize - 1) / Tile::kSize, (n + Tile::kSize - 1) / Tile::kSize);
+    const auto kernel = matmul_mma_kernel<Tile, T, TYPE>;
+    ZSE_LAUNCH(kernel, grid, Tile::kThreads, 0, stream)(m, x, n, out);
+}
+
 template <class T, int TYPE>
-void launch_mma(const Weight &m, const float *x, int n, float *out, dim3 grid, cudaStream_t stream) {
-    const auto kernel = matmul_mma_kernel<T, TYPE>;
-    ZSE_LAUNCH(kernel, grid, 128, 0, stream)(m, x, n, out);
+void launch_mma(const Weight &m, const float *x, int n, float *out, int tile, cudaStream_t stream) {
+    if (tile == LargeTile::kSize) {
+        launch_mma<LargeTile, T, TYPE>(m, x, n, out, stream);
+    } else {
+        launch_mma<SmallTile, T, TYPE>(m, x, n, out, stream);
+    }
 }
 
 bool vector_path_fits(const Weight &m) {
@@ -386,7 +446,7 @@ int check_weight(const Weight &m, const char *entry) {
 extern "C" {
 
 int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
-                    const float *x, int n, float *out, void *stream) {
+                    const float *x, int n, int tile, float *out, void *stream) {
     using namespace zse;
     Weight m{static_cast<const uint8_t *>(data), static_cast<const __half *>(scales), type, group_size, rows, cols};
     if (int status = check_weight(m, "zse_cuda_matmul")) return status;
@@ -398,20 +458,21 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
         ZSE_LAUNCH(ternary_matmul_kernel, grid, kMatvecWarps * kWarp, 0, s)(m, x, n, out);
         return launched("ternary_matmul_kernel");
     }
+    ZSE_REQUIRE(tile == SmallTile::kSize || tile == LargeTile::kSize, "zse_cuda_matmul: tile must be 64 or 128");
     if (n > kMaxVectorRows) {
         ZSE_REQUIRE((n + kTileTokens - 1) / kTileTokens <= 65535, "zse_cuda_matmul: n above 65535 * 64");
-        dim3 grid((rows + kTileRows - 1) / kTileRows, (n + kTileTokens - 1) / kTileTokens);
         if (type == F32) {
+            dim3 grid((rows + kTileRows - 1) / kTileRows, (n + kTileTokens - 1) / kTileTokens);
             ZSE_LAUNCH(matmul_tiled_kernel, grid, 256, 0, s)(m, x, n, out);
             return launched("matmul_tiled_kernel");
         }
         switch (type) {
-            case BF16: launch_mma<__nv_bfloat16, BF16>(m, x, n, out, grid, s); break;
-            case F16: launch_mma<__half, F16>(m, x, n, out, grid, s); break;
-            case Q8: launch_mma<__half, Q8>(m, x, n, out, grid, s); break;
-            case Q4: launch_mma<__half, Q4>(m, x, n, out, grid, s); break;
-            case NF4: launch_mma<__half, NF4>(m, x, n, out, grid, s); break;
-            default: launch_mma<__half, kAnyType>(m, x, n, out, grid, s); break;
+            case BF16: launch_mma<__nv_bfloat16, BF16>(m, x, n, out, tile, s); break;
+            case F16: launch_mma<__half, F16>(m, x, n, out, tile, s); break;
+            case Q8: launch_mma<__half, Q8>(m, x, n, out, tile, s); break;
+            case Q4: launch_mma<__half, Q4>(m, x, n, out, tile, s); break;
+            case NF4: launch_mma<__half, NF4>(m, x, n, out, tile, s); break;
+            default: launch_mma<__half, kAnyType>(m, x, n, out, tile, s); break;
         }
         return launched("matmul_mma_kernel");
     }

@@ -70,9 +70,21 @@ struct FmaTile {
         }
         __syncwarp();  // as wmma's store: the whole tile is written before any lane reads it
     }
+    // The operands are where the tiles lie: the portable product reads them from memory as it multiplies.
+    struct OperandA {
+        const T *p;
+        int ld;
+        __device__ void load(const T *a, int lda) {
+            p = a;
+            ld = lda;
+        }
+    };
+    template <bool B_ROW_MAJOR>
+    struct OperandB : OperandA {};
+
     // this += a (16 x 16, row-major, lda) * b (16 x 16; row-major: b[k * ldb + n], else b[n * ldb + k]).
     template <bool B_ROW_MAJOR>
-    __device__ void mma(const T *a, int lda, const T *b, int ldb) {
+    __device__ void mma(const OperandA &a, const OperandB<B_ROW_MAJOR> &b) {
         const int lane = threadIdx.x % 32;
 #pragma unroll
         for (int e = 0; e < kPerLane; e++) {
@@ -81,11 +93,19 @@ struct FmaTile {
             float sum = x[e];
 #pragma unroll
             for (int k = 0; k < kMmaTile; k++) {
-                const T bk = B_ROW_MAJOR ? b[k * ldb + col] : b[col * ldb + k];
-                sum = fmaf(mma_to_float(a[row * lda + k]), mma_to_float(bk), sum);
+                const T bk = B_ROW_MAJOR ? b.p[k * b.ld + col] : b.p[col * b.ld + k];
+                sum = fmaf(mma_to_float(a.p[row * a.ld + k]), mma_to_float(bk), sum);
             }
             x[e] = sum;
         }
+    }
+    template <bool B_ROW_MAJOR>
+    __device__ void mma(const T *a, int lda, const T *b, int ldb) {
+        OperandA fa;
+        OperandB<B_ROW_MAJOR> fb;
+        fa.load(a, lda);
+        fb.load(b, ldb);
+        mma(fa, fb);
     }
 };
 
@@ -103,14 +123,28 @@ struct WmmaTile {
         nvcuda::wmma::store_matrix_sync(c, f, ldc, nvcuda::wmma::mem_row_major);
         __syncwarp();
     }
+    // Operands loaded into fragments once, for a warp that multiplies each with several others.
+    struct OperandA {
+        nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> f;
+        __device__ void load(const T *a, int lda) { nvcuda::wmma::load_matrix_sync(f, a, lda); }
+    };
+    template <bool B_ROW_MAJOR>
+    struct OperandB {
+        using Layout = std::conditional_t<B_ROW_MAJOR, nvcuda::wmma::row_major, nvcuda::wmma::col_major>;
+        nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, Layout> f;
+        __device__ void load(const T *b, int ldb) { nvcuda::wmma::load_matrix_sync(f, b, ldb); }
+    };
+    template <bool B_ROW_MAJOR>
+    __device__ void mma(const OperandA &a, const OperandB<B_ROW_MAJOR> &b) {
+        nvcuda::wmma::mma_sync(f, a.f, b.f, f);
+    }
     template <bool B_ROW_MAJOR>
     __device__ void mma(const T *a, int lda, const T *b, int ldb) {
-        using BLayout = std::conditional_t<B_ROW_MAJOR, nvcuda::wmma::row_major, nvcuda::wmma::col_major>;
-        nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa;
-        nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, BLayout> fb;
-        nvcuda::wmma::load_matrix_sync(fa, a, lda);
-        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
-        nvcuda::wmma::mma_sync(f, fa, fb, f);
+        OperandA fa;
+        OperandB<B_ROW_MAJOR> fb;
+        fa.load(a, lda);
+        fb.load(b, ldb);
+        mma(fa, fb);
     }
 };
 

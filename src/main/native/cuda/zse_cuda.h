@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 10
+#define ZSE_CUDA_ABI_VERSION 11
 /* The most activation rows zse_cuda_integer_matvec takes. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
@@ -84,11 +84,12 @@ int zse_cuda_graph_destroy(void *graph);
 /*
  * out[n, rows] = x[n, cols] . w^T for a weight w [rows, cols] in its .zse layout: n <= 8 the matrix-vector kernel in
  * F32; larger n (prefill) a tiled kernel, in F32 for F32 weights, else on tensor cores with the weight and activation
- * tiles rounded to F16 (BF16 for BF16 weights) and F32 accumulation. n <= 65535 * 64. TERNARY weights (BitNet
- * b1.58) quantize each activation row to int8 as BitLinear does and multiply exactly in integers, for every n.
+ * tiles rounded to F16 (BF16 for BF16 weights) and F32 accumulation, in blocks of `tile` (64 or 128) tokens and as
+ * many weight rows (F32 weights: 64). n <= 65535 * 64. TERNARY weights
+ * (BitNet b1.58) quantize each activation row to int8 as BitLinear does and multiply exactly in integers, for every n.
  */
 int zse_cuda_matmul(const void *data, const void *scales, int type, int group_size, int rows, int cols,
-                    const float *x, int n, float *out, void *stream);
+                    const float *x, int n, int tile, float *out, void *stream);
 /*
  * The integer products of decode (as libzse_cpu computes them): quantize_rows turns x [n, cols] (cols a multiple
  * of 32) into int8 codes per block of 32, q = round(x * 127 / max|x|), with the block's scale d = max|x| / 127 and

@@ -56,6 +56,9 @@ public final class CudaBackend implements Backend {
     /** Flash-decoding: the fewest positions of the longest row one split takes, and the most splits. */
     private static final int MIN_SPLIT_POSITIONS = 32;
     private static final int MAX_SPLITS = 16;
+    /** The prefill tiles' sizes (tokens and weight rows a block): the larger where it still fills the GPU. */
+    static final int SMALL_PREFILL_TILE = 64;
+    static final int LARGE_PREFILL_TILE = 128;
     /** Streams (each with its pinned staging buffer) the weight upload runs on. */
     public static final int UPLOAD_STREAMS = WeightUploader.LANES;
 
@@ -84,6 +87,8 @@ public final class CudaBackend implements Backend {
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private final IntegerProducts integer;              // Q8/Q4/K-quant products on int8 activations
+    /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them on a GPU (bench/gpu.sh); 0: by shape. */
+    private final int fixedPrefillTile = prefillTileSetting(System.getenv("ZSE_CUDA_PREFILL_TILE"));
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
@@ -297,8 +302,10 @@ public final class CudaBackend implements Backend {
         QuantizedActivations.Parts int8 = null;
         for (int j = 0; j < w.length; ) {
             if (!integer.takes(w[j], n)) {
+                int tile = fixedPrefillTile != 0 ? fixedPrefillTile
+                        : prefillTile(w[j].rows(), n, device.multiprocessors());
                 cuda.call("zse_cuda_matmul", w[j].data(), w[j].scales(), w[j].type().code(), w[j].groupSize(),
-                        w[j].rows(), cols, in, n, out[j], stream.handle());
+                        w[j].rows(), cols, in, n, tile, out[j], stream.handle());
                 j++;
                 continue;
             }
@@ -533,6 +540,28 @@ public final class CudaBackend implements Backend {
             return 1;
         }
         return group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
+    }
+
+    /**
+     * The prefill tiles for a product of n activation rows on a weight of {@code rows} rows: 128 x 128 where those
+     * tiles still give every multiprocessor a block (each weight tile is then read for 128 tokens and each activation
+     * tile for 128 rows, half the loads of 64 x 64), else 64 x 64, whose blocks are four times as many.
+     */
+    static int prefillTile(int rows, int n, int multiprocessors) {
+        long large = (long) Math.ceilDiv(rows, LARGE_PREFILL_TILE) * Math.ceilDiv(n, LARGE_PREFILL_TILE);
+        return large >= multiprocessors ? LARGE_PREFILL_TILE : SMALL_PREFILL_TILE;
+    }
+
+    /** 0 (by shape) when unset; else 64 or 128, anything else refused. */
+    static int prefillTileSetting(String value) {
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        return switch (value.strip()) {
+            case "64" -> SMALL_PREFILL_TILE;
+            case "128" -> LARGE_PREFILL_TILE;
+            default -> throw new IllegalArgumentException("ZSE_CUDA_PREFILL_TILE must be 64 or 128, not " + value);
+        };
     }
 
     /**

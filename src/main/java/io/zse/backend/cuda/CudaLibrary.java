@@ -27,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class CudaLibrary {
     /** The ABI version this binding was written against (ZSE_CUDA_ABI_VERSION). */
-    public static final int ABI_VERSION = 10;
+    public static final int ABI_VERSION = 11;
 
     /** Every function of zse_cuda.h with its C signature as an FFM descriptor (GraalVM needs these registered). */
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
@@ -97,8 +97,6 @@ public final class CudaLibrary {
         FunctionDescriptor pointerStatus = status(ADDRESS);
         FunctionDescriptor pointerPointerStatus = status(ADDRESS, ADDRESS);
         FunctionDescriptor copy = status(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
-        FunctionDescriptor weightKernel = status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
-                JAVA_INT, ADDRESS, ADDRESS);
         f.put("zse_cuda_abi_version", FunctionDescriptor.of(JAVA_INT));
         f.put("zse_cuda_last_error", FunctionDescriptor.of(ADDRESS));
         f.put("zse_cuda_driver_version", pointerStatus);
@@ -133,8 +131,10 @@ public final class CudaLibrary {
         f.put("zse_cuda_graph_end_capture", pointerPointerStatus);
         f.put("zse_cuda_graph_launch", pointerPointerStatus);
         f.put("zse_cuda_graph_destroy", pointerStatus);
-        f.put("zse_cuda_matmul", weightKernel);
-        f.put("zse_cuda_embed", weightKernel);
+        f.put("zse_cuda_matmul", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT,
+                JAVA_INT, ADDRESS, ADDRESS));
+        f.put("zse_cuda_embed", status(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT,
+                ADDRESS, ADDRESS));
         f.put("zse_cuda_quantize_rows", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_integer_matvec", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));

@@ -207,6 +207,48 @@ class CudaBackendParityTest {
     }
 
     /**
+     * The prefill tiles of both sizes, forced by the multiprocessor count the backend is told (one: 128 x 128 tiles
+     * always; a million: 64 x 64), on 150 activation rows and 200 weight rows, which end inside a tile of either
+     * size, and rows of 96 and 104 columns (the last step partial): the exact product of the F16-rounded operands.
+     */
+    @Test
+    void prefillTilesOfBothSizesGiveTheRoundedProduct() {
+        assertEquals(CudaBackend.LARGE_PREFILL_TILE, CudaBackend.prefillTile(200, 150, 4));
+        assertEquals(CudaBackend.SMALL_PREFILL_TILE, CudaBackend.prefillTile(200, 150, 5));
+        CudaDevice d = probe.devices().getFirst();
+        int n = 150;
+        int rows = 200;
+        for (int multiprocessors : new int[]{1, 1_000_000}) {
+            CudaDevice told = new CudaDevice(d.index(), d.name(), d.totalBytes(), d.freeBytes(), d.major(), d.minor(),
+                    multiprocessors);
+            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), told)) {
+                for (Object[] weight : new Object[][]{{TensorType.Q4, 32, 96}, {TensorType.Q8, 32, 96},
+                        {TensorType.F16, 0, 104}}) {
+                    TensorType type = (TensorType) weight[0];
+                    int cols = (int) weight[2];
+                    ZseTensor tensor = TestCudaLibrary.randomWeight(type, (int) weight[1], rows, cols, cols);
+                    float[] decoded = BackendArrays.embed(cpu, cpu.weight(tensor), allRows(rows));
+                    float[] x = random(n * cols, multiprocessors);
+                    assertClose(roundedProduct(x, n, decoded, rows, cols, false),
+                            BackendArrays.matmul(backend, x, n, backend.weight(tensor)), 1e-5,
+                            type + " on " + multiprocessors + " multiprocessors");
+                }
+            }
+        }
+    }
+
+    /** ZSE_CUDA_PREFILL_TILE's values: unset (by shape), 64, 128; anything else is refused with the variable named. */
+    @Test
+    void prefillTileSettingTakesTheTwoSizesOnly() {
+        assertEquals(0, CudaBackend.prefillTileSetting(null));
+        assertEquals(0, CudaBackend.prefillTileSetting(" "));
+        assertEquals(64, CudaBackend.prefillTileSetting("64"));
+        assertEquals(128, CudaBackend.prefillTileSetting(" 128"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CudaBackend.prefillTileSetting("96"))
+                .getMessage().contains("ZSE_CUDA_PREFILL_TILE"));
+    }
+
+    /**
      * Products with 1 to 70 activation rows (vector kernels, their batch limits, tensor-core tiles) and embedding rows.
      * Q8, Q4, Q4_K and Q6_K up to 64 rows are integer products: the CPU's product of the activations as int8 codes
      * give.

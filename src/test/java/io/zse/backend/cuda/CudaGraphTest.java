@@ -68,7 +68,7 @@ class CudaGraphTest {
                 cuda.call("zse_cuda_rms_norm", floats(x), ROWS, floats(g), DIM, 1e-5f, floats(normed),
                         MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, stream.handle());
                 cuda.call("zse_cuda_matmul", floats(w), MemorySegment.NULL, 0, 0, VOCAB, DIM, floats(normed), ROWS,
-                        floats(logits), stream.handle());
+                        64, floats(logits), stream.handle());
                 cuda.call("zse_cuda_argmax", floats(logits), ROWS, VOCAB, floats(ids), stream.handle());
             })) {
                 assertArrayEquals(new int[]{-1, -1}, readInts(ids, host, stream), "captured work ran before a replay");

@@ -104,16 +104,19 @@ class CudaProbeTest {
         CudaLibrary library = CudaLibrary.load(CudaHeaderBindingTest.BUILT);
         MemorySegment nul = MemorySegment.NULL;
         CudaException e = assertThrows(CudaException.class, () -> library.call("zse_cuda_matmul", nul, nul, 3, 32, 4,
-                64, nul, 1, nul, nul));
+                64, nul, 1, 64, nul, nul));
         assertEquals(-1, e.status());
         assertEquals("zse_cuda_matmul: weight data is NULL", e.getMessage());
         MemorySegment fake = MemorySegment.ofAddress(4096);
         e = assertThrows(CudaException.class, () -> library.call("zse_cuda_matmul", fake, fake, 4, 48, 4, 96, fake, 1,
-                fake, nul));
+                64, fake, nul));
         assertEquals("zse_cuda_matmul: Q4 groups are 32, 64 or 128", e.getMessage());
         e = assertThrows(CudaException.class, () -> library.call("zse_cuda_matmul", fake, nul, 5, 64, 4, 128, fake, 1,
-                fake, nul));
+                64, fake, nul));
         assertEquals("zse_cuda_matmul: quantized weight without scales", e.getMessage());
+        e = assertThrows(CudaException.class, () -> library.call("zse_cuda_matmul", fake, fake, 4, 32, 4, 96, fake, 70,
+                96, fake, nul));
+        assertEquals("zse_cuda_matmul: tile must be 64 or 128", e.getMessage());
         e = assertThrows(CudaException.class, () -> library.call("zse_cuda_attention", fake, 1, 0, fake, fake, 6, 4,
                 64, 0, fake, nul));
         assertEquals("zse_cuda_attention: heads must be a positive multiple of kv_heads", e.getMessage());
