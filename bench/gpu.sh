@@ -121,6 +121,17 @@ log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
+# The prefill tiles fixed at each size (by shape above: 128 x 128 where those tiles give every multiprocessor a block)
+for tile in 64 128; do
+  log "== the same, ZSE_CUDA_PREFILL_TILE=$tile, 16 tokens decoded"
+  ZSE_CUDA_PREFILL_TILE=$tile zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 \
+    --tokens 16 --warmup 1 --bandwidth-mb 0 2>&1 | grep -E '^ +[0-9]+ ' | tee -a "$out"
+done
+# Where the time of a prefill, a 1-row step and a 16-row step goes, op by op (each op waited for: no graphs, no
+# overlap; the ops' shares are what to read, not the totals)
+log "== zse bench --profile --batch 16, 16 tokens decoded"
+zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens 16 --warmup 1 --batch 16 \
+  --bandwidth-mb 0 --profile 2>&1 | grep -vE '^WARNING' | tee -a "$out"
 background CONT
 decode=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ && NF >= 5 {print $5}' "$work/bench-cuda.txt" | tail -1)
 streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')

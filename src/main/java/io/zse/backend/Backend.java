@@ -176,6 +176,13 @@ public interface Backend extends AutoCloseable {
         ops.run();
     }
 
+    /**
+     * Returns once every op issued so far has completed: an asynchronous device's queue drained. The CPU backend's ops
+     * are complete when they return.
+     */
+    default void finish() {
+    }
+
     /** Releases worker threads or device memory. */
     @Override
     void close();

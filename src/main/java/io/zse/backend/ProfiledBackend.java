@@ -8,8 +8,9 @@ import java.util.function.Supplier;
 
 /**
  * A backend that times every op of another, for {@code zse bench --profile}: where a forward pass spends its time.
- * Products are kept apart by weight type and shape. Times are host wall-clock time per call, which is the op's time
- * for the CPU backend (its ops return when done) but only launch time for an asynchronous device.
+ * Products are kept apart by weight type and shape. Times are host wall-clock time per call, up to the op's completion:
+ * on an asynchronous device each op is waited for ({@link Backend#finish}), so its time holds its launch, its run on
+ * the device and the wait, and ops do not overlap (nor are passes recorded as graphs: this backend runs them op by op).
  */
 public final class ProfiledBackend implements Backend {
     /** Calls and nanoseconds of one op. */
@@ -53,12 +54,14 @@ public final class ProfiledBackend implements Backend {
     private void timed(String op, Runnable call) {
         long start = System.nanoTime();
         call.run();
+        backend.finish();
         record(op, System.nanoTime() - start);
     }
 
     private <T> T timed(String op, Supplier<T> call) {
         long start = System.nanoTime();
         T result = call.get();
+        backend.finish();
         record(op, System.nanoTime() - start);
         return result;
     }
@@ -191,6 +194,11 @@ public final class ProfiledBackend implements Backend {
     @Override
     public void add(ActivationBuffer x, ActivationBuffer y, int length) {
         timed("add", () -> backend.add(x, y, length));
+    }
+
+    @Override
+    public void finish() {
+        backend.finish();
     }
 
     @Override

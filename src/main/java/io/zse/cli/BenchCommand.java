@@ -72,7 +72,8 @@ public final class BenchCommand implements Callable<Integer> {
     KvCacheOption kvCache;
 
     @Option(names = "--profile", description = "After the table, the time of each backend op in the measured run's "
-            + "prefill and decode (products by weight type and shape).")
+            + "prefill and decode and in the --batch steps (products by weight type and shape); on a GPU each op is "
+            + "waited for, so its time holds its run on the device, and no step is replayed as a graph.")
     boolean profile;
 
     @Spec
@@ -156,10 +157,15 @@ public final class BenchCommand implements Callable<Integer> {
                 double decodeRate = (decode - 1) / r.decodeSeconds();
                 for (int n : batches) {
                     for (int i = 0; i < warmupRuns; i++) {
-                        batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
+                        batchDecode(llama, promptIds, decode, n, kvCacheType, profiled);
                     }
                     long batchReplayedBefore = replayedPasses(opened);
-                    double rate = batchDecodeRate(llama, promptIds, decode, n, kvCacheType);
+                    BatchRun batch = batchDecode(llama, promptIds, decode, n, kvCacheType, profiled);
+                    double rate = n * (decode - 1) / batch.seconds();
+                    if (profile) {
+                        profiles.add(opTable(threadCount + " threads, decode of " + (decode - 1) + " steps of " + n
+                                + " sequences together", batch.ops(), batch.seconds()));
+                    }
                     String replayed = opened instanceof CudaBackend ? String.format(" (%d of %d steps replayed)",
                             replayedPasses(opened) - batchReplayedBefore, decode - 1) : "";
                     batchLines.add(String.format("%d threads, %d sequences decoded together: %.2f tok/s in all, "
@@ -256,13 +262,17 @@ public final class BenchCommand implements Callable<Integer> {
         return backend instanceof CudaBackend cuda ? cuda.replayedPasses() : 0;
     }
 
+    /** The decode steps of a batch: their time, and their ops' times when profiled (else empty). */
+    private record BatchRun(double seconds, Map<String, ProfiledBackend.OpTime> ops) {
+    }
+
     /**
      * {@code n} sequences with the same prompt, their caches in one block pool as the server's, then greedy decode
-     * steps of all of them together (each step reads the weights once for the n tokens; on CUDA, one recorded graph):
-     * the decode tokens per second of all of them.
+     * steps of all of them together (each step reads the weights once for the n tokens; on CUDA, one recorded graph,
+     * unless profiled): the time of those steps.
      */
-    private static double batchDecodeRate(LlamaModel llama, int[] promptIds, int decode, int n,
-                                          KvCacheType kvCacheType) {
+    private static BatchRun batchDecode(LlamaModel llama, int[] promptIds, int decode, int n,
+                                        KvCacheType kvCacheType, ProfiledBackend profiled) {
         int positions = promptIds.length + decode;
         int blocks = n * ((positions + KvCache.DEFAULT_BLOCK_SIZE - 1) / KvCache.DEFAULT_BLOCK_SIZE);
         try (Arena arena = Arena.ofShared()) {
@@ -273,11 +283,15 @@ public final class BenchCommand implements Callable<Integer> {
                 caches[i] = new KvCache(pool, positions);
                 tokens[i] = Sampler.argmax(llama.forward(promptIds, 0, caches[i]));
             }
+            if (profiled != null) {
+                profiled.takeTimes(); // the prompts are not part of the steps
+            }
             long start = System.nanoTime();
             for (int step = 1; step < decode; step++) {
                 tokens = llama.decodeBatchGreedy(tokens, caches);
             }
-            return (double) n * (decode - 1) / Math.max(1e-9, (System.nanoTime() - start) / 1e9);
+            double seconds = Math.max(1e-9, (System.nanoTime() - start) / 1e9);
+            return new BatchRun(seconds, profiled == null ? Map.of() : profiled.takeTimes());
         }
     }
 

@@ -57,6 +57,16 @@ class BenchCommandTest {
         assertTrue(lines[5].startsWith("1 threads, 4 sequences decoded together: "), run.out());
     }
 
+    /** --profile with --batch: the batch's steps get an op table of their own. */
+    @Test
+    void profileTimesTheOpsOfTheBatchSteps() {
+        String out = benchQ8("--prompt-tokens", "8", "--tokens", "6", "--batch", "2", "--profile").out();
+        String table = out.substring(out.indexOf("1 threads, decode of 5 steps of 2 sequences together: "));
+        // one output projection a step, for both rows; 2 layers' attention a step
+        assertTrue(table.matches("(?s).*\\nmatmul Q8 \\[2048 x 128\\] +5 .*"), out);
+        assertTrue(table.matches("(?s).*\\nattention +10 .*"), out);
+    }
+
     @Test
     void printsTheKvCacheTypeItRanWith() {
         ConvertInspectCliTest.Run run = benchQ8("--prompt-tokens", "16", "--tokens", "8", "--kv-cache", "int8");

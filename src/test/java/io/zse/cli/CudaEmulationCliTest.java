@@ -61,6 +61,19 @@ class CudaEmulationCliTest {
         assertTrue(out.matches("(?s).*upload [0-9.]+ GB/s: .*"), out);
     }
 
+    /** --profile on CUDA waits for each op, so a batch's steps run op by op, none replayed, and their ops are timed. */
+    @Test
+    void benchProfilesTheBatchStepsOpByOp() throws IOException, InterruptedException {
+        assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        zseOnTheEmulation("bench", "--model", zse.toString(), "--backend", "cuda", "--prompt-tokens", "8",
+                "--tokens", "4", "--warmup", "0", "--bandwidth-mb", "0", "--batch", "2", "--profile");
+        String out = Files.readString(dir.resolve("out.json"));
+        assertTrue(out.contains("2 sequences decoded together: ") && out.contains("(0 of 3 steps replayed)"), out);
+        String table = out.substring(out.indexOf("decode of 3 steps of 2 sequences together: "));
+        assertTrue(table.matches("(?s).*\\nmatmul Q8 \\[2048 x 128\\] +3 .*"), out);
+    }
+
     /** Runs zse in a child JVM with ZSE_CUDA_LIBRARY naming the emulation; stdout to out.json; returns stderr. */
     private String zseOnTheEmulation(String... args) throws IOException, InterruptedException {
         List<String> command = new java.util.ArrayList<>(List.of(

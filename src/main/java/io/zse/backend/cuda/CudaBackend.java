@@ -993,6 +993,12 @@ public final class CudaBackend implements Backend {
     }
 
     @Override
+    public void finish() {
+        enter();
+        stream.synchronize();
+    }
+
+    @Override
     public void close() {
         if (closed) {
             return;
