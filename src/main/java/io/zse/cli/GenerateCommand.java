@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.Backend;
 import io.zse.backend.KvCacheType;
+import io.zse.backend.cuda.CudaBackend;
+import io.zse.backend.cuda.CudaProbe;
 import io.zse.format.SectionKind;
 import io.zse.format.ZseFile;
 import io.zse.generate.Generator;
@@ -66,7 +68,8 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--timings",
             description = "After the text, on stderr: the milliseconds from process start to the file opened, the "
-                    + "backend ready, the model loaded, the tokenizer ready and the first token; then the decode rate.")
+                    + "backend ready, the model loaded, the tokenizer ready and the first token (on CUDA also the "
+                    + "device probe done and the weights copied out of the file); then the decode rate.")
     boolean timings;
 
     @Mixin
@@ -106,6 +109,10 @@ public final class GenerateCommand implements Callable<Integer> {
                 marks.mark("tokenizer ready");
                 int[] promptIds = chat ? loaded.encode(text, false) : loaded.encode(text, true);
                 generate(llama, loaded, promptIds, parameters, kvCacheType, out, marks);
+                if (backend instanceof CudaBackend cuda) { // what the CUDA start's threads did meanwhile
+                    CudaProbe.earlyProbeFinished().ifPresent(at -> marks.markAt("CUDA probe done", at));
+                    cuda.weightsIssuedAt().ifPresent(at -> marks.markAt("weights copied out", at));
+                }
             } finally {
                 tokenizer.exceptionally(e -> null).join(); // the file must stay open until the loader is done with it
             }

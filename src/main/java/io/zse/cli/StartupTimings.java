@@ -14,7 +14,7 @@ import java.util.List;
 final class StartupTimings {
     private final boolean on;       // off: every call does nothing (zse generate without --timings)
     private final long startNanos;  // System.nanoTime() at the process start
-    private final List<String> marks = new ArrayList<>();
+    private final List<Mark> marks = new ArrayList<>();
     private long firstTokenNanos;
     private long lastTokenNanos;
     private int tokens;
@@ -42,12 +42,20 @@ final class StartupTimings {
         }
     }
 
+    /** A milestone and its System.nanoTime(). */
+    private record Mark(String what, long nanos) {
+    }
+
     /** Records that {@code what} is done now. */
     void mark(String what) {
-        if (!on) {
-            return;
+        markAt(what, System.nanoTime());
+    }
+
+    /** Records that {@code what} was done at {@code nanoTime} (System.nanoTime()), which another thread noted. */
+    void markAt(String what, long nanoTime) {
+        if (on) {
+            marks.add(new Mark(what, nanoTime));
         }
-        marks.add(what + " " + sinceStart() + " ms");
     }
 
     /** Called with each piece of text streamed: the first is the first token a streaming client would see. */
@@ -67,16 +75,14 @@ final class StartupTimings {
         tokens = generated;
     }
 
-    private long sinceStart() {
-        return (System.nanoTime() - startNanos) / 1_000_000L;
-    }
-
-    /** One line: each milestone's time since process start, then the decode rate after the first token. */
+    /** One line: each milestone's time since process start, in time order; then the decode rate after token one. */
     void print(PrintWriter err) {
         if (!on) {
             return;
         }
-        StringBuilder line = new StringBuilder("timings since process start: ").append(String.join(", ", marks));
+        List<String> inOrder = marks.stream().sorted(java.util.Comparator.comparingLong(Mark::nanos))
+                .map(m -> m.what() + " " + (m.nanos() - startNanos) / 1_000_000L + " ms").toList();
+        StringBuilder line = new StringBuilder("timings since process start: ").append(String.join(", ", inOrder));
         if (tokens > 1 && firstTokenNanos != 0) {
             double seconds = (lastTokenNanos - firstTokenNanos) / 1e9;
             line.append(String.format("; then %d tokens at %.1f tok/s", tokens - 1, (tokens - 1) / seconds));

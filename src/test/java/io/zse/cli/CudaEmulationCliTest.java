@@ -39,12 +39,27 @@ class CudaEmulationCliTest {
         }
         Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
         String err = zseOnTheEmulation("generate", "--model", zse.toString(), "--prompt", golden.get("prompt").asText(),
-                "--max-tokens", String.valueOf(TOKENS), "--temperature", "0", "--json", "--backend", "cuda");
+                "--max-tokens", String.valueOf(TOKENS), "--temperature", "0", "--json", "--backend", "cuda",
+                "--timings");
         assertFalse(err.contains("running on the CPU"), err);
         JsonNode result = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
         for (int i = 0; i < TOKENS; i++) {
             assertEquals(golden.get("greedy_ids").get(i), result.get("ids").get(i), "token " + i);
         }
+        // --timings on CUDA: also when the early device probe finished and the weights were copied out, all in order
+        String timings = err.lines().filter(l -> l.startsWith("timings since process start: ")).findFirst()
+                .orElseThrow(() -> new AssertionError(err));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("([a-zA-Z ]+) (\\d+) ms")
+                .matcher(timings.substring(timings.indexOf(':') + 1, timings.indexOf(';')));
+        List<String> names = new java.util.ArrayList<>();
+        long previous = -1;
+        while (m.find()) {
+            names.add(m.group(1).strip());
+            assertTrue(Long.parseLong(m.group(2)) >= previous, timings);
+            previous = Long.parseLong(m.group(2));
+        }
+        assertTrue(names.containsAll(List.of("CUDA probe done", "weights copied out", "backend ready",
+                "first token")), timings);
     }
 
     @Test

@@ -36,7 +36,7 @@ class GenerateCommandTest {
         assertEquals("length", result.get("finish_reason").asText());
     }
 
-    /** A Gemma 3 checkpoint directory as a user has it: zse convert to F32, then zse generate gives transformers' output. */
+    /** --timings: the start's milestones in order, then the decode rate; without it, nothing of the kind. */
     @Test
     void timingsNameEachStartupMilestoneInOrderAndTheDecodeRate() throws IOException {
         Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);

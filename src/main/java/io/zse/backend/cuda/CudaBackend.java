@@ -23,6 +23,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Queue;
 import java.util.Set;
 import java.util.WeakHashMap;
@@ -87,7 +88,7 @@ public final class CudaBackend implements Backend {
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private final IntegerProducts integer;              // Q8/Q4/K-quant products on int8 activations
-    /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them on a GPU (bench/gpu.sh); 0: by shape. */
+    /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them (bench/gpu.sh); 0: by shape. */
     private final int fixedPrefillTile = prefillTileSetting(System.getenv("ZSE_CUDA_PREFILL_TILE"));
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
@@ -128,6 +129,14 @@ public final class CudaBackend implements Backend {
 
     public CudaDevice device() {
         return device;
+    }
+
+    /**
+     * When the weights queued so far had all been copied out of the mapping and their copies queued
+     * (System.nanoTime()), one chunk's transfer before the last lands; empty while some are still being copied.
+     */
+    public OptionalLong weightsIssuedAt() {
+        return uploader.allIssuedAt();
     }
 
     /** Bytes of weights copied to the device so far. */

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -26,6 +27,8 @@ public record CudaProbe(Optional<CudaLibrary> library, List<CudaDevice> devices,
 
     /** The probe {@link #startEarly} began, for the next {@link #run()} to take. */
     private static final AtomicReference<CompletableFuture<CudaProbe>> EARLY = new AtomicReference<>();
+    /** When the last probe {@link #startEarly} began had finished (System.nanoTime()); 0 before. */
+    private static volatile long earlyFinishedNanos;
 
     /**
      * Starts {@link #run()}'s probe on a background thread. Bringing up the driver and the device's context takes a
@@ -33,9 +36,19 @@ public record CudaProbe(Optional<CudaLibrary> library, List<CudaDevice> devices,
      * (classes, Quarkus, the model file); the next {@link #run()} takes this probe's result.
      */
     public static CompletableFuture<CudaProbe> startEarly() {
-        CompletableFuture<CudaProbe> probe = CompletableFuture.supplyAsync(CudaProbe::probeDefault);
+        CompletableFuture<CudaProbe> probe = CompletableFuture.supplyAsync(() -> {
+            CudaProbe found = probeDefault();
+            earlyFinishedNanos = System.nanoTime();
+            return found;
+        });
         EARLY.set(probe);
         return probe;
+    }
+
+    /** When the probe {@link #startEarly} began had finished, as System.nanoTime(): for zse generate's --timings. */
+    public static OptionalLong earlyProbeFinished() {
+        long at = earlyFinishedNanos;
+        return at == 0 ? OptionalLong.empty() : OptionalLong.of(at);
     }
 
     /** The probe {@link #startEarly} began, if one is pending, else a new one ({@link #probeDefault}). */

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -32,6 +33,7 @@ final class WeightUploader implements AutoCloseable {
     private final List<Upload> pending = new ArrayList<>(); // queued by the caller and not yet finished
     private final Semaphore paced;                           // tests: one permit per upload the dispatcher may issue
     private final AtomicLong bytesUploaded = new AtomicLong();
+    private final AtomicLong lastIssuedNanos = new AtomicLong(); // when an upload's last chunk was issued, latest
     private Thread dispatcher;
     private int next;                                        // the lane the next chunk goes to
 
@@ -110,6 +112,7 @@ final class WeightUploader implements AutoCloseable {
             issued.countDown();
             if (issued.getCount() == 0) {
                 source = MemorySegment.NULL;
+                lastIssuedNanos.accumulateAndGet(System.nanoTime(), Math::max);
             }
         }
 
@@ -263,6 +266,15 @@ final class WeightUploader implements AutoCloseable {
             u.landed.forEach(CudaEvent::close);
         }
         pending.clear();
+    }
+
+    /**
+     * When the last of the uploads queued so far was issued (System.nanoTime()): its bytes out of the mapping and its
+     * last copy queued, one chunk's DMA before it lands. Empty while one is still being issued.
+     */
+    OptionalLong allIssuedAt() {
+        long at = lastIssuedNanos.get();
+        return at != 0 && issuedAll() ? OptionalLong.of(at) : OptionalLong.empty();
     }
 
     /** Bytes issued to the device so far. */
