@@ -115,6 +115,13 @@ for cache in dropped warm; do
     || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
   grep "^timings" "$work/generate-$cache.err" | tee -a "$out"
 done
+# The same, warm, with every kernel loaded as the context is made (in the early probe, beside the JVM's start) instead
+# of at its first launch (CUDA's default, lazy): which of the two the first token prefers
+CUDA_MODULE_LOADING=EAGER python3 "$root/tools/gpu/first_output.py" \
+  "zse generate, cuda, page cache warm, CUDA_MODULE_LOADING=EAGER" "$work/generate-eager.err" \
+  "$root/zse" generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
+  --timings | tee -a "$out"
+grep "^timings" "$work/generate-eager.err" | tee -a "$out"
 
 log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens --batch $batches"
 log "(load ms = open + upload)"
