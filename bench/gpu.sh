@@ -104,6 +104,11 @@ log "read the .zse file once (cat > /dev/null): $read_rate"
   > "$work/generate-train.log" 2>&1 || { log "zse generate (training the AOT cache) failed:"; \
   tail -5 "$work/generate-train.log" | tee -a "$out"; }
 background STOP
+# (page cache warm) What the upload's lanes can copy into staging: out of the mapping against positional reads of
+# the file (8 threads, as 8 lanes)
+staging=("$java" "$root/bench/StagingCopy.java")
+[ -n "${ENGINE_LOAD_CP:-}" ] && staging=("$java" -cp "$ENGINE_LOAD_CP" StagingCopy)
+"${staging[@]}" "$model" 8 3 2>&1 | tee -a "$out"
 for cache in dropped warm; do
   if [ "$cache" = dropped ]; then
     sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || log "(page cache not dropped: not root)"

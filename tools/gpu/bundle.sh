@@ -2,9 +2,10 @@
 # Packs what the GPU machine needs to run the CUDA tests and bench/gpu.sh (it has nvcc but no JDK, Maven or network)
 # under the device's 64 MiB limit: into .gpu/bundle.tar.xz a jlinked runtime, the packaged app (with
 # lib/native/libzse_cuda.so built for sm_90 only, the lent H100/H200), the test classes (without the GGUF fixtures),
-# the JUnit jars, tools/gpu/RunTests and bench/EngineLoad compiled; into .gpu/llama.cpp.tar.xz the llama.cpp source
-# tree of $LLAMA_CPP_SOURCE (default ../peer/llama.cpp, an export of github:ggerganov/llama.cpp without models/) for
-# tools/gpu/peer.sh. Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh there.
+# the JUnit jars, tools/gpu/RunTests, bench/EngineLoad and bench/StagingCopy compiled; into .gpu/llama.cpp.tar.xz the
+# llama.cpp source tree of $LLAMA_CPP_SOURCE (default ../peer/llama.cpp, an export of github:ggerganov/llama.cpp
+# without models/) for tools/gpu/peer.sh. Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh
+# there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/tools/jdk.sh"
@@ -38,7 +39,7 @@ cp -a ../shared/tokenizers/llama3_1 "$stage/tokenizers/"
 tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|opentest4j|apiguardian-api)-[0-9]' \
   | xargs -I{} cp {} "$stage/junit/"
 "$JAVA_HOME/bin/javac" -d "$stage/tools" -cp "$(ls "$stage"/junit/*.jar | paste -sd:)" tools/gpu/RunTests.java
-"$JAVA_HOME/bin/javac" -d "$stage/tools" bench/EngineLoad.java
+"$JAVA_HOME/bin/javac" -d "$stage/tools" bench/EngineLoad.java bench/StagingCopy.java
 # the commit the app was built from (the device's copy of the tree need not have it), "+" when the tree had changes
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src pom.xml || echo +)" > "$stage/COMMIT"
 mkdir -p .gpu

@@ -26,23 +26,27 @@ import static io.zse.format.LittleEndian.SHORT;
 
 /**
  * A {@code .zse} file mapped once into memory. {@link #open} checks structure and metadata checksums (cost independent
- * of the weight bytes); {@link #verify} also checks every tensor. Tensor views are slices of the one mapping.
+ * of the weight bytes); {@link #verify} also checks every tensor. Tensor views are slices of the one mapping; the file
+ * stays open beside it, so a device upload can read a tensor's bytes with positional reads of the same file.
  */
 public final class ZseFile implements AutoCloseable {
     private final Path path;
     private final Arena arena;
     private final MemorySegment mapping;
+    private final FileChannel channel; // the file mapped, open until close()
     private final int majorVersion;
     private final int minorVersion;
     private final long dataOffset;
     private final Map<SectionKind, MemorySegment> sections;
     private final Map<String, TensorInfo> tensors;
 
-    private ZseFile(Path path, Arena arena, MemorySegment mapping, int majorVersion, int minorVersion, long dataOffset,
-                    Map<SectionKind, MemorySegment> sections, Map<String, TensorInfo> tensors) {
+    private ZseFile(Path path, Arena arena, MemorySegment mapping, FileChannel channel, int majorVersion,
+                    int minorVersion, long dataOffset, Map<SectionKind, MemorySegment> sections,
+                    Map<String, TensorInfo> tensors) {
         this.path = path;
         this.arena = arena;
         this.mapping = mapping;
+        this.channel = channel;
         this.majorVersion = majorVersion;
         this.minorVersion = minorVersion;
         this.dataOffset = dataOffset;
@@ -59,16 +63,19 @@ public final class ZseFile implements AutoCloseable {
             throw new ZseFormatException(path, "file", "not a regular file");
         }
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+        try {
             MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
-            return read(path, arena, mapping);
+            return read(path, arena, mapping, channel);
         } catch (IOException | RuntimeException e) {
             arena.close();
+            channel.close();
             throw e;
         }
     }
 
-    private static ZseFile read(Path path, Arena arena, MemorySegment file) throws ZseFormatException {
+    private static ZseFile read(Path path, Arena arena, MemorySegment file, FileChannel channel)
+            throws ZseFormatException {
         long size = file.byteSize();
         if (size < ZseLayout.PREAMBLE_SIZE) {
             throw new ZseFormatException(path, "preamble", "file is " + size + " bytes, shorter than the "
@@ -118,7 +125,7 @@ public final class ZseFile implements AutoCloseable {
                     + (index == null ? "tensor-index" : "config") + " is missing");
         }
         Map<String, TensorInfo> tensors = placeTensors(path, TensorIndex.decode(path, index), dataOffset, size);
-        return new ZseFile(path, arena, file, major, minor, dataOffset, sections, tensors);
+        return new ZseFile(path, arena, file, channel, major, minor, dataOffset, sections, tensors);
     }
 
     private static Map<SectionKind, MemorySegment> readSections(Path path, MemorySegment file, MemorySegment header,
@@ -335,11 +342,17 @@ public final class ZseFile implements AutoCloseable {
         }
         MemorySegment scales = t.scalesLength() == 0 ? MemorySegment.ofArray(new byte[0])
                 : mapping.asSlice(t.scalesOffset(), t.scalesLength());
-        return new ZseTensor(t, mapping.asSlice(t.dataOffset(), t.dataLength()), scales);
+        return new ZseTensor(t, mapping.asSlice(t.dataOffset(), t.dataLength()), scales, channel);
     }
 
     @Override
     public void close() {
-        arena.close();
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // a read-only file: nothing was written that closing could lose
+        } finally {
+            arena.close();
+        }
     }
 }

@@ -208,10 +208,11 @@ public final class CudaBackend implements Backend {
         weights.add(w);
         integer.register(w);
         List<WeightUploader.Upload> copies = new ArrayList<>(2);
-        copies.add(uploader.upload(tensor.name(), tensor.data(), memory, 0));
+        copies.add(uploader.upload(tensor.name(), tensor.data(), tensor.file(), tensor.info().dataOffset(), memory,
+                0));
         if (scaleBytes > 0) {
-            copies.add(uploader.upload(tensor.name() + " scales", tensor.scales(), memory,
-                    CudaWeight.scalesOffset(dataBytes)));
+            copies.add(uploader.upload(tensor.name() + " scales", tensor.scales(), tensor.file(),
+                    tensor.info().scalesOffset(), memory, CudaWeight.scalesOffset(dataBytes)));
         }
         landing.put(w, copies);
         if (interleaved) {

@@ -1,6 +1,10 @@
 package io.zse.backend.cuda;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -63,6 +67,8 @@ final class WeightUploader implements AutoCloseable {
     final class Upload {
         final String name;
         private volatile MemorySegment source;
+        private final FileChannel file;   // the file source maps, read at fileOffset on; null: copy out of source
+        private final long fileOffset;
         private final DeviceBuffer target;
         private final long targetOffset;
         private final int chunks;
@@ -70,9 +76,12 @@ final class WeightUploader implements AutoCloseable {
         private final List<CudaEvent> landed = Collections.synchronizedList(new ArrayList<>());
         private volatile RuntimeException failure;
 
-        private Upload(String name, MemorySegment source, DeviceBuffer target, long targetOffset) {
+        private Upload(String name, MemorySegment source, FileChannel file, long fileOffset, DeviceBuffer target,
+                       long targetOffset) {
             this.name = name;
             this.source = source;
+            this.file = file;
+            this.fileOffset = fileOffset;
             this.target = target;
             this.targetOffset = targetOffset;
             this.chunks = source == null ? 0 : (int) ((source.byteSize() + CHUNK_BYTES - 1) / CHUNK_BYTES);
@@ -129,7 +138,17 @@ final class WeightUploader implements AutoCloseable {
 
     /** Queues the copy of {@code source} (any host memory, e.g. a slice of the mapping) to {@code target} at offset. */
     Upload upload(String name, MemorySegment source, DeviceBuffer target, long targetOffset) {
-        Upload u = new Upload(name, source, target, targetOffset);
+        return upload(name, source, null, 0, target, targetOffset);
+    }
+
+    /**
+     * Queues the copy of {@code source}, a slice of the mapping of {@code file} (when not null) at {@code fileOffset}:
+     * the lanes then read the file into their staging rather than copy out of the mapping, which would fault the
+     * mapping's pages in one by one.
+     */
+    Upload upload(String name, MemorySegment source, FileChannel file, long fileOffset, DeviceBuffer target,
+                  long targetOffset) {
+        Upload u = new Upload(name, source, file, fileOffset, target, targetOffset);
         if (dispatcher == null) {
             for (Lane lane : lanes) {
                 lane.start();
@@ -224,7 +243,12 @@ final class WeightUploader implements AutoCloseable {
 
         private void copy(Chunk c) {
             Upload u = c.upload();
-            MemorySegment.copy(u.source, c.at(), staging.writable(c.length()), 0, c.length());
+            MemorySegment into = staging.writable(c.length());
+            if (u.file != null) {
+                readFully(u, u.fileOffset + c.at(), into);
+            } else {
+                MemorySegment.copy(u.source, c.at(), into, 0, c.length());
+            }
             staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
             bytesUploaded.addAndGet(c.length());
             if (c.lastOnLane()) {
@@ -251,6 +275,22 @@ final class WeightUploader implements AutoCloseable {
         void close() {
             closeQuietly(stream);
             closeQuietly(staging);
+        }
+    }
+
+    /** Fills {@code into} from {@code u}'s file at {@code position}. */
+    private static void readFully(Upload u, long position, MemorySegment into) {
+        ByteBuffer buffer = into.asByteBuffer();
+        try {
+            while (buffer.hasRemaining()) {
+                int read = u.file.read(buffer, position + buffer.position());
+                if (read < 0) {
+                    throw new IllegalStateException(u.name + ": the file ends at byte " + (position
+                            + buffer.position()) + ", inside the tensor (was it cut short while open?)");
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + u.name + " from its file: " + e.getMessage(), e);
         }
     }
 
@@ -285,7 +325,7 @@ final class WeightUploader implements AutoCloseable {
     @Override
     public void close() {
         if (dispatcher != null) {
-            queue.add(new Upload("(end)", null, null, 0));
+            queue.add(new Upload("(end)", null, null, 0, null, 0));
             if (paced != null) {
                 paced.release(Integer.MAX_VALUE / 2);
             }

@@ -1,6 +1,8 @@
 package io.zse.backend.cuda;
 
 import io.zse.TestModels;
+import io.zse.backend.BackendArrays;
+import io.zse.backend.WeightMatrix;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.convert.ConvertOptions;
@@ -21,7 +23,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
@@ -31,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -156,6 +162,29 @@ class CudaUploadOrderTest {
     }
 
     /** Each weight's data and scales, copied back from the device, equal the mapped tensor's (in row-groups). */
+    /**
+     * The lanes read a .zse file's tensors from the open file: one cut short after it was opened fails that weight's
+     * upload, and the first op that reads the weight says which weight and where the file ends (never a fault).
+     */
+    @Test
+    void aFileCutShortWhileOpenFailsItsWeightsUploadByName() throws Exception {
+        Path cut = TestModels.convert(TestModels.tinyStories(), ConvertOptions.of(TensorType.Q8),
+                dir.resolve("cut-short.zse"));
+        try (ZseFile file = ZseFile.open(cut);
+             CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst())) {
+            TensorInfo last = file.tensors().stream().filter(t -> t.rank() == 2)
+                    .max(Comparator.comparingLong(TensorInfo::dataOffset)).orElseThrow();
+            try (FileChannel writer = FileChannel.open(cut, StandardOpenOption.WRITE)) {
+                writer.truncate(last.dataOffset() + 16);
+            }
+            WeightMatrix weight = backend.weight(file.tensor(last.name()));
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> BackendArrays.embed(backend, weight, new int[]{0}));
+            assertTrue(e.getMessage().contains(last.name()) && e.getMessage().contains("the file ends at byte "
+                    + (last.dataOffset() + 16)), e.getMessage());
+        }
+    }
+
     private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,
                                                      ModelConfig config) {
         try (CudaStream stream = new CudaStream(library); Arena arena = Arena.ofConfined()) {
