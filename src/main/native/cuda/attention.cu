@@ -452,7 +452,7 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
             MmaTile<T> acc;
             acc.zero();
             for (int kk = 0; kk < pd; kk += kMmaTile) {
-                acc.template mma<false>(qs + kk, plan.ld_t, ks + block * kMmaTile * plan.ld_t + kk, plan.ld_t);
+                multiply_tiles<false>(acc, qs + kk, plan.ld_t, ks + block * kMmaTile * plan.ld_t + kk, plan.ld_t);
             }
             acc.store(ss + block * kMmaTile, plan.ld_s);
         }
@@ -497,7 +497,7 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
             MmaTile<T> acc;
             acc.load(o, plan.ld_o);
             for (int kk = 0; kk < kKeys; kk += kMmaTile) {
-                acc.template mma<true>(ps + kk, plan.ld_p, vs + kk * plan.ld_t + block * kMmaTile, plan.ld_t);
+                multiply_tiles<true>(acc, ps + kk, plan.ld_p, vs + kk * plan.ld_t + block * kMmaTile, plan.ld_t);
             }
             acc.store(o, plan.ld_o);
         }

@@ -286,6 +286,14 @@ struct RowsPerWarp {
     static constexpr int value = ROWS <= 2 ? 1 : ROWS <= 4 ? 2 : 4;
 };
 
+// Blocks a multiprocessor should hold, which caps the registers: one-row Q6_K (the output layer of the Q4 files, the
+// largest matrix) took 101 registers, two blocks (16 warps) a multiprocessor, each warp one row's latency chain; three
+// fit in 80 (ptxas, sm_90). The others are left to ptxas.
+template <int TYPE, int ROWS>
+struct MinBlocks {
+    static constexpr int value = TYPE == Q6_K && ROWS == 1 ? 3 : 1;
+};
+
 // Global row `row` of the launch: its weight's row, output and row count; false past the last weight's rows. Picked
 // with constant indices so that the parameter arrays stay in registers.
 template <int TYPE>
@@ -342,7 +350,8 @@ __device__ __forceinline__ void multiply(const Row (&rs)[R], int c, const Quanti
 // Q6_K. Each warp takes RowsPerWarp consecutive rows of the launch. (ptxas for sm_90: 40 registers at one Q4 row,
 // about 250 at 16, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
 template <int TYPE, int ROWS>
-__global__ void __launch_bounds__(kWarps * kWarp) integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
+__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
+    integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
     constexpr int R = RowsPerWarp<ROWS>::value;
     const int lane = threadIdx.x % kWarp;
     const int first = (blockIdx.x * kWarps + threadIdx.x / kWarp) * R;

@@ -99,14 +99,6 @@ struct FmaTile {
             x[e] = sum;
         }
     }
-    template <bool B_ROW_MAJOR>
-    __device__ void mma(const T *a, int lda, const T *b, int ldb) {
-        OperandA fa;
-        OperandB<B_ROW_MAJOR> fb;
-        fa.load(a, lda);
-        fb.load(b, ldb);
-        mma(fa, fb);
-    }
 };
 
 #ifndef ZSE_CUDA_EMULATION
@@ -138,14 +130,6 @@ struct WmmaTile {
     __device__ void mma(const OperandA &a, const OperandB<B_ROW_MAJOR> &b) {
         nvcuda::wmma::mma_sync(f, a.f, b.f, f);
     }
-    template <bool B_ROW_MAJOR>
-    __device__ void mma(const T *a, int lda, const T *b, int ldb) {
-        OperandA fa;
-        OperandB<B_ROW_MAJOR> fb;
-        fa.load(a, lda);
-        fb.load(b, ldb);
-        mma(fa, fb);
-    }
 };
 
 template <class T>
@@ -154,6 +138,17 @@ using MmaTile = std::conditional_t<std::is_same_v<T, float>, FmaTile<T>, WmmaTil
 template <class T>
 using MmaTile = FmaTile<T>;
 #endif
+
+// acc += a (16 x 16, row-major, lda) * b (16 x 16; row-major: b[k * ldb + n], else b[n * ldb + k]), both loaded for
+// this product alone.
+template <bool B_ROW_MAJOR, class T>
+__device__ __forceinline__ void multiply_tiles(MmaTile<T> &acc, const T *a, int lda, const T *b, int ldb) {
+    typename MmaTile<T>::OperandA fa;
+    typename MmaTile<T>::template OperandB<B_ROW_MAJOR> fb;
+    fa.load(a, lda);
+    fb.load(b, ldb);
+    acc.mma(fa, fb);
+}
 
 // One warp's int8 tensor-core product d += a . b: a 16 x 32 (row-major), b 32 x 8 (column-major), d 16 x 8 int32,
 // in the registers of PTX's mma.sync.m16n8k32.row.col.s32.s8.s8.s32. With g = lane / 4 and t = lane % 4, a lane holds
