@@ -54,12 +54,6 @@ public final class CudaBackend implements Backend {
     static final int MAX_RECORDED_ROWS = 256;
     /** Recorded graphs kept before all are dropped (each holds its kernels' arguments in host and device memory). */
     private static final int MAX_GRAPHS = 64;
-    /** Flash-decoding: the fewest positions of the longest row one split takes, and the most splits. */
-    private static final int MIN_SPLIT_POSITIONS = 32;
-    private static final int MAX_SPLITS = 16;
-    /** The prefill tiles' sizes (tokens and weight rows a block): the larger where it still fills the GPU. */
-    static final int SMALL_PREFILL_TILE = 64;
-    static final int LARGE_PREFILL_TILE = 128;
     /** Streams (each with its pinned staging buffer) the weight upload runs on. */
     public static final int UPLOAD_STREAMS = WeightUploader.LANES;
 
@@ -89,7 +83,7 @@ public final class CudaBackend implements Backend {
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private final IntegerProducts integer;              // Q8/Q4/K-quant products on int8 activations
     /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them (bench/gpu.sh); 0: by shape. */
-    private final int fixedPrefillTile = prefillTileSetting(System.getenv("ZSE_CUDA_PREFILL_TILE"));
+    private final int fixedPrefillTile = LaunchShapes.prefillTileSetting(System.getenv("ZSE_CUDA_PREFILL_TILE"));
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
@@ -313,7 +307,7 @@ public final class CudaBackend implements Backend {
         for (int j = 0; j < w.length; ) {
             if (!integer.takes(w[j], n)) {
                 int tile = fixedPrefillTile != 0 ? fixedPrefillTile
-                        : prefillTile(w[j].rows(), n, device.multiprocessors());
+                        : LaunchShapes.prefillTile(w[j].rows(), n, device.multiprocessors());
                 cuda.call("zse_cuda_matmul", w[j].data(), w[j].scales(), w[j].type().code(), w[j].groupSize(),
                         w[j].rows(), cols, in, n, tile, out[j], stream.handle());
                 j++;
@@ -490,10 +484,11 @@ public final class CudaBackend implements Backend {
                         o.at(0, (long) t.rows() * width), stream.handle());
                 continue;
             }
-            int positions = positionsClass(batch.maxEnd());
-            int headsPerBlock = headsPerBlock(shape.numHeads(), shape.numKvHeads(), g.rowCount(), positions,
+            int positions = LaunchShapes.positionsClass(batch.maxEnd());
+            int headsPerBlock = LaunchShapes.headsPerBlock(shape.numHeads(), shape.numKvHeads(), g.rowCount(),
+                    positions, device.multiprocessors());
+            int splits = LaunchShapes.splits(g.rowCount(), shape.numHeads() / headsPerBlock, positions,
                     device.multiprocessors());
-            int splits = splits(g.rowCount(), shape.numHeads() / headsPerBlock, positions, device.multiprocessors());
             MemorySegment workspace = MemorySegment.NULL;
             if (splits > 1) {
                 long bytes = (long) g.rowCount() * shape.numHeads() * splits * (shape.headDim() + 2) * Float.BYTES;
@@ -536,61 +531,6 @@ public final class CudaBackend implements Backend {
 
     private static MemorySegment sums(QuantizedActivations.Parts q) {
         return q == null ? MemorySegment.NULL : q.sums();
-    }
-
-    /**
-     * Query heads a decode attention block takes, all of one KV head, so that it reads each key and value row once for
-     * them all: 4 where the group (heads per KV head) is a multiple of 4, else 2 or 1. Rows too short to split (a
-     * positions class of 1) read few cache bytes, and blocks are then what the GPU lacks: 1 while rows x heads blocks
-     * fill it less than twice over (Llama 3 8B at one row and 29 positions: 9.1 us a layer at 4, 5.3 at 1, H200).
-     */
-    static int headsPerBlock(int heads, int kvHeads, int rows, int positionsClass, int multiprocessors) {
-        int group = heads / kvHeads;
-        if (positionsClass < 2 && (long) rows * heads < 2L * multiprocessors) {
-            return 1;
-        }
-        return group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
-    }
-
-    /**
-     * The prefill tiles for a product of n activation rows on a weight of {@code rows} rows: 128 x 128 where those
-     * tiles still give every multiprocessor a block (each weight tile is then read for 128 tokens and each activation
-     * tile for 128 rows, half the loads of 64 x 64), else 64 x 64, whose blocks are four times as many.
-     */
-    static int prefillTile(int rows, int n, int multiprocessors) {
-        long large = (long) Math.ceilDiv(rows, LARGE_PREFILL_TILE) * Math.ceilDiv(n, LARGE_PREFILL_TILE);
-        return large >= multiprocessors ? LARGE_PREFILL_TILE : SMALL_PREFILL_TILE;
-    }
-
-    /** 0 (by shape) when unset; else 64 or 128, anything else refused. */
-    static int prefillTileSetting(String value) {
-        if (value == null || value.isBlank()) {
-            return 0;
-        }
-        return switch (value.strip()) {
-            case "64" -> SMALL_PREFILL_TILE;
-            case "128" -> LARGE_PREFILL_TILE;
-            default -> throw new IllegalArgumentException("ZSE_CUDA_PREFILL_TILE must be 64 or 128, not " + value);
-        };
-    }
-
-    /**
-     * Flash-decoding's split count: 1 while rows x blocks a row already fill the GPU twice over or the longest row is
-     * short, else doubled up to {@value #MAX_SPLITS} while each split keeps at least {@value #MIN_SPLIT_POSITIONS}
-     * positions of the longest row. A function of the positions class, so a recorded pass keeps its count.
-     */
-    static int splits(int rows, int blocksPerRow, int positionsClass, int multiprocessors) {
-        int splits = 1;
-        while (splits < MAX_SPLITS && (long) rows * blocksPerRow * splits < 2L * multiprocessors
-                && positionsClass >= 2 * splits) {
-            splits *= 2;
-        }
-        return splits;
-    }
-
-    /** maxEnd / MIN_SPLIT_POSITIONS rounded down to a power of two, at most MAX_SPLITS: all splits() reads of it. */
-    static int positionsClass(int maxEnd) {
-        return Math.min(MAX_SPLITS, Integer.highestOneBit(Math.max(1, maxEnd / MIN_SPLIT_POSITIONS)));
     }
 
     /** A batch's tables on the device: the pass's (padding included) or uploaded for this batch. */
@@ -689,7 +629,7 @@ public final class CudaBackend implements Backend {
                 memoryGeneration = DeviceBuffer.changes();
             }
             GraphKey key = new GraphKey(program, tokens.length, batch.segments().getFirst().cache().pool(),
-                    positionsClass(batch.maxEnd()));
+                    LaunchShapes.positionsClass(batch.maxEnd()));
             Recorded known = recorded.get(key);
             if (known != null) {
                 for (int token : tokens) {

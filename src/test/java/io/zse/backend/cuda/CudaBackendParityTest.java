@@ -213,8 +213,6 @@ class CudaBackendParityTest {
      */
     @Test
     void prefillTilesOfBothSizesGiveTheRoundedProduct() {
-        assertEquals(CudaBackend.LARGE_PREFILL_TILE, CudaBackend.prefillTile(200, 150, 4));
-        assertEquals(CudaBackend.SMALL_PREFILL_TILE, CudaBackend.prefillTile(200, 150, 5));
         CudaDevice d = probe.devices().getFirst();
         int n = 150;
         int rows = 200;
@@ -235,17 +233,6 @@ class CudaBackendParityTest {
                 }
             }
         }
-    }
-
-    /** ZSE_CUDA_PREFILL_TILE's values: unset (by shape), 64, 128; anything else is refused with the variable named. */
-    @Test
-    void prefillTileSettingTakesTheTwoSizesOnly() {
-        assertEquals(0, CudaBackend.prefillTileSetting(null));
-        assertEquals(0, CudaBackend.prefillTileSetting(" "));
-        assertEquals(64, CudaBackend.prefillTileSetting("64"));
-        assertEquals(128, CudaBackend.prefillTileSetting(" 128"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> CudaBackend.prefillTileSetting("96"))
-                .getMessage().contains("ZSE_CUDA_PREFILL_TILE"));
     }
 
     /**

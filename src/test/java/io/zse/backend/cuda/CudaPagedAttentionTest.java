@@ -214,16 +214,16 @@ class CudaPagedAttentionTest {
         CudaDevice emulated = cuda.device();
         CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
                 emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
-        assertEquals(8, CudaBackend.splits(3, 8, CudaBackend.positionsClass(300), 132));
+        assertEquals(8, LaunchShapes.splits(3, 8, LaunchShapes.positionsClass(300), 132));
         // a block takes 4, 2 or 1 query heads of one KV head: GQA's 4 (8 of 2), Gemma's 2, MHA's 1; rows too short
         // to split take 1 while the blocks would not fill the GPU twice over
-        int longRows = CudaBackend.positionsClass(300), shortRows = CudaBackend.positionsClass(40);
-        assertEquals(List.of(4, 2, 1, 4), List.of(CudaBackend.headsPerBlock(8, 2, 3, longRows, 132),
-                CudaBackend.headsPerBlock(8, 4, 3, longRows, 132), CudaBackend.headsPerBlock(4, 4, 3, longRows, 132),
-                CudaBackend.headsPerBlock(32, 4, 1, longRows, 132)));
-        assertEquals(List.of(1, 1, 4), List.of(CudaBackend.headsPerBlock(32, 8, 1, shortRows, 132),
-                CudaBackend.headsPerBlock(32, 8, 8, shortRows, 132),
-                CudaBackend.headsPerBlock(32, 8, 9, shortRows, 132)));
+        int longRows = LaunchShapes.positionsClass(300), shortRows = LaunchShapes.positionsClass(40);
+        assertEquals(List.of(4, 2, 1, 4), List.of(LaunchShapes.headsPerBlock(8, 2, 3, longRows, 132),
+                LaunchShapes.headsPerBlock(8, 4, 3, longRows, 132), LaunchShapes.headsPerBlock(4, 4, 3, longRows, 132),
+                LaunchShapes.headsPerBlock(32, 4, 1, longRows, 132)));
+        assertEquals(List.of(1, 1, 4), List.of(LaunchShapes.headsPerBlock(32, 8, 1, shortRows, 132),
+                LaunchShapes.headsPerBlock(32, 8, 8, shortRows, 132),
+                LaunchShapes.headsPerBlock(32, 8, 9, shortRows, 132)));
         try (CudaBackend split = new CudaBackend(probe.library().orElseThrow(), h100Sized)) {
             for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(8, 2, 64, 50),
                     new AttentionShape(8, 2, 64, 50, 0.5f, 0.5f))) {
