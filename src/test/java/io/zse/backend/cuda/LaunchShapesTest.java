@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The launch-shape rules alone (what the kernels compute with each is CudaBackendParityTest's). */
 class LaunchShapesTest {
-    /** 128 x 128 prefill tiles while they give every multiprocessor a block: 2 x 2 of them for 200 rows x 150 tokens. */
+    /** 128 x 128 prefill tiles while they give every multiprocessor a block: 2 x 2 for 200 rows x 150 tokens. */
     @Test
     void largePrefillTilesWhileTheyFillTheGpu() {
         assertEquals(LaunchShapes.LARGE_PREFILL_TILE, LaunchShapes.prefillTile(200, 150, 4));
