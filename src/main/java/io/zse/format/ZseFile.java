@@ -62,8 +62,8 @@ public final class ZseFile implements AutoCloseable {
         if (!Files.isRegularFile(path)) {
             throw new ZseFormatException(path, "file", "not a regular file");
         }
-        Arena arena = Arena.ofShared();
         FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+        Arena arena = Arena.ofShared();
         try {
             MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
             return read(path, arena, mapping, channel);

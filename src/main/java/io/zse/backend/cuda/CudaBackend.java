@@ -916,10 +916,15 @@ public final class CudaBackend implements Backend {
     }
 
     private void enter() {
+        enterDevice();
+        integer.enter();
+    }
+
+    /** Checks the backend is open and makes its device current, without counting an op (the int8 fusions count). */
+    private void enterDevice() {
         if (closed) {
             throw new IllegalStateException("CUDA backend used after close");
         }
-        integer.enter();
         cuda.setDevice(device.index());
     }
 
@@ -951,7 +956,7 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void finish() {
-        enter();
+        enterDevice(); // not an op: an op's int8 output stays the next product's input across a wait
         stream.synchronize();
     }
 

@@ -278,7 +278,10 @@ final class WeightUploader implements AutoCloseable {
         }
     }
 
-    /** Fills {@code into} from {@code u}'s file at {@code position}. */
+    /**
+     * Fills {@code into} from {@code u}'s file at {@code position}. (The lanes are never interrupted: an interrupt during
+     * a read would close the file's channel for every reader.)
+     */
     private static void readFully(Upload u, long position, MemorySegment into) {
         ByteBuffer buffer = into.asByteBuffer();
         try {

@@ -120,6 +120,11 @@ class CudaFusionTest {
         cuda.swiglu(gate, up, n * ff);
         cuda.matmul(gate, n, down, projected);
         assertEquals(quantizations, cuda.quantizations(), "SwiGLU's int8 form taken");
+        // zse bench --profile waits for each op (Backend.finish): the wait is no op, the int8 form still taken
+        io.zse.backend.ProfiledBackend profiled = new io.zse.backend.ProfiledBackend(cuda);
+        profiled.swiglu(gate, up, n * ff);
+        profiled.matmul(gate, n, down, projected);
+        assertEquals(quantizations, cuda.quantizations(), "SwiGLU's int8 form taken across a wait");
         assertArrayEquals(BackendArrays.matmul(cuda, read(gate, n * ff), n, down), read(projected, n * dim), 0f,
                 "down");
         for (ActivationBuffer b : new ActivationBuffer[]{gate, up, projected}) {
