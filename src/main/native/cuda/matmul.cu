@@ -260,8 +260,8 @@ __device__ __forceinline__ void load_runs(const Weight &m, const float *__restri
 // Tile shapes of the prefill product on tensor cores: a block computes SIZE tokens x SIZE weight rows with WT x WR
 // warps, each owning (SIZE / WT) x (SIZE / WR) outputs as 16 x 16 accumulators; per step each thread stages one run
 // of 16 elements of a weight row and one of an activation row (2 SIZE threads). The larger tile reads each weight
-// tile for 128 tokens and each activation tile for 128 rows, half the loads a product of the smaller one makes, and
-// each warp's 8 products share 6 fragment loads (4 a product with the smaller).
+// tile for 128 tokens and each activation tile for 128 rows, half the loads a product of the smaller one makes. A
+// warp loads its fragments once for all of its products: 6 for 8 products in the larger tile, 5 for 4 in the smaller.
 template <int SIZE, int WT, int WR>
 struct PrefillTile {
     static constexpr int kSize = SIZE, kWarpsR = WR, kThreads = WT * WR * kWarp;
