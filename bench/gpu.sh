@@ -140,6 +140,12 @@ for setting in ZSE_CUDA_PREFILL_TILE=64 ZSE_CUDA_PREFILL_TILE=128 ZSE_CUDA_PROMP
   env "$setting" "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" \
     --prompt-tokens 512 --tokens 16 --warmup 1 --bandwidth-mb 0 2>&1 | grep -E '^ +[0-9]+ ' | tee -a "$out"
 done
+# The upload with one staging buffer a lane against two (the default), interleaved
+for buffers in 1 2 1 2; do
+  ZSE_CUDA_UPLOAD_BUFFERS=$buffers "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda \
+    --prompt-tokens 16 --tokens 2 --warmup 0 --bandwidth-mb 0 2>&1 | grep "^upload" \
+    | sed "s/^/ZSE_CUDA_UPLOAD_BUFFERS=$buffers: /" | tee -a "$out"
+done
 # Where the time of a prefill, a 1-row step and a 16-row step goes, op by op (each op waited for: no graphs, no
 # overlap; the ops' shares are what to read, not the totals)
 log "== zse bench --profile --batch 16, 16 tokens decoded"

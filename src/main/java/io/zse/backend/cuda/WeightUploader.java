@@ -19,9 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Copies weights from the mapped file to the device in large chunks over several lanes, in the order they were asked
  * for (the model asks layer by layer, embeddings first), while the caller goes on. A dispatcher thread deals each
- * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffer and stream, so the lanes
- * read the file (page faults and memcpy) on several cores at once, not one, and each lane's read overlaps its previous
- * chunk's DMA (a PCIe 5 link takes 55 GB/s, more than one core copies out of the page cache). Each tensor's copy ends
+ * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffers and stream, so the lanes
+ * read the file on several cores at once, not one (a PCIe 5 link takes 55 GB/s, more than one core copies out of the
+ * page cache), and with two buffers a lane reads its next chunk while the previous one's DMA runs (with one, each read
+ * waited for the DMA before it: 26-28 GB/s on an H200 whose link gave 55). Each tensor's copy ends
  * with an event on every lane that carried part of it: a compute stream waits on those ({@link Upload#orderAfter})
  * rather than on the whole upload, so the first layers compute while the last ones are still on their way.
  */
@@ -32,6 +33,8 @@ final class WeightUploader implements AutoCloseable {
 
     private final CudaLibrary cuda;
     private final int device;
+    /** Staging buffers a lane: ZSE_CUDA_UPLOAD_BUFFERS, 2 unless set to 1 (to compare them on a GPU, bench/gpu.sh). */
+    private final int buffers = buffersSetting(System.getenv("ZSE_CUDA_UPLOAD_BUFFERS"));
     private final Lane[] lanes = new Lane[LANES];
     private final BlockingQueue<Upload> queue = new LinkedBlockingQueue<>();
     private final List<Upload> pending = new ArrayList<>(); // queued by the caller and not yet finished
@@ -198,21 +201,24 @@ final class WeightUploader implements AutoCloseable {
         next = (next + u.chunks) % LANES;
     }
 
-    /** One pinned staging buffer, its stream and the thread that fills it from the mapping. */
+    /** Pinned staging buffers, their stream and the thread that fills them from the file. */
     private final class Lane {
-        private final PinnedBuffer staging;
+        // filled in turn; the first made with the lane, the second on the lane's thread when its second chunk comes
+        // (beside the first chunk's DMA, not before the upload starts)
+        private final PinnedBuffer[] staging = new PinnedBuffer[buffers];
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         private final int index;
+        private int turn;  // the buffer the next chunk fills
         private Thread thread;
 
         Lane(int index) {
             this.index = index;
-            this.staging = new PinnedBuffer(cuda, CHUNK_BYTES);
+            this.staging[0] = new PinnedBuffer(cuda, CHUNK_BYTES);
             try {
                 this.stream = new CudaStream(cuda);
             } catch (RuntimeException e) {
-                closeQuietly(staging);
+                closeQuietly(staging[0]);
                 throw e;
             }
         }
@@ -243,13 +249,18 @@ final class WeightUploader implements AutoCloseable {
 
         private void copy(Chunk c) {
             Upload u = c.upload();
-            MemorySegment into = staging.writable(c.length());
+            if (staging[turn] == null) {
+                staging[turn] = new PinnedBuffer(cuda, CHUNK_BYTES);
+            }
+            PinnedBuffer buffer = staging[turn];
+            turn = (turn + 1) % staging.length;
+            MemorySegment into = buffer.writable(c.length());
             if (u.file != null) {
                 readFully(u, u.fileOffset + c.at(), into);
             } else {
                 MemorySegment.copy(u.source, c.at(), into, 0, c.length());
             }
-            staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
+            buffer.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
             bytesUploaded.addAndGet(c.length());
             if (c.lastOnLane()) {
                 CudaEvent landed = new CudaEvent(cuda);
@@ -274,8 +285,22 @@ final class WeightUploader implements AutoCloseable {
 
         void close() {
             closeQuietly(stream);
-            closeQuietly(staging);
+            for (PinnedBuffer buffer : staging) {
+                closeQuietly(buffer);
+            }
         }
+    }
+
+    /** ZSE_CUDA_UPLOAD_BUFFERS: 2 when unset; 1 or 2, anything else refused. */
+    static int buffersSetting(String value) {
+        if (value == null || value.isBlank()) {
+            return 2;
+        }
+        return switch (value.strip()) {
+            case "1" -> 1;
+            case "2" -> 2;
+            default -> throw new IllegalArgumentException("ZSE_CUDA_UPLOAD_BUFFERS must be 1 or 2, not " + value);
+        };
     }
 
     /**

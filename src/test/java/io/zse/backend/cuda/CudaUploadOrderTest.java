@@ -185,6 +185,16 @@ class CudaUploadOrderTest {
         }
     }
 
+    /** ZSE_CUDA_UPLOAD_BUFFERS: two staging buffers a lane unless set to 1; anything else refused, named. */
+    @Test
+    void uploadBuffersSettingTakesOneOrTwo() {
+        assertEquals(2, WeightUploader.buffersSetting(null));
+        assertEquals(1, WeightUploader.buffersSetting(" 1"));
+        assertEquals(2, WeightUploader.buffersSetting("2"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.buffersSetting("3"))
+                .getMessage().contains("ZSE_CUDA_UPLOAD_BUFFERS"));
+    }
+
     private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,
                                                      ModelConfig config) {
         try (CudaStream stream = new CudaStream(library); Arena arena = Arena.ofConfined()) {
