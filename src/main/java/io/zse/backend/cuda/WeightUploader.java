@@ -203,8 +203,8 @@ final class WeightUploader implements AutoCloseable {
 
     /** Pinned staging buffers, their stream and the thread that fills them from the file. */
     private final class Lane {
-        // filled in turn; the first made with the lane, the second on the lane's thread when its second chunk comes
-        // (beside the first chunk's DMA, not before the upload starts)
+        // filled in turn, each made on the lane's thread when its first chunk comes: the lanes pin their memory side by
+        // side once the upload starts, not one after the other on the thread that opens the backend
         private final PinnedBuffer[] staging = new PinnedBuffer[buffers];
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
@@ -214,13 +214,7 @@ final class WeightUploader implements AutoCloseable {
 
         Lane(int index) {
             this.index = index;
-            this.staging[0] = new PinnedBuffer(cuda, CHUNK_BYTES);
-            try {
-                this.stream = new CudaStream(cuda);
-            } catch (RuntimeException e) {
-                closeQuietly(staging[0]);
-                throw e;
-            }
+            this.stream = new CudaStream(cuda);
         }
 
         void start() {
