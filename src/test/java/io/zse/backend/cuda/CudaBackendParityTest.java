@@ -86,6 +86,24 @@ class CudaBackendParityTest {
         }
     }
 
+    /** Random weights of one type and width with these row counts (TestCudaLibrary.randomWeight, seeds group, 7, 8). */
+    private static ZseTensor[] randomWeights(TensorType type, int group, int cols, int... rows) {
+        long[] seeds = {group, 7, 8};
+        ZseTensor[] tensors = new ZseTensor[rows.length];
+        for (int j = 0; j < rows.length; j++) {
+            tensors[j] = TestCudaLibrary.randomWeight(type, group, rows[j], cols, seeds[j]);
+        }
+        return tensors;
+    }
+
+    private static WeightMatrix[] uploaded(CudaBackend backend, ZseTensor[] tensors) {
+        WeightMatrix[] on = new WeightMatrix[tensors.length];
+        for (int j = 0; j < tensors.length; j++) {
+            on[j] = backend.weight(tensors[j]);
+        }
+        return on;
+    }
+
     private static int[] allRows(int rows) {
         int[] ids = new int[rows];
         for (int i = 0; i < rows; i++) {
@@ -162,13 +180,8 @@ class CudaBackendParityTest {
                 {TensorType.Q6_K.ordinal(), 256}}) {
             TensorType type = TensorType.values()[kind[0]];
             int group = kind[1];
-            ZseTensor[] tensors = {TestCudaLibrary.randomWeight(type, group, 9, cols, group),
-                    TestCudaLibrary.randomWeight(type, group, 3, cols, 7),
-                    TestCudaLibrary.randomWeight(type, group, 5, cols, 8)};
-            WeightMatrix[] onGpu = new WeightMatrix[tensors.length];
-            for (int j = 0; j < tensors.length; j++) {
-                onGpu[j] = cuda.weight(tensors[j]);
-            }
+            ZseTensor[] tensors = randomWeights(type, group, cols, 9, 3, 5);
+            WeightMatrix[] onGpu = uploaded(cuda, tensors);
             WeightMatrix onCpu = cpu.weight(tensors[0]);
             for (int n : new int[]{1, 2, 4, 7, 9, 16, 24, 33, 64}) {
                 String what = type + " g" + group + " n=" + n;
@@ -209,13 +222,8 @@ class CudaBackendParityTest {
                 TensorType type = TensorType.values()[kind[0]];
                 int group = kind[1];
                 int cols = kind[2];
-                ZseTensor[] tensors = {TestCudaLibrary.randomWeight(type, group, 200, cols, group),
-                        TestCudaLibrary.randomWeight(type, group, 130, cols, 7),
-                        TestCudaLibrary.randomWeight(type, group, 9, cols, 8)};
-                WeightMatrix[] onGpu = new WeightMatrix[tensors.length];
-                for (int j = 0; j < tensors.length; j++) {
-                    onGpu[j] = int8Prompts.weight(tensors[j]);
-                }
+                ZseTensor[] tensors = randomWeights(type, group, cols, 200, 130, 9);
+                WeightMatrix[] onGpu = uploaded(int8Prompts, tensors);
                 WeightMatrix onCpu = cpu.weight(tensors[0]);
                 for (int n : new int[]{65, 150}) {
                     String what = type + " g" + group + " n=" + n + " (int8 tiles)";
