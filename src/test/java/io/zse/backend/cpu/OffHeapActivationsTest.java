@@ -108,7 +108,11 @@ class OffHeapActivationsTest {
             assertEquals(buffers, backend.openBuffers());
 
             KvCache other = model.newCache(64);
-            assertArrayEquals(first, model.forward(new int[]{1, 403, 407}, 0, other), "same logits on reused buffers");
+            float[] again = model.forward(new int[]{1, 403, 407}, 0, other);
+            // The Vector API leaves the order of a lane reduction open, and its interpreted fallback and C2's intrinsic
+            // add in different orders: the vector kernels' last bits depend on which ran (seen once in CI, 1e-6 apart).
+            // Reused buffers that kept stale values would be off by far more.
+            assertArrayEquals(first, again, kernels.equals("vector") ? 1e-4f : 0f, "same logits on reused buffers");
             int[] longer = new int[20];
             longer[0] = 1;
             model.forward(longer, 0, model.newCache(64)); // a bigger batch: new buffers, the old ones freed
