@@ -66,13 +66,7 @@ final class IntegerProducts implements AutoCloseable {
      * {@code int8} on the int8 tiles of the integer products, to compare them on a GPU (bench/gpu.sh).
      */
     static boolean promptsSetting(String value) {
-        if (value == null || value.isBlank() || value.strip().equalsIgnoreCase("f16")) {
-            return false;
-        }
-        if (value.strip().equalsIgnoreCase("int8")) {
-            return true;
-        }
-        throw new IllegalArgumentException("ZSE_CUDA_PROMPT_PRODUCTS must be f16 or int8, not " + value);
+        return BenchmarkSwitch.choice("ZSE_CUDA_PROMPT_PRODUCTS", value, "f16", "f16", "int8").equals("int8");
     }
 
     /** Whether w times n activation rows is an integer product. */

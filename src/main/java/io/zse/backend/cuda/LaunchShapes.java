@@ -42,14 +42,8 @@ final class LaunchShapes {
 
     /** 0 (by shape) when unset; else 64 or 128, anything else refused. */
     static int prefillTileSetting(String value) {
-        if (value == null || value.isBlank()) {
-            return 0;
-        }
-        return switch (value.strip()) {
-            case "64" -> SMALL_PREFILL_TILE;
-            case "128" -> LARGE_PREFILL_TILE;
-            default -> throw new IllegalArgumentException("ZSE_CUDA_PREFILL_TILE must be 64 or 128, not " + value);
-        };
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_PREFILL_TILE", value, "0",
+                String.valueOf(SMALL_PREFILL_TILE), String.valueOf(LARGE_PREFILL_TILE)));
     }
 
     /**

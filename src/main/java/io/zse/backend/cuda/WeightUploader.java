@@ -287,14 +287,7 @@ final class WeightUploader implements AutoCloseable {
 
     /** ZSE_CUDA_UPLOAD_BUFFERS: 2 when unset; 1 or 2, anything else refused. */
     static int buffersSetting(String value) {
-        if (value == null || value.isBlank()) {
-            return 2;
-        }
-        return switch (value.strip()) {
-            case "1" -> 1;
-            case "2" -> 2;
-            default -> throw new IllegalArgumentException("ZSE_CUDA_UPLOAD_BUFFERS must be 1 or 2, not " + value);
-        };
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_BUFFERS", value, "2", "1", "2"));
     }
 
     /**
