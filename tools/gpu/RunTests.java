@@ -12,14 +12,15 @@ import java.io.PrintWriter;
 import java.util.Arrays;
 
 /**
- * Runs the named JUnit test classes without Maven, for the GPU machine (it has no JDK or Maven; tools/gpu/bundle.sh
+ * Runs the named JUnit test classes (or methods, as Class#method) without Maven, for the GPU machine (it has no JDK or Maven; tools/gpu/bundle.sh
  * carries a jlinked runtime, the test classes and this runner). One line per test, then the summary and every
  * failure's stack trace; exit status 1 when any test failed.
  */
 public final class RunTests {
     public static void main(String[] classNames) {
         LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
-                .selectors(Arrays.stream(classNames).map(DiscoverySelectors::selectClass).toList())
+                .selectors(Arrays.stream(classNames).map(name -> name.contains("#")
+                        ? DiscoverySelectors.selectMethod(name) : DiscoverySelectors.selectClass(name)).toList())
                 .build();
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         LauncherFactory.create().execute(request, summary, new LinePerTest());

@@ -5,9 +5,12 @@
 #   2. the kernel tests under compute-sanitizer memcheck, racecheck and synccheck;
 #   3. bench/gpu.sh (7B-class Q4 synthesized and converted in the background while 1 and 2 run);
 #   4. llama.cpp's CUDA build on the same checkpoint (tools/gpu/peer.sh: built, converted and quantized in the
-#      background from the start, at low priority; benchmarked last).
+#      background from the start, at low priority; benchmarked last);
+#   ab. variants of the backend beside each other on that model (bench/gpu-ab.sh), one experiment a line of
+#      .gpu/ab.plan: "BENCH OPTIONS ; PATTERN ; VARIANT..." (AB_ROUNDS rounds, default 2), into ab.txt.
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
-# sanitizer bench peer"); SANITIZER_TOOLS (default "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
+# sanitizer bench peer"); TEST_CLASSES replaces step 1's classes (Class or Class#method); SANITIZER_TOOLS (default
+# "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
 # Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
 # BENCH_SECONDS (240), PEER_SECONDS (100, after waiting for the peer's preparation until the call's PEER_READY_BY-th
 # second, default 480: the device's calls end at 600 s).
@@ -79,9 +82,11 @@ tests() { # LIMIT_SECONDS LOG [WRAPPER...] -- CLASSES...
 kernels=(io.zse.backend.cuda.CudaSamplingTest io.zse.backend.cuda.CudaFusionTest io.zse.backend.cuda.CudaGraphTest
   io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaBackendParityTest)
 case " $steps " in *" tests "*)
-  tests "${TEST_SECONDS:-60}" tests.txt -- "${kernels[@]}" io.zse.backend.cuda.CudaProbeTest \
-    io.zse.backend.cuda.CudaUploadOrderTest \
-    io.zse.model.CudaGoldenTest io.zse.model.CudaDecodeGraphTest io.zse.serve.CudaEngineSamplingTest
+  all=("${kernels[@]}" io.zse.backend.cuda.CudaProbeTest io.zse.backend.cuda.CudaUploadOrderTest
+    io.zse.model.CudaGoldenTest io.zse.model.CudaDecodeGraphTest io.zse.serve.CudaEngineSamplingTest)
+  # shellcheck disable=SC2206
+  [ -n "${TEST_CLASSES:-}" ] && all=($TEST_CLASSES)
+  tests "${TEST_SECONDS:-60}" tests.txt -- "${all[@]}"
   grep -cE "^SUCCESSFUL" "$out/tests.txt" | sed 's/^/successful: /' | tee -a "$out/summary.txt"
   grep -E "^(FAILED|ABORTED|SKIPPED)" "$out/tests.txt" | head -40 | tee -a "$out/summary.txt";;
 esac
@@ -111,6 +116,17 @@ case " $steps " in *" bench "*)
   echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt"
   # the peer's jobs go on even where gpu.sh was stopped by its time limit while they were stopped
   while read -r group; do kill -CONT -- "-$group" 2>/dev/null; done < "$BACKGROUND_GROUPS";;
+esac
+case " $steps " in *" ab "*)
+  wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$out/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
+  while IFS=';' read -r options pattern variants; do
+    [ -n "${options// /}" ] || continue
+    echo "== bench $options" >> "$out/ab.txt"
+    # shellcheck disable=SC2086
+    bench/gpu-ab.sh "$work/llama-3-8b-q4.zse" "${AB_ROUNDS:-2}" "$options" "$(echo $pattern)" $variants \
+      >> "$out/ab.txt" 2>&1
+  done < .gpu/ab.plan
+  echo "ab: done at $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt";;
 esac
 case " $steps " in *" peer "*)
   [ -n "$peer" ] || exit 0

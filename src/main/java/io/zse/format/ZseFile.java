@@ -27,7 +27,8 @@ import static io.zse.format.LittleEndian.SHORT;
 /**
  * A {@code .zse} file mapped once into memory. {@link #open} checks structure and metadata checksums (cost independent
  * of the weight bytes); {@link #verify} also checks every tensor. Tensor views are slices of the one mapping; the file
- * stays open beside it, so a device upload can read a tensor's bytes with positional reads of the same file.
+ * stays open beside it, so a device upload can check that the file still holds a tensor before it copies it out (a
+ * mapping read past the file's end faults).
  */
 public final class ZseFile implements AutoCloseable {
     private final Path path;

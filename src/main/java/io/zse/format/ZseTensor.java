@@ -8,9 +8,9 @@ import java.nio.channels.FileChannel;
  *
  * @param data   the element bytes (slice of the mapping)
  * @param scales the scale bytes, empty for unquantized types
- * @param file   the open file that data and scales map, at info's data and scales offsets: a device upload reads it
- *               with positional reads, which cost no page faults, where copying out of the fresh mapping faults page
- *               by page (a third more time per core, measured). Null for a tensor not read from a file.
+ * @param file   the open file that data and scales map, at info's data and scales offsets: a device upload checks its
+ *               size before copying out of the mapping (which faults past the file's end). Null for a tensor not read
+ *               from a file.
  */
 public record ZseTensor(TensorInfo info, MemorySegment data, MemorySegment scales, FileChannel file) {
     /** A tensor not read from a file (built in memory). */

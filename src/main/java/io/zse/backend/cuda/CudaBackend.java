@@ -140,6 +140,11 @@ public final class CudaBackend implements Backend {
         return uploader.allIssuedAt();
     }
 
+    /** Where the upload lanes' time went so far (bench). */
+    public String uploadLaneTimes() {
+        return uploader.laneTimes().toString();
+    }
+
     /** Bytes of weights copied to the device so far. */
     public long uploadedBytes() {
         return uploader.bytesUploaded();

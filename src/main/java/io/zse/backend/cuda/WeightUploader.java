@@ -3,7 +3,6 @@ package io.zse.backend.cuda;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,11 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Copies weights from the mapped file to the device in large chunks over several lanes, in the order they were asked
  * for (the model asks layer by layer, embeddings first), while the caller goes on. A dispatcher thread deals each
- * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffers and stream, so the lanes
- * read the file on several cores at once, not one (a PCIe 5 link takes 55 GB/s, more than one core copies out of the
- * page cache), and with two buffers a lane reads its next chunk while the previous one's DMA runs (with one, each read
- * waited for the DMA before it: 26-28 GB/s on an H200 whose link gave 55). Each tensor's copy ends
- * with an event on every lane that carried part of it: a compute stream waits on those ({@link Upload#orderAfter})
+ * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffer and stream, so the lanes
+ * copy out of the mapping on several cores at once, not one (a PCIe 5 link takes 55 GB/s, more than one core copies
+ * out of the page cache). Measured on an H100 (8 lanes, 5.35 GB, interleaved): out of the mapping 19.2-20.5 GB/s,
+ * by positional reads of the file 15.5-16.7; two staging buffers a lane (one filled while the other's DMA runs)
+ * 14.6-17.0, as pinning and queueing took longer. Each tensor's copy ends with an event on every lane that carried
+ * part of it: a compute stream waits on those ({@link Upload#orderAfter})
  * rather than on the whole upload, so the first layers compute while the last ones are still on their way.
  */
 final class WeightUploader implements AutoCloseable {
@@ -33,8 +33,11 @@ final class WeightUploader implements AutoCloseable {
 
     private final CudaLibrary cuda;
     private final int device;
-    /** Staging buffers a lane: ZSE_CUDA_UPLOAD_BUFFERS, 2 unless set to 1 (to compare them on a GPU, bench/gpu.sh). */
-    private final int buffers = buffersSetting(System.getenv("ZSE_CUDA_UPLOAD_BUFFERS"));
+    // the lanes' time, summed over them: pinning staging, waiting for a buffer's DMA, filling staging, queueing copies
+    private final AtomicLong pinNanos = new AtomicLong();
+    private final AtomicLong waitNanos = new AtomicLong();
+    private final AtomicLong fillNanos = new AtomicLong();
+    private final AtomicLong queueNanos = new AtomicLong();
     private final Lane[] lanes = new Lane[LANES];
     private final BlockingQueue<Upload> queue = new LinkedBlockingQueue<>();
     private final List<Upload> pending = new ArrayList<>(); // queued by the caller and not yet finished
@@ -70,7 +73,7 @@ final class WeightUploader implements AutoCloseable {
     final class Upload {
         final String name;
         private volatile MemorySegment source;
-        private final FileChannel file;   // the file source maps, read at fileOffset on; null: copy out of source
+        private final FileChannel file;   // the file source maps at fileOffset, or null (not a file's mapping)
         private final long fileOffset;
         private final DeviceBuffer target;
         private final long targetOffset;
@@ -146,8 +149,8 @@ final class WeightUploader implements AutoCloseable {
 
     /**
      * Queues the copy of {@code source}, a slice of the mapping of {@code file} (when not null) at {@code fileOffset}:
-     * the lanes then read the file into their staging rather than copy out of the mapping, which would fault the
-     * mapping's pages in one by one.
+     * a file cut short since it was mapped then fails the copy with the tensor's name, before the copy reads past
+     * its end.
      */
     Upload upload(String name, MemorySegment source, FileChannel file, long fileOffset, DeviceBuffer target,
                   long targetOffset) {
@@ -201,15 +204,14 @@ final class WeightUploader implements AutoCloseable {
         next = (next + u.chunks) % LANES;
     }
 
-    /** Pinned staging buffers, their stream and the thread that fills them from the file. */
+    /** A pinned staging buffer, its stream and the thread that fills it from the mapping. */
     private final class Lane {
-        // filled in turn, each made on the lane's thread when its first chunk comes: the lanes pin their memory side by
-        // side once the upload starts, not one after the other on the thread that opens the backend
-        private final PinnedBuffer[] staging = new PinnedBuffer[buffers];
+        // made on the lane's thread when its first chunk comes: the lanes pin their memory side by side once the upload
+        // starts, not one after the other on the thread that opens the backend
+        private PinnedBuffer staging;
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         private final int index;
-        private int turn;  // the buffer the next chunk fills
         private Thread thread;
 
         Lane(int index) {
@@ -243,18 +245,20 @@ final class WeightUploader implements AutoCloseable {
 
         private void copy(Chunk c) {
             Upload u = c.upload();
-            if (staging[turn] == null) {
-                staging[turn] = new PinnedBuffer(cuda, CHUNK_BYTES);
+            long t0 = System.nanoTime();
+            if (staging == null) {
+                staging = new PinnedBuffer(cuda, CHUNK_BYTES);
             }
-            PinnedBuffer buffer = staging[turn];
-            turn = (turn + 1) % staging.length;
-            MemorySegment into = buffer.writable(c.length());
-            if (u.file != null) {
-                readFully(u, u.fileOffset + c.at(), into);
-            } else {
-                MemorySegment.copy(u.source, c.at(), into, 0, c.length());
-            }
-            buffer.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
+            long t1 = System.nanoTime();
+            MemorySegment into = staging.writable(c.length());
+            long t2 = System.nanoTime();
+            copyOut(u, c, into);
+            long t3 = System.nanoTime();
+            staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
+            pinNanos.addAndGet(t1 - t0);
+            waitNanos.addAndGet(t2 - t1);
+            fillNanos.addAndGet(t3 - t2);
+            queueNanos.addAndGet(System.nanoTime() - t3);
             bytesUploaded.addAndGet(c.length());
             if (c.lastOnLane()) {
                 CudaEvent landed = new CudaEvent(cuda);
@@ -279,33 +283,51 @@ final class WeightUploader implements AutoCloseable {
 
         void close() {
             closeQuietly(stream);
-            for (PinnedBuffer buffer : staging) {
-                closeQuietly(buffer);
-            }
+            closeQuietly(staging);
         }
     }
 
-    /** ZSE_CUDA_UPLOAD_BUFFERS: 2 when unset; 1 or 2, anything else refused. */
-    static int buffersSetting(String value) {
-        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_BUFFERS", value, "2", "1", "2"));
+    /** Where the lanes' time went so far, in milliseconds summed over the lanes. */
+    record LaneTimes(double pinMs, double waitMs, double fillMs, double queueMs) {
+        @Override
+        public String toString() {
+            return String.format("lanes' time summed: pinning staging %.1f ms, waiting for a buffer's DMA %.1f ms, "
+                    + "filling staging %.1f ms, queueing copies %.1f ms", pinMs, waitMs, fillMs, queueMs);
+        }
+    }
+
+    LaneTimes laneTimes() {
+        return new LaneTimes(pinNanos.get() / 1e6, waitNanos.get() / 1e6, fillNanos.get() / 1e6,
+                queueNanos.get() / 1e6);
     }
 
     /**
-     * Fills {@code into} from {@code u}'s file at {@code position}. (The lanes are never interrupted: an interrupt during
-     * a read would close the file's channel for every reader.)
+     * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}. The mapping of a file cut short since
+     * it was mapped would fault past the file's end: the file's size is checked first, and a fault (it was cut during
+     * the copy) fails the upload by name too rather than ending the lane's thread.
      */
-    private static void readFully(Upload u, long position, MemorySegment into) {
-        ByteBuffer buffer = into.asByteBuffer();
-        try {
-            while (buffer.hasRemaining()) {
-                int read = u.file.read(buffer, position + buffer.position());
-                if (read < 0) {
-                    throw new IllegalStateException(u.name + ": the file ends at byte " + (position
-                            + buffer.position()) + ", inside the tensor (was it cut short while open?)");
-                }
+    private static void copyOut(Upload u, Chunk c, MemorySegment into) {
+        if (u.file != null) {
+            long end = fileSize(u);
+            if (end < u.fileOffset + c.at() + c.length()) {
+                throw new IllegalStateException(u.name + ": the file ends at byte " + end
+                        + ", inside the tensor (was it cut short while open?)");
             }
+        }
+        try {
+            MemorySegment.copy(u.source, c.at(), into, 0, c.length());
+        } catch (InternalError e) { // the JVM's report of a fault in a copy out of a mapping
+            throw new IllegalStateException(u.name + ": reading it from the mapped file failed"
+                    + (u.file == null ? "" : " (the file is now " + fileSize(u) + " bytes)") + ": " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static long fileSize(Upload u) {
+        try {
+            return u.file.size();
         } catch (IOException e) {
-            throw new UncheckedIOException("reading " + u.name + " from its file: " + e.getMessage(), e);
+            throw new UncheckedIOException("reading the size of the file of " + u.name + ": " + e.getMessage(), e);
         }
     }
 

@@ -161,10 +161,9 @@ class CudaUploadOrderTest {
         }
     }
 
-    /** Each weight's data and scales, copied back from the device, equal the mapped tensor's (in row-groups). */
     /**
-     * The lanes read a .zse file's tensors from the open file: one cut short after it was opened fails that weight's
-     * upload, and the first op that reads the weight says which weight and where the file ends (never a fault).
+     * A .zse file cut short after it was opened (and mapped) fails that weight's upload, and the first op that reads
+     * the weight says which weight and where the file ends (never a fault).
      */
     @Test
     void aFileCutShortWhileOpenFailsItsWeightsUploadByName() throws Exception {
@@ -183,16 +182,6 @@ class CudaUploadOrderTest {
             assertTrue(e.getMessage().contains(last.name()) && e.getMessage().contains("the file ends at byte "
                     + (last.dataOffset() + 16)), e.getMessage());
         }
-    }
-
-    /** ZSE_CUDA_UPLOAD_BUFFERS: two staging buffers a lane unless set to 1; anything else refused, named. */
-    @Test
-    void uploadBuffersSettingTakesOneOrTwo() {
-        assertEquals(2, WeightUploader.buffersSetting(null));
-        assertEquals(1, WeightUploader.buffersSetting(" 1"));
-        assertEquals(2, WeightUploader.buffersSetting("2"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.buffersSetting("3"))
-                .getMessage().contains("ZSE_CUDA_UPLOAD_BUFFERS"));
     }
 
     private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,

@@ -8,14 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The launch-shape rules alone (what the kernels compute with each is CudaBackendParityTest's). */
 class LaunchShapesTest {
-    /** 128 x 128 prefill tiles while they give every multiprocessor a block: 2 x 2 for 200 rows x 150 tokens. */
+    /** 128 x 128 prefill tiles while they give 3 in 4 multiprocessors a block: 2 x 2 for 200 rows x 150 tokens. */
     @Test
     void largePrefillTilesWhileTheyFillTheGpu() {
-        assertEquals(LaunchShapes.LARGE_PREFILL_TILE, LaunchShapes.prefillTile(200, 150, 4));
-        assertEquals(LaunchShapes.SMALL_PREFILL_TILE, LaunchShapes.prefillTile(200, 150, 5));
-        // Llama 3 8B at 512 tokens on 132 multiprocessors: gate (14336 rows) large, o (4096) small
-        assertEquals(LaunchShapes.LARGE_PREFILL_TILE, LaunchShapes.prefillTile(14336, 512, 132));
-        assertEquals(LaunchShapes.SMALL_PREFILL_TILE, LaunchShapes.prefillTile(4096, 512, 132));
+        assertEquals(LaunchShapes.LARGE_PREFILL_TILE, LaunchShapes.prefillTile(200, 150, 5));
+        assertEquals(LaunchShapes.SMALL_PREFILL_TILE, LaunchShapes.prefillTile(200, 150, 6));
+        // Llama 3 8B at 512 tokens: o (4096 rows, 128 blocks) large on 132 multiprocessors, small on 171
+        assertEquals(LaunchShapes.LARGE_PREFILL_TILE, LaunchShapes.prefillTile(4096, 512, 132));
+        assertEquals(LaunchShapes.SMALL_PREFILL_TILE, LaunchShapes.prefillTile(4096, 512, 171));
     }
 
     /** ZSE_CUDA_PREFILL_TILE's values: unset (by shape), 64, 128; anything else is refused with the variable named. */

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Variants of the CUDA backend (the environment switches of io.zse.backend.cuda: ZSE_CUDA_MMA_ROWS,
+# ZSE_CUDA_UPLOAD_SOURCE, ZSE_CUDA_UPLOAD_BUFFERS, ZSE_CUDA_PREFILL_TILE) timed beside each other by zse bench,
+# interleaved round by round on one machine and model; prints the lines of each run that match a pattern, prefixed
+# with the variant.
+#
+# Usage: bench/gpu-ab.sh MODEL ROUNDS "BENCH OPTIONS" PATTERN VARIANT...
+#   VARIANT: one or more VAR=value joined by commas, or "default" (no switch set)
+# e.g. bench/gpu-ab.sh m.zse 2 "--prompt-tokens 128 --tokens 64 --batch 16" "together" \
+#        ZSE_CUDA_MMA_ROWS=32 ZSE_CUDA_MMA_ROWS=64
+# Runs from a checkout with target/quarkus-app built; JAVA_HOME a JDK 25 or tools/gpu/bundle.sh's runtime.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+[ $# -ge 5 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
+model="$1" rounds="$2" options="$3" pattern="$4"
+shift 4
+java="${JAVA_HOME:?set JAVA_HOME}/bin/java"
+for round in $(seq "$rounds"); do
+  for variant in "$@"; do
+    settings=()
+    [ "$variant" = default ] || IFS=, read -ra settings <<< "$variant"
+    # shellcheck disable=SC2086
+    env "${settings[@]}" "$java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+      -jar "$root/target/quarkus-app/quarkus-run.jar" bench --model "$model" --backend cuda $options 2>&1 \
+      | grep -E "$pattern" | sed "s|^|round $round, $variant: |"
+  done
+done
