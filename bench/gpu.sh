@@ -120,31 +120,16 @@ for cache in dropped warm; do
     || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
   grep "^timings" "$work/generate-$cache.err" | tee -a "$out"
 done
-# The same, warm, with every kernel loaded as the context is made (in the early probe, beside the JVM's start) instead
-# of at its first launch (CUDA's default, lazy): which of the two the first token prefers
-CUDA_MODULE_LOADING=EAGER python3 "$root/tools/gpu/first_output.py" \
-  "zse generate, cuda, page cache warm, CUDA_MODULE_LOADING=EAGER" "$work/generate-eager.err" \
-  "$root/zse" generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
-  --timings | tee -a "$out"
-grep "^timings" "$work/generate-eager.err" | tee -a "$out"
-
 log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens --batch $batches"
 log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
-# The prompts' products otherwise: the F16 tiles fixed at each size (above, by shape: 128 x 128 where those tiles give
-# every multiprocessor a block), and the int8 tiles of the integer products
-for setting in ZSE_CUDA_PREFILL_TILE=64 ZSE_CUDA_PREFILL_TILE=128 ZSE_CUDA_PROMPT_PRODUCTS=int8; do
-  log "== the same, $setting, 16 tokens decoded"
-  env "$setting" "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" \
-    --prompt-tokens 512 --tokens 16 --warmup 1 --bandwidth-mb 0 2>&1 | grep -E '^ +[0-9]+ ' | tee -a "$out"
-done
-# The upload with one staging buffer a lane against two (the default), interleaved
-for buffers in 1 2 1 2; do
-  ZSE_CUDA_UPLOAD_BUFFERS=$buffers "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda \
-    --prompt-tokens 16 --tokens 2 --warmup 0 --bandwidth-mb 0 2>&1 | grep "^upload" \
-    | sed "s/^/ZSE_CUDA_UPLOAD_BUFFERS=$buffers: /" | tee -a "$out"
+# The prefill tiles fixed at each size (by shape above: 128 x 128 where those tiles give every multiprocessor a block)
+for tile in 64 128; do
+  log "== the same, ZSE_CUDA_PREFILL_TILE=$tile, 16 tokens decoded"
+  ZSE_CUDA_PREFILL_TILE=$tile zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 \
+    --tokens 16 --warmup 1 --bandwidth-mb 0 2>&1 | grep -E '^ +[0-9]+ ' | tee -a "$out"
 done
 # Where the time of a prefill, a 1-row step and a 16-row step goes, op by op (each op waited for: no graphs, no
 # overlap; the ops' shares are what to read, not the totals)

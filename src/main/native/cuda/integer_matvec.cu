@@ -1,7 +1,6 @@
 // The integer products of decode and batches: Q8, Q4, Q4_K and Q6_K weights times up to 64 activation rows quantized
 // to int8, as libzse_cpu's integer kernels compute them (src/main/native/cpu/zse_cpu.h), with DP4A up to 8 rows and
-// on int8 tensor cores from 9 (integer_mma_kernel, below); and Q8, Q4 and Q4_K times prompts in int8 tiles staged in
-// shared memory (integer_tiles_kernel), when the backend sends prompts here.
+// on int8 tensor cores from 9 (integer_mma_kernel, below).
 //
 // Why: with F32 activations each weight byte costs a lane several float decodes and 4-8 bytes of activation loads,
 // which keeps a one-row product far from the memory bandwidth; with int8 codes one DP4A multiplies 4 elements and the
@@ -581,178 +580,6 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
     add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, acc);
 }
 
-// Prompts (more than ZSE_CUDA_INTEGER_ROWS activation rows) on int8 tensor cores, in tiles of 128 weight rows x 64
-// tokens: per step of 64 columns (two blocks of 32) the block stages both operands' int8 codes and block scales in
-// shared memory, so that an activation tile read from L2 serves 128 rows and a weight tile 64 tokens (a block of
-// integer_mma_kernel reads all of its tokens' activations for 16 or 32 rows). Two staging buffers: one barrier a step,
-// and the next step's operands load into registers while this step's multiply. 8 warps, 4 along the rows x 2 along
-// the tokens, each multiplying 32 rows x 32 tokens (2 x 4 mma tiles) a block of 32 columns, with the weight codes
-// TensorCodes gives and the scales applied per block as in integer_mma_kernel.
-constexpr int kTileRows = 128, kTileTokens = 64, kTileBlocks = 2;  // a step: kTileBlocks blocks of 32 columns
-constexpr int kTileStride = kTileBlocks * kBlock + 16;  // bytes a staged row: rows 20 words apart, on distinct banks
-
-struct IntegerTileStage {
-    int8_t w[kTileRows][kTileStride];
-    int8_t x[kTileTokens][kTileStride];
-    float wd[kTileRows][kTileBlocks], wm[kTileRows][kTileBlocks];  // a row's scale and min term, per block
-    float xd[kTileTokens][kTileBlocks], xs[kTileTokens][kTileBlocks];
-};
-
-// What one thread stages per step: block `part` of the step for weight row `row` (all 32 codes, as 8 words) and a
-// quarter of the step's codes of one token (16 bytes) with, for the first of its two quarters, the block's d and s.
-struct IntegerTileLoads {
-    uint32_t low[4], high[4];
-    float d, m;
-    int4 codes;
-    float xd, xs;
-};
-
-template <int TYPE>
-__device__ __forceinline__ void load_tile_step(const Row &r, const QuantizedRows &x, int token, int cols, int block0,
-                                               int blocks, int shift, IntegerTileLoads &l) {
-    const int part = threadIdx.x % kTileBlocks;  // the weight row's block in the step
-    const int b = block0 + part;
-    if (b < blocks) {
-#pragma unroll
-        for (int t = 0; t < 4; t++) TensorCodes<TYPE>::codes(r, b, t, shift, l.low[t], l.high[t]);
-        TensorCodes<TYPE>::scales(r, b, shift, l.d, l.m);
-    } else {  // past the row's end: zeros, which add nothing
-#pragma unroll
-        for (int t = 0; t < 4; t++) l.low[t] = l.high[t] = 0;
-        l.d = l.m = 0.f;
-    }
-    const int quarter = threadIdx.x % 4, xb = block0 + quarter / 2;  // the token's block and half of it
-    l.codes = int4{};
-    l.xd = l.xs = 0.f;
-    if (xb < blocks) {
-        const int64_t at = static_cast<int64_t>(token) * cols + xb * kBlock + (quarter % 2) * 16;
-        l.codes = codes16(x, at);
-        l.xd = __ldg(x.d + at / kBlock);
-        l.xs = __ldg(x.s + at / kBlock);
-    }
-}
-
-__device__ __forceinline__ void store_tile_step(IntegerTileStage &stage, const IntegerTileLoads &l) {
-    const int row = threadIdx.x / kTileBlocks, part = threadIdx.x % kTileBlocks;
-    uint32_t *w = reinterpret_cast<uint32_t *>(&stage.w[row][part * kBlock]);
-#pragma unroll
-    for (int t = 0; t < 4; t++) {
-        w[t] = l.low[t];
-        w[4 + t] = l.high[t];
-    }
-    stage.wd[row][part] = l.d;
-    stage.wm[row][part] = l.m;
-    const int token = threadIdx.x / 4, quarter = threadIdx.x % 4;
-    *reinterpret_cast<int4 *>(&stage.x[token][quarter * 16]) = l.codes;
-    if (quarter % 2 == 0) {
-        stage.xd[token][quarter / 2] = l.xd;
-        stage.xs[token][quarter / 2] = l.xs;
-    }
-}
-
-template <int TYPE>
-__global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_tiles_kernel(Products p, QuantizedRows x, int n,
-                                                                          int shift) {
-    static_assert(kMmaWarps * kWarp == kTileRows * kTileBlocks && kMmaWarps * kWarp == kTileTokens * 4,
-                  "a thread stages one weight block and a quarter of a token's step");
-    constexpr size_t kStages = 2 * sizeof(IntegerTileStage);
-    constexpr size_t kEpilogue = sizeof(float) * kTileTokens * (kTileRows + 4);
-    __align__(16) __shared__ unsigned char staging[kStages > kEpilogue ? kStages : kEpilogue];
-    IntegerTileStage *stages = reinterpret_cast<IntegerTileStage *>(staging);
-    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
-    const int row0 = blockIdx.x * kTileRows, token0 = blockIdx.y * kTileTokens;
-    const int warp_rows = (warp % 4) * 32, warp_tokens = (warp / 4) * 32;
-    const int blocks = p.cols / kBlock;
-    Row staged_row;  // the weight row this thread stages (past the last: row 0 of the last weight, not stored)
-    {
-        float *out;
-        int rows, local;
-        locate<TYPE>(p, row0 + static_cast<int>(threadIdx.x) / kTileBlocks, shift, staged_row, out, rows, local);
-    }
-    const int staged_token = min(token0 + static_cast<int>(threadIdx.x) / 4, n - 1);
-    float acc[2][4][4] = {};
-    IntegerTileLoads next;
-    load_tile_step<TYPE>(staged_row, x, staged_token, p.cols, 0, blocks, shift, next);
-    int buffer = 0;
-    for (int block0 = 0; block0 < blocks; block0 += kTileBlocks, buffer ^= 1) {
-        IntegerTileStage &stage = stages[buffer];
-        store_tile_step(stage, next);
-        // This step's tiles are whole; every warp is past the step before, so none reads the other buffer any more.
-        __syncthreads();
-        if (block0 + kTileBlocks < blocks) {
-            load_tile_step<TYPE>(staged_row, x, staged_token, p.cols, block0 + kTileBlocks, blocks, shift, next);
-        }
-#pragma unroll
-        for (int kb = 0; kb < kTileBlocks; kb++) {
-            const int at = kb * kBlock + 4 * t;
-            uint32_t a[2][4];
-            float d[2][2], m[2][2];
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int row = warp_rows + 16 * r + g + 8 * h;
-                    a[r][h] = *reinterpret_cast<const uint32_t *>(&stage.w[row][at]);
-                    a[r][2 + h] = *reinterpret_cast<const uint32_t *>(&stage.w[row][at + 16]);
-                    d[r][h] = stage.wd[row][kb];
-                    m[r][h] = stage.wm[row][kb];
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const int token = warp_tokens + 8 * j + g;
-                const uint32_t b[2] = {*reinterpret_cast<const uint32_t *>(&stage.x[token][at]),
-                                       *reinterpret_cast<const uint32_t *>(&stage.x[token][at + 16])};
-                const int column = warp_tokens + 8 * j + 2 * t;  // this lane's two output tokens
-                const float dx[2] = {stage.xd[column][kb], stage.xd[column + 1][kb]};
-                const float sx[2] = {stage.xs[column][kb], stage.xs[column + 1][kb]};
-#pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    int dot[4] = {0, 0, 0, 0};
-                    mma_s8_16x8x32(a[r], b, dot);
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const float scaled = d[r][e / 2] * dx[e % 2] * static_cast<float>(dot[e]);
-                        acc[r][j][e] += TYPE == Q8 ? scaled : fmaf(m[r][e / 2], sx[e % 2], scaled);
-                    }
-                }
-            }
-        }
-    }
-    // The output tile through shared memory, so that each token's 128 outputs go out in consecutive stores.
-    __syncthreads();
-    float(*tile)[kTileRows + 4] = reinterpret_cast<float(*)[kTileRows + 4]>(staging);
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                tile[warp_tokens + 8 * j + 2 * t + e % 2][warp_rows + 16 * r + g + 8 * (e / 2)] = acc[r][j][e];
-            }
-        }
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < kTileTokens * kTileRows; i += blockDim.x) {
-        const int token = token0 + i / kTileRows;
-        Row unused;
-        float *out;
-        int rows, local;
-        if (token < n && locate<TYPE>(p, row0 + i % kTileRows, shift, unused, out, rows, local)) {
-            out[static_cast<int64_t>(token) * rows + local] = tile[i / kTileRows][i % kTileRows];
-        }
-    }
-}
-
-template <int TYPE>
-void launch_tiles(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                  cudaStream_t stream) {
-    const dim3 grid(static_cast<unsigned>((total_rows + kTileRows - 1) / kTileRows),
-                    static_cast<unsigned>((n + kTileTokens - 1) / kTileTokens));
-    const auto kernel = integer_tiles_kernel<TYPE>;
-    ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
-}
-
 template <int TYPE, int TOKENS>
 void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                 cudaStream_t stream) {
@@ -802,10 +629,8 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
         launch_mma<TYPE, 16>(p, x, n, shift, total_rows, stream);
     } else if (n <= 32) {
         launch_mma<TYPE, 32>(p, x, n, shift, total_rows, stream);
-    } else if (n <= ZSE_CUDA_INTEGER_ROWS) {
-        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, stream);
     } else {
-        launch_tiles<TYPE>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, stream);
     }
 }
 
@@ -837,8 +662,7 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     ZSE_REQUIRE(data != nullptr && scales != nullptr && rows != nullptr && out != nullptr,
                 "zse_cuda_integer_matvec: NULL weight list");
     ZSE_REQUIRE(xq != nullptr && xd != nullptr && xs != nullptr, "zse_cuda_integer_matvec: NULL activations");
-    ZSE_REQUIRE(n > 0 && (type == Q6_K ? n <= ZSE_CUDA_INTEGER_ROWS : (n + kTileTokens - 1) / kTileTokens <= 65535),
-                "zse_cuda_integer_matvec: n must be 1 to 64 (Q6_K) or to 65535 * 64 (Q8, Q4, Q4_K)");
+    ZSE_REQUIRE(n > 0 && n <= ZSE_CUDA_INTEGER_ROWS, "zse_cuda_integer_matvec: n must be 1 to 64");
     ZSE_REQUIRE(static_cast<int64_t>(n) * cols <= 0x7fffffff, "zse_cuda_integer_matvec: n * cols above 2^31 - 1");
     Products p{};
     p.count = count;

@@ -28,7 +28,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 #define ZSE_CUDA_ABI_VERSION 11
-/* The most activation rows zse_cuda_integer_matvec takes for Q6_K, and for the others in its batch kernels. */
+/* The most activation rows zse_cuda_integer_matvec takes. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
@@ -96,9 +96,8 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
  * s = d * sum(q): q [n * cols], d and s [n * cols / 32]. integer_matvec then computes out_j[n, rows_j] = x . w_j^T for
  * `count` (1 to 3) weights of one type (Q8, Q4, Q4_K or Q6_K), group size and column count that share that input, in
  * one launch: data, scales, rows and out are host arrays of `count` entries (device pointers, as for
- * zse_cuda_matmul), read during the call only. Q6_K: n <= ZSE_CUDA_INTEGER_ROWS, 16 rows a launch from 9 on; Q8, Q4
- * and Q4_K: from 9 rows on int8 tensor cores (tiles of 16, 32 or 64 tokens), and past ZSE_CUDA_INTEGER_ROWS (prompts)
- * in tiles of 128 weight rows x 64 tokens staged in shared memory, n <= 65535 * 64.
+ * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS; from 9 rows on, Q8, Q4 and Q4_K run on
+ * int8 tensor cores (tiles of 16, 32 or 64 tokens) and Q6_K 16 rows a launch.
  */
 int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d, float *s, void *stream);
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,

@@ -110,19 +110,12 @@ public final class CudaBackend implements Backend {
     /** With {@code pacedUploads} non-null, the upload thread takes one permit per tensor copy (tests). */
     CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
                 java.util.concurrent.Semaphore pacedUploads) {
-        this(cuda, device, graphs, integerProducts,
-                IntegerProducts.promptsSetting(System.getenv("ZSE_CUDA_PROMPT_PRODUCTS")), pacedUploads);
-    }
-
-    /** With {@code int8Prompts}, products of more than 64 rows (prompts) on the int8 tiles for the types with some. */
-    CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts, boolean int8Prompts,
-                java.util.concurrent.Semaphore pacedUploads) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
-        this.integer = new IntegerProducts(cuda, integerProducts, int8Prompts);
+        this.integer = new IntegerProducts(cuda, integerProducts);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -293,9 +286,9 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 64 rows (with int8 prompts, Q8, Q4 and
-     * Q4_K at any) take the integer path ({@link IntegerProducts}): the input in int8 once, and weights of one type and
-     * group (q, k and v; gate and up) in one launch.
+     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 64 rows take the integer path
+     * ({@link IntegerProducts}): the input in int8 once, and weights of one type and group (q, k and v; gate and up)
+     * in one launch.
      */
     @Override
     public void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {

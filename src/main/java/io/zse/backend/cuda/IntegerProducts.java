@@ -10,8 +10,7 @@ import java.util.Set;
 
 /**
  * The CUDA backend's integer products (zse_cuda_integer_matvec): Q8, Q4, Q4_K and Q6_K weights times up to
- * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them;
- * with int8 prompts (ZSE_CUDA_PROMPT_PRODUCTS=int8), Q8, Q4 and Q4_K times any number of rows.
+ * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them.
  * Decides which products take that path, finds an input's int8 form (written by the op that produced the input, a
  * norm, SwiGLU or the decode attention, or quantized here) and launches weights that share an input together.
  *
@@ -21,15 +20,12 @@ import java.util.Set;
 final class IntegerProducts implements AutoCloseable {
     private static final Set<TensorType> TYPES = EnumSet.of(TensorType.Q8, TensorType.Q4, TensorType.Q4_K,
             TensorType.Q6_K);
-    /** The types whose integer products also take prompts, more than MAX_ROWS rows (int8 tiles). */
-    private static final Set<TensorType> PROMPT_TYPES = EnumSet.of(TensorType.Q8, TensorType.Q4, TensorType.Q4_K);
     /** The most weights one launch takes (q, k and v). */
     private static final int MAX_SHARED_WEIGHTS = 3;
     private static final long POINTERS = ValueLayout.ADDRESS.byteSize() * MAX_SHARED_WEIGHTS;
 
     private final CudaLibrary cuda;
     private final boolean enabled;
-    private final boolean prompts;
     private final QuantizedActivations scratch;
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
@@ -38,14 +34,10 @@ final class IntegerProducts implements AutoCloseable {
     private long ops;             // ops entered so far
     private long quantizations;   // inputs quantized by a launch of their own
 
-    /**
-     * {@code enabled} false: every product takes F32 activations (what a float reference computes); {@code prompts}
-     * true: products of more than MAX_ROWS rows too (the int8 tiles), else the F16 tensor-core tiles take those.
-     */
-    IntegerProducts(CudaLibrary cuda, boolean enabled, boolean prompts) {
+    /** {@code enabled} false: every product takes F32 activations (what a float reference computes). */
+    IntegerProducts(CudaLibrary cuda, boolean enabled) {
         this.cuda = cuda;
         this.enabled = enabled;
-        this.prompts = prompts;
         this.scratch = new QuantizedActivations(cuda);
         this.arguments = Arena.ofAuto().allocate(3 * POINTERS + (long) Integer.BYTES * MAX_SHARED_WEIGHTS, 8);
     }
@@ -61,18 +53,9 @@ final class IntegerProducts implements AutoCloseable {
         }
     }
 
-    /**
-     * ZSE_CUDA_PROMPT_PRODUCTS: {@code f16} (unset: the default) puts prompts on the F16 tensor-core tiles, and
-     * {@code int8} on the int8 tiles of the integer products, to compare them on a GPU (bench/gpu.sh).
-     */
-    static boolean promptsSetting(String value) {
-        return BenchmarkSwitch.choice("ZSE_CUDA_PROMPT_PRODUCTS", value, "f16", "f16", "int8").equals("int8");
-    }
-
     /** Whether w times n activation rows is an integer product. */
     boolean takes(CudaWeight w, int n) {
-        return enabled && (n <= QuantizedActivations.MAX_ROWS ? TYPES : prompts ? PROMPT_TYPES : Set.of())
-                .contains(w.type());
+        return enabled && n <= QuantizedActivations.MAX_ROWS && TYPES.contains(w.type());
     }
 
     /**

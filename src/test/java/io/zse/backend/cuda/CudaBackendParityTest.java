@@ -205,42 +205,6 @@ class CudaBackendParityTest {
         }
     }
 
-    /**
-     * Prompts on the int8 tiles (ZSE_CUDA_PROMPT_PRODUCTS=int8): Q4 in groups of 32, 64 and 128, Q8 and Q4_K at 65 and
-     * 150 rows (tiles of 64 tokens, the last one partial) against the CPU's product of the int8 activations; weights
-     * of 200, 130 and 9 rows in one launch (tiles of 128 weight rows, two weights in one tile) give what separate calls
-     * give, bit for bit; rows of an odd number of blocks end on a half step.
-     */
-    @Test
-    void int8PromptTilesMatchTheCpusProductOfInt8Activations() {
-        CudaDevice device = probe.devices().getFirst();
-        try (CudaBackend int8Prompts = new CudaBackend(probe.library().orElseThrow(), device, true, true, true,
-                null)) {
-            for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32, 41 * 32}, {TensorType.Q4.ordinal(), 64, 1344},
-                    {TensorType.Q4.ordinal(), 128, 1408}, {TensorType.Q8.ordinal(), 32, 41 * 32},
-                    {TensorType.Q4_K.ordinal(), 256, 1280}}) {
-                TensorType type = TensorType.values()[kind[0]];
-                int group = kind[1];
-                int cols = kind[2];
-                ZseTensor[] tensors = randomWeights(type, group, cols, 200, 130, 9);
-                WeightMatrix[] onGpu = uploaded(int8Prompts, tensors);
-                WeightMatrix onCpu = cpu.weight(tensors[0]);
-                for (int n : new int[]{65, 150}) {
-                    String what = type + " g" + group + " n=" + n + " (int8 tiles)";
-                    float[] x = random(n * cols, 300 + n);
-                    float[] alone = BackendArrays.matmul(int8Prompts, x, n, onGpu[0]);
-                    assertClose(BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu), alone, 1e-5,
-                            what);
-                    float[][] shared = BackendArrays.matmuls(int8Prompts, x, n, onGpu);
-                    for (int j = 0; j < tensors.length; j++) {
-                        float[] separate = j == 0 ? alone : BackendArrays.matmul(int8Prompts, x, n, onGpu[j]);
-                        assertArrayEquals(separate, shared[j], 0f, what + ": weight " + j + " in one launch");
-                    }
-                }
-            }
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F32", "F16", "BF16", "Q8", "Q4", "NF4"})
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
