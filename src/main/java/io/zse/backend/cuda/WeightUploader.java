@@ -302,9 +302,10 @@ final class WeightUploader implements AutoCloseable {
     }
 
     /**
-     * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}. The mapping of a file cut short since
-     * it was mapped would fault past the file's end: the file's size is checked first, and a fault (it was cut during
-     * the copy) fails the upload by name too rather than ending the lane's thread.
+     * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}, then lets its pages go from the resident
+     * set. The mapping of a file cut short since it was mapped would fault past the file's end: the file's size is
+     * checked first, and a fault (it was cut during the copy) fails the upload by name too rather than ending the
+     * lane's thread.
      */
     private static void copyOut(Upload u, Chunk c, MemorySegment into) {
         if (u.file != null) {
@@ -316,6 +317,12 @@ final class WeightUploader implements AutoCloseable {
         }
         try {
             MemorySegment.copy(u.source, c.at(), into, 0, c.length());
+            MemorySegment copied = u.source.asSlice(c.at(), c.length());
+            if (copied.isMapped()) {
+                // the pages leave the process's resident set once in staging (the file's stay in the page cache): an 8B
+                // model's upload otherwise leaves 5 GB more resident (H100: peak RSS 5680 MiB, 893 with reads)
+                copied.unload();
+            }
         } catch (InternalError e) { // the JVM's report of a fault in a copy out of a mapping
             throw new IllegalStateException(u.name + ": reading it from the mapped file failed"
                     + (u.file == null ? "" : " (the file is now " + fileSize(u) + " bytes)") + ": " + e.getMessage(),
