@@ -191,12 +191,13 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
     --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-batch.csv" 2> "$work/ncu-batch.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-batch.csv" embed_kernel "(16, 1, 1)" 2>&1 | tee -a "$out"
-  # 16 streams: the 16-token integer products (int8 tensor cores) under the server's load, with their occupancy
+  # 16 streams: the 16-token integer products (int8 tensor cores) under the server's load, with their occupancy and
+  # what their warps wait on (a 16-row product took 2.6-2.9 times a 1-row one's time on the H100, for the same bytes)
   log "== ncu: the 16-token integer products of the server at 16 streams"
   ncu --clock-control none --target-processes all --kernel-name-base demangled \
     -k 'regex:integer_mma_kernel<[0-9]+, 16>' --launch-skip 8 --launch-count 4 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats \
-    --metrics dram__bytes_read.sum,gpu__time_duration.sum \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis --metrics dram__bytes_read.sum,gpu__time_duration.sum \
     env ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \
     "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" > "$work/ncu-serve.log" 2>&1 &
   server=$!
@@ -208,8 +209,8 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
   for _ in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
   grep -vE "^==PROF==|^\s*$|^[0-9-]+ [0-9:,]+ (INFO|WARN)" "$work/ncu-serve.log" \
-    | grep -E "^  [a-z]|Throughput|Duration|dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config" \
-    | head -90 > "$work/ncu-serve.txt"
+    | grep -E "^  [a-z]|Throughput|Duration|dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config|Stall|\
+Warp Cycles|stalled|Hit Rate|Mem Busy|Max Bandwidth" | head -140 > "$work/ncu-serve.txt"
   if [ -s "$work/ncu-serve.txt" ]; then tee -a "$out" < "$work/ncu-serve.txt"
   else log "(no kernel profiled; the end of ncu's log:)"; tail -8 "$work/ncu-serve.log" | tee -a "$out"; fi
 fi

@@ -61,7 +61,7 @@ bench)
   echo "== llama-bench -ngl 99 -p 512 -n 128 -r 3 (llama.cpp $(cat "$work/src/COMMIT" 2>/dev/null), CUDA)"
   models=(-m "$work/q4_0.gguf")
   [ -f "$work/q4_k_m.gguf" ] && models+=(-m "$work/q4_k_m.gguf")
-  "$bin/llama-bench" "${models[@]}" -ngl 99 -p 512 -n 128 -r 3 2>&1 | grep -E "^\||error"
+  "$bin/llama-bench" "${models[@]}" -ngl 99 -p 512 -n 128 -r 3 2>&1 | grep -aE "^\||error"
   # process start -> first token printed and -> exit, as gpu.sh times zse generate (page cache warm: llama-bench has
   # just read the file); unbuffered, or a piped llama-simple prints everything at its exit
   if [ -x "$bin/llama-simple" ]; then
@@ -82,7 +82,8 @@ bench)
     for _ in $(seq 600); do curl -sf "localhost:$port/health" > /dev/null 2>&1 && break; sleep 0.1; done
     echo "== llama-server -np $streams (Q4_0): start -> ready $(seconds_since "$t") s"
     "${load[@]}" "http://localhost:$port" llama.cpp-cuda load "$tokens" 80 "$streams" 2>&1
-    kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+    # (llama-server c392e5094 may abort as it stops, status 134: not this step's)
+    kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
   done;;
 *)
   echo "unknown step $step" >&2; exit 2;;
