@@ -7,7 +7,8 @@
 #   4. llama.cpp's CUDA build on the same checkpoint (tools/gpu/peer.sh: built, converted and quantized in the
 #      background from the start, at low priority; benchmarked last);
 #   ab. variants of the backend beside each other on that model (bench/gpu-ab.sh), one experiment a line of
-#      .gpu/ab.plan: "BENCH OPTIONS ; PATTERN ; VARIANT..." (AB_ROUNDS rounds, default 2), into ab.txt.
+#      $AB_PLAN (default tools/gpu/ab.plan): "BENCH OPTIONS ; PATTERN ; VARIANT..." (AB_ROUNDS rounds, default 2),
+#      into ab.txt.
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
 # sanitizer bench peer"); TEST_CLASSES replaces step 1's classes (Class or Class#method); SANITIZER_TOOLS (default
 # "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
@@ -125,7 +126,7 @@ case " $steps " in *" ab "*)
     # shellcheck disable=SC2086
     bench/gpu-ab.sh "$work/llama-3-8b-q4.zse" "${AB_ROUNDS:-2}" "$options" "$(echo $pattern)" $variants \
       >> "$out/ab.txt" 2>&1
-  done < .gpu/ab.plan
+  done < "${AB_PLAN:-tools/gpu/ab.plan}"
   echo "ab: done at $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt";;
 esac
 case " $steps " in *" peer "*)

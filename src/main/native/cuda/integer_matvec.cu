@@ -464,10 +464,17 @@ constexpr int kMmaWarps = 8;   // warps of a tensor-core block; each takes every
 constexpr int kMmaUnroll = 2;  // blocks of 32 columns a warp loads before it multiplies
 
 // 16-row tiles of a block: 2 (32 weight rows) up to 32 tokens; 1 at 64, whose accumulators would spill with 2 (ptxas
-// for sm_90, 128 registers for two blocks a multiprocessor).
+// for sm_90, 128 registers for two blocks a multiprocessor); 1 at any count where asked (mma_rows 16: twice the
+// blocks, three a multiprocessor up to 32 tokens, at 80 registers: no spills at 16 tokens, 44-60 bytes at 32; at four
+// a multiprocessor, 64 registers, 16 tokens spilled 24-44 bytes).
 template <int TOKENS>
 struct MmaRowTiles {
     static constexpr int value = TOKENS <= 32 ? 2 : 1;
+};
+
+template <int TOKENS, int ROW_TILES>
+struct MmaMinBlocks {
+    static constexpr int value = ROW_TILES == 1 && TOKENS <= 32 ? 3 : 2;
 };
 
 // The epilogue of integer_mma_kernel: the eight warps' sums of each output meet in shared memory, one or two 8-token
@@ -512,10 +519,10 @@ __device__ __forceinline__ void add_partial_sums(const Products &p, int shift, i
 // out_j[t, row] for the block's 16 or 32 weight rows and tokens 0 .. TOKENS - 1 (< n <= TOKENS; from n on a fragment
 // repeats token n - 1, computed and never stored). The warps split the columns (a batch's weight rows alone
 // would give too few warps); their partial sums meet in shared memory (add_partial_sums).
-template <int TYPE, int TOKENS>
-__global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Products p, QuantizedRows x, int n,
-                                                                        int shift) {
-    constexpr int kTiles = TOKENS / 8, kRowTiles = MmaRowTiles<TOKENS>::value;
+template <int TYPE, int TOKENS, int ROW_TILES>
+__global__ void __launch_bounds__(kMmaWarps * kWarp, MmaMinBlocks<TOKENS, ROW_TILES>::value)
+    integer_mma_kernel(Products p, QuantizedRows x, int n, int shift) {
+    constexpr int kTiles = TOKENS / 8, kRowTiles = ROW_TILES;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int row0 = blockIdx.x * 16 * kRowTiles;
     const int blocks = p.cols / kBlock;
@@ -580,13 +587,24 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2) integer_mma_kernel(Produ
     add_partial_sums<TYPE, kTiles, kRowTiles>(p, shift, n, row0, acc);
 }
 
-template <int TYPE, int TOKENS>
-void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                cudaStream_t stream) {
-    constexpr int rows_per_block = 16 * MmaRowTiles<TOKENS>::value;
+template <int TYPE, int TOKENS, int ROW_TILES>
+void launch_mma_tiles(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
+                      cudaStream_t stream) {
+    constexpr int rows_per_block = 16 * ROW_TILES;
     const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
-    const auto kernel = integer_mma_kernel<TYPE, TOKENS>;
+    const auto kernel = integer_mma_kernel<TYPE, TOKENS, ROW_TILES>;
     ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
+}
+
+// mma_rows 16: blocks of 16 weight rows; else as MmaRowTiles gives.
+template <int TYPE, int TOKENS>
+void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int mma_rows,
+                cudaStream_t stream) {
+    if (mma_rows == 16) {
+        launch_mma_tiles<TYPE, TOKENS, 1>(p, x, n, shift, total_rows, stream);
+    } else {
+        launch_mma_tiles<TYPE, TOKENS, MmaRowTiles<TOKENS>::value>(p, x, n, shift, total_rows, stream);
+    }
 }
 
 template <int TYPE, int ROWS>
@@ -603,7 +621,7 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
 // change every 16 elements, in the DP4A kernel 16 rows at a time.
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                           cudaStream_t stream) {
+                           int mma_rows, cudaStream_t stream) {
     if (n == 1) {
         launch_rows<TYPE, 1>(p, x, n, shift, total_rows, stream);
     } else if (n == 2) {
@@ -623,14 +641,14 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
             for (int j = 0; j < p.count; j++) slice.out[j] += static_cast<int64_t>(from) * p.rows[j];
             const QuantizedRows rows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks,
                                      x.s + from * blocks};
-            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, stream);
+            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, mma_rows, stream);
         }
     } else if (n <= 16) {
-        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, mma_rows, stream);
     } else if (n <= 32) {
-        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, mma_rows, stream);
     } else {
-        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, stream);
+        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, mma_rows, stream);
     }
 }
 
@@ -654,8 +672,9 @@ int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d,
 
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
                             const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
-                            const float *xd, const float *xs, int n, void *stream) {
+                            const float *xd, const float *xs, int n, int mma_rows, void *stream) {
     using namespace zse;
+    ZSE_REQUIRE(mma_rows == 0 || mma_rows == 16, "zse_cuda_integer_matvec: mma_rows must be 0 or 16");
     ZSE_REQUIRE(type == Q8 || type == Q4 || type == Q4_K || type == Q6_K,
                 "zse_cuda_integer_matvec: the integer products take Q8, Q4, Q4_K and Q6_K weights");
     ZSE_REQUIRE(count >= 1 && count <= kMaxWeights, "zse_cuda_integer_matvec: 1 to 3 weights");
@@ -685,10 +704,10 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     QuantizedRows x{xq, xd, xs};
     switch (type) {
-        case Q8: launch_integer_matvec<Q8>(p, x, n, 0, total_rows, s); break;
-        case Q4: launch_integer_matvec<Q4>(p, x, n, shift, total_rows, s); break;
-        case Q4_K: launch_integer_matvec<Q4_K>(p, x, n, 0, total_rows, s); break;
-        default: launch_integer_matvec<Q6_K>(p, x, n, 0, total_rows, s); break;
+        case Q8: launch_integer_matvec<Q8>(p, x, n, 0, total_rows, mma_rows, s); break;
+        case Q4: launch_integer_matvec<Q4>(p, x, n, shift, total_rows, mma_rows, s); break;
+        case Q4_K: launch_integer_matvec<Q4_K>(p, x, n, 0, total_rows, mma_rows, s); break;
+        default: launch_integer_matvec<Q6_K>(p, x, n, 0, total_rows, mma_rows, s); break;
     }
     return launched("integer_matvec_kernel");
 }

@@ -26,6 +26,7 @@ final class IntegerProducts implements AutoCloseable {
 
     private final CudaLibrary cuda;
     private final boolean enabled;
+    private final int mmaRows;    // the weight rows of a tensor-core block: 0 (as the kernel picks) or 16
     private final QuantizedActivations scratch;
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
@@ -34,10 +35,15 @@ final class IntegerProducts implements AutoCloseable {
     private long ops;             // ops entered so far
     private long quantizations;   // inputs quantized by a launch of their own
 
-    /** {@code enabled} false: every product takes F32 activations (what a float reference computes). */
-    IntegerProducts(CudaLibrary cuda, boolean enabled) {
+    /**
+     * {@code enabled} false: every product takes F32 activations (what a float reference computes); {@code mmaRows}:
+     * the weight rows of a tensor-core block (9 to 64 activation rows), 0 (32 up to 32 activation rows, 16 above) or
+     * 16.
+     */
+    IntegerProducts(CudaLibrary cuda, boolean enabled, int mmaRows) {
         this.cuda = cuda;
         this.enabled = enabled;
+        this.mmaRows = mmaRows;
         this.scratch = new QuantizedActivations(cuda);
         this.arguments = Arena.ofAuto().allocate(3 * POINTERS + (long) Integer.BYTES * MAX_SHARED_WEIGHTS, 8);
     }
@@ -51,6 +57,14 @@ final class IntegerProducts implements AutoCloseable {
         if (takes(w, 1)) {
             widestCols = Math.max(widestCols, w.cols());
         }
+    }
+
+    /**
+     * ZSE_CUDA_MMA_ROWS: 16 gives the tensor-core blocks 16 weight rows (twice the blocks, three a multiprocessor), to
+     * compare with the default on a GPU (bench/gpu-ab.sh); unset or 32, the default; anything else refused.
+     */
+    static int mmaRowsSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_MMA_ROWS", value, "32", "16", "32").equals("16") ? 16 : 0;
     }
 
     /** Whether w times n activation rows is an integer product. */
@@ -117,7 +131,7 @@ final class IntegerProducts implements AutoCloseable {
         }
         cuda.call("zse_cuda_integer_matvec", w[from].type().code(), w[from].groupSize(), cols, count, arguments,
                 arguments.asSlice(POINTERS), arguments.asSlice(3 * POINTERS), arguments.asSlice(2 * POINTERS),
-                x.codes(), x.scales(), x.sums(), n, stream.handle());
+                x.codes(), x.scales(), x.sums(), n, mmaRows, stream.handle());
     }
 
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */

@@ -28,8 +28,13 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class WeightUploader implements AutoCloseable {
     static final long CHUNK_BYTES = 16L << 20;
-    /** A lane per two cores, 2 to 8: each lane's thread copies out of the page cache at 5-10 GB/s. */
-    static final int LANES = Math.clamp(Runtime.getRuntime().availableProcessors() / 2, 2, 8);
+    /**
+     * A lane per two cores, 2 to 8: each lane's thread copies out of the page cache at 5-10 GB/s; ZSE_CUDA_UPLOAD_LANES
+     * fixes 4, 8, 12 or 16, to compare them on a GPU (H100, 8 lanes: 21.4 GB/s of a 55 GB/s link, each lane filling
+     * staging for about half of the upload's time).
+     */
+    static final int LANES = lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
+            Runtime.getRuntime().availableProcessors());
 
     private final CudaLibrary cuda;
     private final int device;
@@ -285,6 +290,12 @@ final class WeightUploader implements AutoCloseable {
             closeQuietly(stream);
             closeQuietly(staging);
         }
+    }
+
+    /** ZSE_CUDA_UPLOAD_LANES: 4, 8, 12 or 16; unset, a lane per two of {@code cores}, 2 to 8. */
+    static int lanesSetting(String value, int cores) {
+        String lanes = BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_LANES", value, "", "4", "8", "12", "16");
+        return lanes.isEmpty() ? Math.clamp(cores / 2, 2, 8) : Integer.parseInt(lanes);
     }
 
     /** Where the lanes' time went so far, in milliseconds summed over the lanes. */

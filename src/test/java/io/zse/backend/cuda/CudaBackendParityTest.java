@@ -249,6 +249,35 @@ class CudaBackendParityTest {
     }
 
     /**
+     * The integer products' tensor-core blocks of 16 weight rows (ZSE_CUDA_MMA_ROWS=16, three blocks a multiprocessor up
+     * to 32 activation rows): Q4, Q8 and Q4_K at 9, 16, 24 and 33 rows against the CPU's product of the int8
+     * activations, three weights of 200, 130 and 9 rows in one launch, so that blocks straddle the weights.
+     */
+    @Test
+    void sixteenRowTensorCoreBlocksMatchTheCpu() {
+        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+                true, null, 16)) {
+            for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
+                    {TensorType.Q4_K.ordinal(), 256}}) {
+                TensorType type = TensorType.values()[kind[0]];
+                // 41 blocks of 32, which the warps do not split evenly; Q4_K: whole super-blocks
+                int cols = type == TensorType.Q4_K ? 1280 : 1312;
+                ZseTensor[] tensors = randomWeights(type, kind[1], cols, 200, 130, 9);
+                WeightMatrix[] onGpu = uploaded(backend, tensors);
+                for (int n : new int[]{9, 16, 24, 33}) {
+                    float[] x = random(n * cols, 300 + n);
+                    float[] int8 = TestKernels.int8Activations(x);
+                    float[][] products = BackendArrays.matmuls(backend, x, n, onGpu);
+                    for (int j = 0; j < tensors.length; j++) {
+                        assertClose(BackendArrays.matmul(cpu, int8, n, cpu.weight(tensors[j])), products[j], 1e-5,
+                                type + " n=" + n + " weight " + j + " in blocks of 16 rows");
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * Products with 1 to 70 activation rows (vector kernels, their batch limits, tensor-core tiles) and embedding rows.
      * Q8, Q4, Q4_K and Q6_K up to 64 rows are integer products: the CPU's product of the activations as int8 codes
      * give.

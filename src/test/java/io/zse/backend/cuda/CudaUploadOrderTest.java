@@ -162,6 +162,16 @@ class CudaUploadOrderTest {
         }
     }
 
+    /** ZSE_CUDA_UPLOAD_LANES: a lane per two cores, 2 to 8, unless set to 4, 8, 12 or 16; anything else refused. */
+    @Test
+    void uploadLanesSettingTakesFourSizes() {
+        assertEquals(2, WeightUploader.lanesSetting(null, 2));
+        assertEquals(8, WeightUploader.lanesSetting(" ", 64));
+        assertEquals(16, WeightUploader.lanesSetting("16", 2));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.lanesSetting("6", 16))
+                .getMessage().contains("ZSE_CUDA_UPLOAD_LANES"));
+    }
+
     /**
      * Once uploaded, a model's weights are no longer resident in the process through its mapping (the upload copies
      * each chunk out of the mapping and lets its pages go): the mapping's resident bytes, as /proc/self/smaps counts
