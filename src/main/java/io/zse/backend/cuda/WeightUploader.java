@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * out of the page cache). Measured on an H100 (8 lanes, 5.35 GB, interleaved): out of the mapping 19.2-20.5 GB/s,
  * by positional reads of the file 15.5-16.7; two staging buffers a lane (one filled while the other's DMA runs)
  * 14.6-17.0, as pinning and queueing took longer. Each tensor's copy ends with an event on every lane that carried
- * part of it: a compute stream waits on those ({@link Upload#orderAfter})
- * rather than on the whole upload, so the first layers compute while the last ones are still on their way.
+ * part of it: a compute stream waits on those ({@link Upload#orderAfter}) rather than on the whole upload, so the
+ * first layers compute while the last ones are still on their way.
  */
 final class WeightUploader implements AutoCloseable {
     static final long CHUNK_BYTES = 16L << 20;
