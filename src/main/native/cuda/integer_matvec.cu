@@ -389,31 +389,19 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
 // From 9 activation rows on, Q8, Q4 and Q4_K products run on int8 tensor cores (mma_s8_16x8x32): 32 weight codes
 // of a row and 32 activation codes of a token make one k-step, a block of 32 on both sides, so the weight's scales
 // and the activation block's d and s apply to the step's integer sums exactly as in the DP4A kernel.
-// TensorCodes<TYPE>::codes gives a lane's A-fragment words of one weight row for block b (elements 4t .. 4t + 3 and
-// 16 + 4t .. of the block, as 4-bit or 8-bit codes in bytes), ::scales the block's scale d and min term m, and ::load
-// both:
+// TensorCodes<TYPE>::load gives a lane's A-fragment words of one weight row for block b (elements 4t .. 4t + 3 and
+// 16 + 4t .. of the block, as 4-bit or 8-bit codes in bytes) with the block's scale d and min term m:
 //   Q8: sum += d * d_x * dot;   Q4, Q4_K: sum += d * d_x * dot + m * s_x.
 template <int TYPE>
 struct TensorCodes;
 
-// What every TensorCodes has: both parts of a lane's block.
-template <class Codes>
-struct TensorLoad {
-    __device__ __forceinline__ static void load(const Row &r, int b, int t, int shift, uint32_t &low, uint32_t &high,
-                                                float &d, float &m) {
-        Codes::codes(r, b, t, shift, low, high);
-        Codes::scales(r, b, shift, d, m);
-    }
-};
-
 template <>
-struct TensorCodes<Q8> : TensorLoad<TensorCodes<Q8>> {
-    __device__ __forceinline__ static void codes(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high) {
+struct TensorCodes<Q8> {
+    __device__ __forceinline__ static void load(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high,
+                                                float &d, float &m) {
         const uint32_t *words = reinterpret_cast<const uint32_t *>(r.data) + 8 * b;
         low = __ldg(words + t);
         high = __ldg(words + 4 + t);
-    }
-    __device__ __forceinline__ static void scales(const Row &r, int b, int, float &d, float &m) {
         d = __half2float(__ldg(reinterpret_cast<const __half *>(r.scales) + b));
         m = 0.f;
     }
@@ -422,21 +410,19 @@ struct TensorCodes<Q8> : TensorLoad<TensorCodes<Q8>> {
 // Q4: element e of a group lies in byte e mod g/2, in the low nibble below g/2 and the high one from there; four
 // consecutive elements are one word's nibbles.
 template <>
-struct TensorCodes<Q4> : TensorLoad<TensorCodes<Q4>> {
+struct TensorCodes<Q4> {
     __device__ __forceinline__ static uint32_t nibbles(const uint8_t *group, int e, int half) {
         const uint32_t word = __ldg(reinterpret_cast<const uint32_t *>(group + e % half));
         return (word >> (e < half ? 0 : 4)) & 0x0F0F0F0Fu;
     }
-    __device__ __forceinline__ static void codes(const Row &r, int b, int t, int shift, uint32_t &low,
-                                                 uint32_t &high) {
+    __device__ __forceinline__ static void load(const Row &r, int b, int t, int shift, uint32_t &low, uint32_t &high,
+                                                float &d, float &m) {
         const int half = 16 << shift, group = b >> shift;
         const int first = ((b & ((1 << shift) - 1)) << 5) + 4 * t;
         const uint8_t *codes = r.data + static_cast<int64_t>(group) * half;
         low = nibbles(codes, first, half);
         high = nibbles(codes, first + 16, half);
-    }
-    __device__ __forceinline__ static void scales(const Row &r, int b, int shift, float &d, float &m) {
-        const uint32_t dm = __ldg(reinterpret_cast<const uint32_t *>(r.scales) + (b >> shift));
+        const uint32_t dm = __ldg(reinterpret_cast<const uint32_t *>(r.scales) + group);
         d = half_bits_to_float(dm & 0xffffu);
         m = half_bits_to_float(dm >> 16);
     }
@@ -444,17 +430,16 @@ struct TensorCodes<Q4> : TensorLoad<TensorCodes<Q4>> {
 
 // Q4_K: sub-block j of a super-block is the low (j even) or high nibbles of its 32 bytes from 32 (j / 2).
 template <>
-struct TensorCodes<Q4_K> : TensorLoad<TensorCodes<Q4_K>> {
-    __device__ __forceinline__ static void codes(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high) {
+struct TensorCodes<Q4_K> {
+    __device__ __forceinline__ static void load(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high,
+                                                float &d, float &m) {
         const int j = b & 7, shift = 4 * (j & 1);
         const uint32_t *words = reinterpret_cast<const uint32_t *>(r.data + 128 * (b >> 3) + 32 * (j >> 1));
         low = (__ldg(words + t) >> shift) & 0x0F0F0F0Fu;
         high = (__ldg(words + 4 + t) >> shift) & 0x0F0F0F0Fu;
-    }
-    __device__ __forceinline__ static void scales(const Row &r, int b, int, float &d, float &m) {
         const uint8_t *record = r.scales + 16 * (b >> 3);
         int scale, min;
-        kquant_scale_min(record + 4, b & 7, scale, min);
+        kquant_scale_min(record + 4, j, scale, min);
         d = f16_at(record) * static_cast<float>(scale);
         m = -f16_at(record + 2) * static_cast<float>(min);
     }
