@@ -288,7 +288,7 @@ struct RowsPerWarp {
 
 // Blocks a multiprocessor should hold, which caps the registers: one-row Q6_K (the output layer of the Q4 files, the
 // largest matrix) took 101 registers, two blocks (16 warps) a multiprocessor, each warp one row's latency chain; three
-// fit in 80 (ptxas, sm_90). The others are left to ptxas.
+// fit in 80 (ptxas, sm_90; 78-80 without spills since the predicated steps). The others are left to ptxas.
 template <int TYPE, int ROWS>
 struct MinBlocks {
     static constexpr int value = TYPE == Q6_K && ROWS == 1 ? 3 : 1;
@@ -318,27 +318,30 @@ __device__ __forceinline__ bool locate(const Products &p, int row, int shift, Ro
     return row < rows;
 }
 
-// acc[t][r] += chunks c, c + 32, ... (STEPS of them) of weight rows rs[0..R) times activation row t's, t < ROWS.
+// acc[t][r] += chunks c, c + 32, ... (STEPS of them, those below `end`) of weight rows rs[0..R) times activation row
+// t's, t < ROWS. A step past `end` loads chunk end - 1 and adds nothing, so all of a lane's loads leave together.
 template <int TYPE, int ROWS, int R, int STEPS>
-__device__ __forceinline__ void multiply(const Row (&rs)[R], int c, const QuantizedRows &x, int n, int cols,
+__device__ __forceinline__ void multiply(const Row (&rs)[R], int c, int end, const QuantizedRows &x, int n, int cols,
                                          int group, int shift, float (&acc)[ROWS][R]) {
     Chunk<TYPE> w[STEPS][R];
 #pragma unroll
     for (int s = 0; s < STEPS; s++) {
 #pragma unroll
-        for (int r = 0; r < R; r++) w[s][r].load(rs[r], c + s * kWarp, shift);
+        for (int r = 0; r < R; r++) w[s][r].load(rs[r], min(c + s * kWarp, end - 1), shift);
     }
 #pragma unroll
     for (int s = 0; s < STEPS; s++) {
 #pragma unroll
-        for (int r = 0; r < R; r++) w[s][r].decode(c + s * kWarp);
+        for (int r = 0; r < R; r++) w[s][r].decode(min(c + s * kWarp, end - 1));
     }
 #pragma unroll
     for (int s = 0; s < STEPS; s++) {
+        const int chunk = c + s * kWarp;
+        if (chunk >= end) break;
 #pragma unroll
         for (int t = 0; t < ROWS; t++) {
             const int64_t row = (ROWS <= 2 ? t : min(t, n - 1)) * static_cast<int64_t>(cols);
-            const typename Chunk<TYPE>::Input in = Chunk<TYPE>::input(x, row, c + s * kWarp, group, shift);
+            const typename Chunk<TYPE>::Input in = Chunk<TYPE>::input(x, row, chunk, group, shift);
 #pragma unroll
             for (int r = 0; r < R; r++) acc[t][r] += w[s][r].dot(in);
         }
@@ -347,40 +350,62 @@ __device__ __forceinline__ void multiply(const Row (&rs)[R], int c, const Quanti
 
 // out_j[t, row] for t < n <= ROWS (n > ROWS / 2 unless ROWS <= 2; rows from n on repeat row n - 1, computed and never
 // stored, so that no lane branches on n); TYPE Q8, Q4 (group 32, 64 or 128; shift = log2(group / 32)), Q4_K or
-// Q6_K. Each warp takes RowsPerWarp consecutive rows of the launch. (ptxas for sm_90: 40 registers at one Q4 row,
-// about 250 at 16, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
-template <int TYPE, int ROWS>
+// Q6_K. Each weight row's chunks are split among SPLIT warps, consecutive in the block, each taking RowsPerWarp
+// consecutive rows of the launch and a contiguous share of their chunks; the shares meet in shared memory, added in
+// warp order (the same inputs give the same bits). Why split: a warp's trips to memory are serial, and a long row
+// (Llama 3 8B's down projection: 448 chunks) took one warp four trips while half of the GPU's warp slots stayed empty
+// (512 blocks). One loop of predicated steps (multiply's `end`) rather than a second loop for a row's last chunks also
+// took the registers of one Q4 row from 94 to 48 (52 split), Q4_K's from 148 to 72. (ptxas for sm_90: about 250 at
+// 16 rows, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
+template <int TYPE, int ROWS, int SPLIT>
 __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
     constexpr int R = RowsPerWarp<ROWS>::value;
-    const int lane = threadIdx.x % kWarp;
-    const int first = (blockIdx.x * kWarps + threadIdx.x / kWarp) * R;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, part = warp % SPLIT;
+    const int first = (blockIdx.x * (kWarps / SPLIT) + warp / SPLIT) * R;
     Row rs[R];
     float *out[R];
     int rows[R], local[R];
     bool valid[R];
 #pragma unroll
     for (int r = 0; r < R; r++) valid[r] = locate<TYPE>(p, first + r, shift, rs[r], out[r], rows[r], local[r]);
-    if (!valid[0]) {
-        return;
+    if (SPLIT == 1 && !valid[0]) {
+        return;  // with SPLIT > 1 the warp still meets the others at the barrier below
     }
     const int blocks = p.cols / kBlock;  // chunks of the row, and activation blocks of an activation row
+    const int share = (blocks + SPLIT - 1) / SPLIT;
+    const int begin = part * share, end = valid[0] ? min(blocks, begin + share) : begin;
     float acc[ROWS][R] = {};
     constexpr int kSteps = R == 1 ? Steps<ROWS>::value : 1;
-    int c = lane;
-    for (; c + (kSteps - 1) * kWarp < blocks; c += kSteps * kWarp) {
-        multiply<TYPE, ROWS, R, kSteps>(rs, c, x, n, p.cols, p.group, shift, acc);
+    for (int c = begin + lane; c < end; c += kSteps * kWarp) {
+        multiply<TYPE, ROWS, R, kSteps>(rs, c, end, x, n, p.cols, p.group, shift, acc);
     }
-    for (; c < blocks; c += kWarp) {
-        multiply<TYPE, ROWS, R, 1>(rs, c, x, n, p.cols, p.group, shift, acc);
-    }
+    __shared__ float partial[SPLIT > 1 ? kWarps : 1][ROWS][R];
 #pragma unroll
     for (int t = 0; t < ROWS; t++) {
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const float sum = warp_sum(acc[t][r]);
-            if (lane == 0 && t < n && valid[r]) {
+            if (SPLIT > 1) {
+                if (lane == 0) partial[warp][t][r] = sum;
+            } else if (lane == 0 && t < n && valid[r]) {
                 out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sum;
+            }
+        }
+    }
+    if (SPLIT > 1) {
+        __syncthreads();
+        // output (t, r) is lane (t R + r) mod 32's of the row's first warp; static indices keep out[], rows[] in registers
+#pragma unroll
+        for (int t = 0; t < ROWS; t++) {
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                if (part == 0 && lane == (t * R + r) % kWarp && t < n && valid[r]) {
+                    float sum = 0.f;
+#pragma unroll
+                    for (int j = 0; j < SPLIT; j++) sum += partial[warp + j][t][r];
+                    out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sum;
+                }
             }
         }
     }
@@ -592,13 +617,36 @@ void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int
     }
 }
 
-template <int TYPE, int ROWS>
-void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                 cudaStream_t stream) {
-    constexpr int rows_per_block = kWarps * RowsPerWarp<ROWS>::value;
+template <int TYPE, int ROWS, int SPLIT>
+void launch_split_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
+                       cudaStream_t stream) {
+    constexpr int rows_per_block = kWarps / SPLIT * RowsPerWarp<ROWS>::value;
     const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
-    const auto kernel = integer_matvec_kernel<TYPE, ROWS>;
+    const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT>;
     ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift);
+}
+
+// Warps a weight row's chunks are split among: row_warps where asked (1, 2, 4 or 8), else as many as the trips a warp
+// would make alone (a trip: Steps chunks a lane), up to a power of two and at most kWarps.
+template <int ROWS>
+int warps_per_row(int cols, int row_warps) {
+    if (row_warps != 0) return row_warps;
+    constexpr int chunks_a_trip = kWarp * (RowsPerWarp<ROWS>::value == 1 ? Steps<ROWS>::value : 1);
+    const int trips = (cols / kBlock + chunks_a_trip - 1) / chunks_a_trip;
+    int split = 1;
+    while (split < kWarps && split < trips) split *= 2;
+    return split;
+}
+
+template <int TYPE, int ROWS>
+void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int row_warps,
+                 cudaStream_t stream) {
+    switch (warps_per_row<ROWS>(p.cols, row_warps)) {
+        case 1: launch_split_rows<TYPE, ROWS, 1>(p, x, n, shift, total_rows, stream); break;
+        case 2: launch_split_rows<TYPE, ROWS, 2>(p, x, n, shift, total_rows, stream); break;
+        case 4: launch_split_rows<TYPE, ROWS, 4>(p, x, n, shift, total_rows, stream); break;
+        default: launch_split_rows<TYPE, ROWS, 8>(p, x, n, shift, total_rows, stream); break;
+    }
 }
 
 // Up to 8 activation rows: the DP4A kernel, instantiated for 1, 2, 4 and 8 rows (registers and unrolled loops for the
@@ -606,18 +654,18 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
 // change every 16 elements, in the DP4A kernel 16 rows at a time.
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                           int mma_rows, cudaStream_t stream) {
+                           int mma_rows, int row_warps, cudaStream_t stream) {
     if (n == 1) {
-        launch_rows<TYPE, 1>(p, x, n, shift, total_rows, stream);
+        launch_rows<TYPE, 1>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n == 2) {
-        launch_rows<TYPE, 2>(p, x, n, shift, total_rows, stream);
+        launch_rows<TYPE, 2>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n <= 4) {
-        launch_rows<TYPE, 4>(p, x, n, shift, total_rows, stream);
+        launch_rows<TYPE, 4>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n <= 8) {
-        launch_rows<TYPE, 8>(p, x, n, shift, total_rows, stream);
+        launch_rows<TYPE, 8>(p, x, n, shift, total_rows, row_warps, stream);
     } else if constexpr (TYPE == Q6_K) {
         if (n <= 16) {
-            launch_rows<TYPE, 16>(p, x, n, shift, total_rows, stream);
+            launch_rows<TYPE, 16>(p, x, n, shift, total_rows, row_warps, stream);
             return;
         }
         const int64_t blocks = p.cols / kBlock;
@@ -626,7 +674,8 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
             for (int j = 0; j < p.count; j++) slice.out[j] += static_cast<int64_t>(from) * p.rows[j];
             const QuantizedRows rows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks,
                                      x.s + from * blocks};
-            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, mma_rows, stream);
+            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, mma_rows, row_warps,
+                                        stream);
         }
     } else if (n <= 16) {
         launch_mma<TYPE, 16>(p, x, n, shift, total_rows, mma_rows, stream);
@@ -657,9 +706,11 @@ int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d,
 
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
                             const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
-                            const float *xd, const float *xs, int n, int mma_rows, void *stream) {
+                            const float *xd, const float *xs, int n, int mma_rows, int row_warps, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(mma_rows == 0 || mma_rows == 16, "zse_cuda_integer_matvec: mma_rows must be 0 or 16");
+    ZSE_REQUIRE(row_warps == 0 || row_warps == 1 || row_warps == 2 || row_warps == 4 || row_warps == 8,
+                "zse_cuda_integer_matvec: row_warps must be 0, 1, 2, 4 or 8");
     ZSE_REQUIRE(type == Q8 || type == Q4 || type == Q4_K || type == Q6_K,
                 "zse_cuda_integer_matvec: the integer products take Q8, Q4, Q4_K and Q6_K weights");
     ZSE_REQUIRE(count >= 1 && count <= kMaxWeights, "zse_cuda_integer_matvec: 1 to 3 weights");
@@ -689,10 +740,10 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     QuantizedRows x{xq, xd, xs};
     switch (type) {
-        case Q8: launch_integer_matvec<Q8>(p, x, n, 0, total_rows, mma_rows, s); break;
-        case Q4: launch_integer_matvec<Q4>(p, x, n, shift, total_rows, mma_rows, s); break;
-        case Q4_K: launch_integer_matvec<Q4_K>(p, x, n, 0, total_rows, mma_rows, s); break;
-        default: launch_integer_matvec<Q6_K>(p, x, n, 0, total_rows, mma_rows, s); break;
+        case Q8: launch_integer_matvec<Q8>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
+        case Q4: launch_integer_matvec<Q4>(p, x, n, shift, total_rows, mma_rows, row_warps, s); break;
+        case Q4_K: launch_integer_matvec<Q4_K>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
+        default: launch_integer_matvec<Q6_K>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
     }
     return launched("integer_matvec_kernel");
 }

@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 12
+#define ZSE_CUDA_ABI_VERSION 13
 /* The most activation rows zse_cuda_integer_matvec takes. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
@@ -98,12 +98,13 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
  * one launch: data, scales, rows and out are host arrays of `count` entries (device pointers, as for
  * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS; from 9 rows on, Q8, Q4 and Q4_K run on
  * int8 tensor cores (tiles of 16, 32 or 64 tokens) and Q6_K 16 rows a launch. mma_rows: the weight rows of a
- * tensor-core block, 0 (32 up to 32 tokens, 16 above) or 16.
+ * tensor-core block, 0 (32 up to 32 tokens, 16 above) or 16. row_warps: the warps that split a weight row's columns in
+ * the DP4A kernel (up to 8 tokens, and Q6_K's), 1, 2, 4 or 8; 0: as many as the row's length calls for.
  */
 int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d, float *s, void *stream);
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
                             const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
-                            const float *xd, const float *xs, int n, int mma_rows, void *stream);
+                            const float *xd, const float *xs, int n, int mma_rows, int row_warps, void *stream);
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
 int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                    const int32_t *tokens, int n, float *out, void *stream);

@@ -110,19 +110,18 @@ public final class CudaBackend implements Backend {
     /** With {@code pacedUploads} non-null, the upload thread takes one permit per tensor copy (tests). */
     CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
                 java.util.concurrent.Semaphore pacedUploads) {
-        this(cuda, device, graphs, integerProducts, pacedUploads,
-                IntegerProducts.mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")));
+        this(cuda, device, graphs, integerProducts, pacedUploads, IntegerProducts.Shapes.fromEnvironment());
     }
 
-    /** {@code mmaRows}: the weight rows of the integer products' tensor-core blocks (IntegerProducts). */
+    /** {@code shapes}: how the integer products' kernels cut them into blocks, where fixed (IntegerProducts). */
     CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
-                java.util.concurrent.Semaphore pacedUploads, int mmaRows) {
+                java.util.concurrent.Semaphore pacedUploads, IntegerProducts.Shapes shapes) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
-        this.integer = new IntegerProducts(cuda, integerProducts, mmaRows);
+        this.integer = new IntegerProducts(cuda, integerProducts, shapes);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);

@@ -26,7 +26,7 @@ final class IntegerProducts implements AutoCloseable {
 
     private final CudaLibrary cuda;
     private final boolean enabled;
-    private final int mmaRows;    // the weight rows of a tensor-core block: 0 (as the kernel picks) or 16
+    private final Shapes shapes;
     private final QuantizedActivations scratch;
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
@@ -36,14 +36,26 @@ final class IntegerProducts implements AutoCloseable {
     private long quantizations;   // inputs quantized by a launch of their own
 
     /**
-     * {@code enabled} false: every product takes F32 activations (what a float reference computes); {@code mmaRows}:
+     * How the kernels cut a product into blocks, where a benchmark fixes it (0: as the kernel picks). {@code mmaRows}:
      * the weight rows of a tensor-core block (9 to 64 activation rows), 0 (32 up to 32 activation rows, 16 above) or
-     * 16.
+     * 16. {@code rowWarps}: the warps that split a weight row's columns in the DP4A kernel (up to 8 activation rows,
+     * and Q6_K's), 0 (by the row's length), 1, 2, 4 or 8.
      */
-    IntegerProducts(CudaLibrary cuda, boolean enabled, int mmaRows) {
+    record Shapes(int mmaRows, int rowWarps) {
+        static final Shapes BY_KERNEL = new Shapes(0, 0);
+
+        /** ZSE_CUDA_MMA_ROWS and ZSE_CUDA_ROW_WARPS. */
+        static Shapes fromEnvironment() {
+            return new Shapes(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
+                    rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")));
+        }
+    }
+
+    /** {@code enabled} false: every product takes F32 activations (what a float reference computes). */
+    IntegerProducts(CudaLibrary cuda, boolean enabled, Shapes shapes) {
         this.cuda = cuda;
         this.enabled = enabled;
-        this.mmaRows = mmaRows;
+        this.shapes = shapes;
         this.scratch = new QuantizedActivations(cuda);
         this.arguments = Arena.ofAuto().allocate(3 * POINTERS + (long) Integer.BYTES * MAX_SHARED_WEIGHTS, 8);
     }
@@ -65,6 +77,14 @@ final class IntegerProducts implements AutoCloseable {
      */
     static int mmaRowsSetting(String value) {
         return BenchmarkSwitch.choice("ZSE_CUDA_MMA_ROWS", value, "32", "16", "32").equals("16") ? 16 : 0;
+    }
+
+    /**
+     * ZSE_CUDA_ROW_WARPS: 1, 2, 4 or 8 fixes the warps a DP4A product splits each weight row among (1: a warp a row,
+     * as before the split), to compare with the default on a GPU; unset, by the row's length; anything else refused.
+     */
+    static int rowWarpsSetting(String value) {
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_ROW_WARPS", value, "0", "1", "2", "4", "8"));
     }
 
     /** Whether w times n activation rows is an integer product. */
@@ -131,7 +151,7 @@ final class IntegerProducts implements AutoCloseable {
         }
         cuda.call("zse_cuda_integer_matvec", w[from].type().code(), w[from].groupSize(), cols, count, arguments,
                 arguments.asSlice(POINTERS), arguments.asSlice(3 * POINTERS), arguments.asSlice(2 * POINTERS),
-                x.codes(), x.scales(), x.sums(), n, mmaRows, stream.handle());
+                x.codes(), x.scales(), x.sums(), n, shapes.mmaRows(), shapes.rowWarps(), stream.handle());
     }
 
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */

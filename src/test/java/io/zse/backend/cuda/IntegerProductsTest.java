@@ -17,4 +17,14 @@ class IntegerProductsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.mmaRowsSetting("64"))
                 .getMessage().contains("ZSE_CUDA_MMA_ROWS"));
     }
+
+    /** ZSE_CUDA_ROW_WARPS: 1, 2, 4 or 8 (unset: by the row's length, passed as 0); anything else refused, named. */
+    @Test
+    void rowWarpsSettingTakesPowersOfTwoUpToEight() {
+        assertEquals(0, IntegerProducts.rowWarpsSetting(" "));
+        assertEquals(1, IntegerProducts.rowWarpsSetting("1"));
+        assertEquals(8, IntegerProducts.rowWarpsSetting("8 "));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.rowWarpsSetting("3"))
+                .getMessage().contains("ZSE_CUDA_ROW_WARPS must be 1 or 2 or 4 or 8"));
+    }
 }
