@@ -34,6 +34,37 @@ __device__ __forceinline__ void quantize_block(float v, int64_t block, const Qua
     }
 }
 
+// Called by all 32 lanes of a warp; each group of 32 / RUN consecutive lanes holds one block in runs of RUN values
+// (lane l: elements RUN (l mod 32 / RUN) .. + RUN - 1 of block `block`). `store` false: the group's values are not
+// wanted (it still takes part in the shuffles, which need every lane).
+template <int RUN>
+__device__ __forceinline__ void quantize_run(const float (&v)[RUN], int64_t block, bool store, const QuantizedOut &out) {
+    constexpr int kLanes = kQuantBlock / RUN;
+    const int part = threadIdx.x % kLanes;
+    float amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < RUN; i++) amax = fmaxf(amax, fabsf(v[i]));
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    }
+    const float inverse = amax == 0.f ? 0.f : 127.f / amax;
+    int sum = 0;
+#pragma unroll
+    for (int i = 0; i < RUN; i++) {
+        const int code = static_cast<int>(rintf(v[i] * inverse));
+        if (store) out.q[block * kQuantBlock + part * RUN + i] = static_cast<int8_t>(code);
+        sum += code;
+    }
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (store && part == 0) {
+        const float scale = amax / 127.f;
+        out.d[block] = scale;
+        out.s[block] = scale * static_cast<float>(sum);
+    }
+}
+
 }  // namespace zse
 
 #endif
