@@ -1,5 +1,6 @@
 // Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add, and their fusions: the residual add
 // with the next RMSNorm, and RoPE with the KV write.
+#include "gated.cuh"
 #include "mma.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
@@ -209,7 +210,7 @@ __global__ void binary_kernel(float *x, const float *__restrict__ y, int64_t len
 }
 
 struct Swiglu {
-    __device__ float operator()(float g, float up) const { return g / (1.f + expf(-g)) * up; }
+    __device__ float operator()(float g, float up) const { return swiglu(g, up); }
 };
 
 // PyTorch's gelu(approximate="tanh"): 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))), in F32

@@ -14,6 +14,9 @@
 // where a Q4 group's byte j holds element j (low nibble) and j + g/2 (high nibble), so a chunk's low and high
 // nibbles are the 16 elements from 16c' and from 16c' + g/2 of the group (c' the chunk in the group); the chunks of a
 // group and the activation blocks it spans are equally many, so chunk c adds m times block c's s.
+#include <string>
+
+#include "gated.cuh"
 #include "mma.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
@@ -357,6 +360,30 @@ __device__ __forceinline__ void multiply(const Row (&rs)[R], int c, int end, con
 // (512 blocks). One loop of predicated steps (multiply's `end`) rather than a second loop for a row's last chunks also
 // took the registers of one Q4 row from 94 to 48 (52 split), Q4_K's from 148 to 72. (ptxas for sm_90: about 250 at
 // 16 rows, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
+// This warp's share `part` of SPLIT of weight rows rs (valid: all of them, else none) times activation rows t < ROWS:
+// a contiguous share of each row's chunks, summed over the warp (every lane gets the sums).
+template <int TYPE, int ROWS, int R, int SPLIT>
+__device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int part, const Products &p,
+                                           const QuantizedRows &x, int n, int shift, float (&sums)[ROWS][R]) {
+    const int blocks = p.cols / kBlock;  // chunks of the row, and activation blocks of an activation row
+    const int share = (blocks + SPLIT - 1) / SPLIT;
+    const int begin = part * share, end = valid ? min(blocks, begin + share) : begin;
+#pragma unroll
+    for (int t = 0; t < ROWS; t++) {
+#pragma unroll
+        for (int r = 0; r < R; r++) sums[t][r] = 0.f;
+    }
+    constexpr int kSteps = R == 1 ? Steps<ROWS>::value : 1;
+    for (int c = begin + static_cast<int>(threadIdx.x) % kWarp; c < end; c += kSteps * kWarp) {
+        multiply<TYPE, ROWS, R, kSteps>(rs, c, end, x, n, p.cols, p.group, shift, sums);
+    }
+#pragma unroll
+    for (int t = 0; t < ROWS; t++) {
+#pragma unroll
+        for (int r = 0; r < R; r++) sums[t][r] = warp_sum(sums[t][r]);
+    }
+}
+
 template <int TYPE, int ROWS, int SPLIT>
 __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
@@ -372,30 +399,24 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     if (SPLIT == 1 && !valid[0]) {
         return;  // with SPLIT > 1 the warp still meets the others at the barrier below
     }
-    const int blocks = p.cols / kBlock;  // chunks of the row, and activation blocks of an activation row
-    const int share = (blocks + SPLIT - 1) / SPLIT;
-    const int begin = part * share, end = valid[0] ? min(blocks, begin + share) : begin;
-    float acc[ROWS][R] = {};
-    constexpr int kSteps = R == 1 ? Steps<ROWS>::value : 1;
-    for (int c = begin + lane; c < end; c += kSteps * kWarp) {
-        multiply<TYPE, ROWS, R, kSteps>(rs, c, end, x, n, p.cols, p.group, shift, acc);
-    }
+    float sums[ROWS][R];
+    warp_share<TYPE, ROWS, R, SPLIT>(rs, valid[0], part, p, x, n, shift, sums);
     __shared__ float partial[SPLIT > 1 ? kWarps : 1][ROWS][R];
 #pragma unroll
     for (int t = 0; t < ROWS; t++) {
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            const float sum = warp_sum(acc[t][r]);
             if (SPLIT > 1) {
-                if (lane == 0) partial[warp][t][r] = sum;
+                if (lane == 0) partial[warp][t][r] = sums[t][r];
             } else if (lane == 0 && t < n && valid[r]) {
-                out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sum;
+                out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sums[t][r];
             }
         }
     }
     if (SPLIT > 1) {
         __syncthreads();
-        // output (t, r) is lane (t R + r) mod 32's of the row's first warp; static indices keep out[], rows[] in registers
+        // output (t, r) is lane (t R + r) mod 32's of the row's first warp (static indices: out[], rows[] stay in
+        // registers)
 #pragma unroll
         for (int t = 0; t < ROWS; t++) {
 #pragma unroll
@@ -408,6 +429,63 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
                 }
             }
         }
+    }
+}
+
+// The feed-forward's gated products up to 8 activation rows: act[t, i] = swiglu(gate[t, i], up[t, i]) in F32 at
+// p.out[0] ([n, ff], ff = p.rows[0] = p.rows[1], a multiple of 32) and as int8 blocks for the down projection, the
+// gate and up sums never leaving the block: half of its row groups take gate rows, the other half the same up rows.
+// The block that completes a quantization block's 32 outputs (counted in counters[], one per block of 32 outputs,
+// each left at 0 for the next launch) quantizes them. Each gate and up sum is the bits integer_matvec_kernel gives at
+// the same split, and swiglu() the element-wise kernel's, so fusing changes no bit.
+template <int TYPE, int ROWS, int SPLIT>
+__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
+    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act, int *counters) {
+    constexpr int R = RowsPerWarp<ROWS>::value, kHalf = kWarps / SPLIT / 2, kOutputs = kHalf * R;
+    static_assert(kHalf >= 1 && kQuantBlock % kOutputs == 0 && ROWS * kOutputs <= kWarps * kWarp,
+                  "whole quantization blocks of whole blocks' outputs, a thread an output");
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, part = warp % SPLIT, group = warp / SPLIT;
+    const int ff = p.rows[0];
+    const bool up = group >= kHalf;
+    const int first = blockIdx.x * kOutputs + (up ? group - kHalf : group) * R;
+    const uint8_t *data = up ? p.data[1] : p.data[0];
+    const uint8_t *scales = reinterpret_cast<const uint8_t *>(up ? p.scales[1] : p.scales[0]);
+    Row rs[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) rs[r] = row_of<TYPE>(data, scales, first + r, p.cols, shift);
+    float sums[ROWS][R];
+    warp_share<TYPE, ROWS, R, SPLIT>(rs, true, part, p, x, n, shift, sums);
+    __shared__ float partial[kWarps][ROWS][R];
+    if (lane == 0) {
+#pragma unroll
+        for (int t = 0; t < ROWS; t++) {
+#pragma unroll
+            for (int r = 0; r < R; r++) partial[warp][t][r] = sums[t][r];
+        }
+    }
+    __syncthreads();
+    const int o = threadIdx.x % kOutputs, t = threadIdx.x / kOutputs;  // thread: output o of token t
+    if (t < n) {
+        float gate = 0.f, up_sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < SPLIT; j++) {
+            gate += partial[o / R * SPLIT + j][t][o % R];
+            up_sum += partial[(kHalf + o / R) * SPLIT + j][t][o % R];
+        }
+        p.out[0][static_cast<int64_t>(t) * ff + blockIdx.x * kOutputs + o] = swiglu(gate, up_sum);
+    }
+    __threadfence();  // the outputs visible to the block that quantizes them
+    __syncthreads();
+    const int block = blockIdx.x * kOutputs / kQuantBlock;
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        last = atomicAdd(counters + block, 1) == kQuantBlock / kOutputs - 1;
+        if (last) counters[block] = 0;
+    }
+    __syncthreads();
+    if (last && warp < n) {  // a warp a token; volatile: past L1, which holds no other block's writes
+        const int64_t at = static_cast<int64_t>(warp) * ff + block * kQuantBlock;
+        quantize_block(*reinterpret_cast<volatile const float *>(p.out[0] + at + lane), at / kQuantBlock, act);
     }
 }
 
@@ -649,6 +727,40 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
     }
 }
 
+template <int TYPE, int ROWS, int SPLIT>
+void launch_swiglu_split(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
+                         int *counters, cudaStream_t stream) {
+    constexpr int outputs_per_block = kWarps / SPLIT / 2 * RowsPerWarp<ROWS>::value;
+    const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, SPLIT>;
+    ZSE_LAUNCH(kernel, static_cast<unsigned>(p.rows[0] / outputs_per_block), kWarps * kWarp, 0, stream)(
+        p, x, n, shift, act, counters);
+}
+
+// The split as integer_matvec_kernel's, at most 4 warps a row (a block takes gate and up rows both).
+template <int TYPE, int ROWS>
+void launch_swiglu_rows(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
+                        int *counters, int row_warps, cudaStream_t stream) {
+    switch (min(4, warps_per_row<ROWS>(p.cols, row_warps))) {
+        case 1: launch_swiglu_split<TYPE, ROWS, 1>(p, x, n, shift, act, counters, stream); break;
+        case 2: launch_swiglu_split<TYPE, ROWS, 2>(p, x, n, shift, act, counters, stream); break;
+        default: launch_swiglu_split<TYPE, ROWS, 4>(p, x, n, shift, act, counters, stream); break;
+    }
+}
+
+template <int TYPE>
+void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
+                          int *counters, int row_warps, cudaStream_t stream) {
+    if (n == 1) {
+        launch_swiglu_rows<TYPE, 1>(p, x, n, shift, act, counters, row_warps, stream);
+    } else if (n == 2) {
+        launch_swiglu_rows<TYPE, 2>(p, x, n, shift, act, counters, row_warps, stream);
+    } else if (n <= 4) {
+        launch_swiglu_rows<TYPE, 4>(p, x, n, shift, act, counters, row_warps, stream);
+    } else {
+        launch_swiglu_rows<TYPE, 8>(p, x, n, shift, act, counters, row_warps, stream);
+    }
+}
+
 // Up to 8 activation rows: the DP4A kernel, instantiated for 1, 2, 4 and 8 rows (registers and unrolled loops for the
 // batch-size buckets). More: Q8, Q4 and Q4_K on tensor cores in tiles of 16, 32 or 64 tokens; Q6_K, whose scales
 // change every 16 elements, in the DP4A kernel 16 rows at a time.
@@ -686,6 +798,46 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
     }
 }
 
+// The checks both entries make of their weights and activations, and the launch's Products; 0 or the refusal's
+// status, its message prefixed with `entry`.
+int describe(const char *entry, int type, int group_size, int cols, int count, const void *const *data,
+             const void *const *scales, const int *rows, float *const *out, const int8_t *xq, const float *xd,
+             const float *xs, int n, int row_warps, Products &p, int64_t &total_rows) {
+    const auto refused = [entry](const char *what) { return refuse((std::string(entry) + ": " + what).c_str()); };
+    if (row_warps != 0 && row_warps != 1 && row_warps != 2 && row_warps != 4 && row_warps != 8) {
+        return refused("row_warps must be 0, 1, 2, 4 or 8");
+    }
+    if (type != Q8 && type != Q4 && type != Q4_K && type != Q6_K) {
+        return refused("the integer products take Q8, Q4, Q4_K and Q6_K weights");
+    }
+    if (count < 1 || count > kMaxWeights) return refused("1 to 3 weights");
+    if (data == nullptr || scales == nullptr || rows == nullptr || out == nullptr) {
+        return refused("NULL weight list");
+    }
+    if (xq == nullptr || xd == nullptr || xs == nullptr) return refused("NULL activations");
+    if (static_cast<int64_t>(n) * cols > 0x7fffffff) return refused("n * cols above 2^31 - 1");
+    p.count = count;
+    p.group = group_size;
+    p.cols = cols;
+    total_rows = 0;
+    for (int j = 0; j < count; j++) {
+        Weight m{static_cast<const uint8_t *>(data[j]), static_cast<const __half *>(scales[j]), type, group_size,
+                 rows[j], cols};
+        if (int status = check_weight(m, entry)) return status;
+        if (out[j] == nullptr) return refused("NULL output");
+        p.data[j] = m.data;
+        p.scales[j] = m.scales;
+        p.rows[j] = m.rows;
+        p.out[j] = out[j];
+        total_rows += m.rows;
+    }
+    return total_rows <= 0x7fffffff ? 0 : refused("more than 2^31 - 1 rows in all");
+}
+
+int shift_of(int group_size) {
+    return group_size == 128 ? 2 : group_size == 64 ? 1 : 0;
+}
+
 }  // namespace
 }  // namespace zse
 
@@ -709,34 +861,14 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
                             const float *xd, const float *xs, int n, int mma_rows, int row_warps, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(mma_rows == 0 || mma_rows == 16, "zse_cuda_integer_matvec: mma_rows must be 0 or 16");
-    ZSE_REQUIRE(row_warps == 0 || row_warps == 1 || row_warps == 2 || row_warps == 4 || row_warps == 8,
-                "zse_cuda_integer_matvec: row_warps must be 0, 1, 2, 4 or 8");
-    ZSE_REQUIRE(type == Q8 || type == Q4 || type == Q4_K || type == Q6_K,
-                "zse_cuda_integer_matvec: the integer products take Q8, Q4, Q4_K and Q6_K weights");
-    ZSE_REQUIRE(count >= 1 && count <= kMaxWeights, "zse_cuda_integer_matvec: 1 to 3 weights");
-    ZSE_REQUIRE(data != nullptr && scales != nullptr && rows != nullptr && out != nullptr,
-                "zse_cuda_integer_matvec: NULL weight list");
-    ZSE_REQUIRE(xq != nullptr && xd != nullptr && xs != nullptr, "zse_cuda_integer_matvec: NULL activations");
     ZSE_REQUIRE(n > 0 && n <= ZSE_CUDA_INTEGER_ROWS, "zse_cuda_integer_matvec: n must be 1 to 64");
-    ZSE_REQUIRE(static_cast<int64_t>(n) * cols <= 0x7fffffff, "zse_cuda_integer_matvec: n * cols above 2^31 - 1");
     Products p{};
-    p.count = count;
-    p.group = group_size;
-    p.cols = cols;
     int64_t total_rows = 0;
-    for (int j = 0; j < count; j++) {
-        Weight m{static_cast<const uint8_t *>(data[j]), static_cast<const __half *>(scales[j]), type, group_size,
-                 rows[j], cols};
-        if (int status = check_weight(m, "zse_cuda_integer_matvec")) return status;
-        ZSE_REQUIRE(out[j] != nullptr, "zse_cuda_integer_matvec: NULL output");
-        p.data[j] = m.data;
-        p.scales[j] = m.scales;
-        p.rows[j] = m.rows;
-        p.out[j] = out[j];
-        total_rows += m.rows;
+    if (int status = describe("zse_cuda_integer_matvec", type, group_size, cols, count, data, scales, rows, out, xq,
+                              xd, xs, n, row_warps, p, total_rows)) {
+        return status;
     }
-    ZSE_REQUIRE(total_rows <= 0x7fffffff, "zse_cuda_integer_matvec: more than 2^31 - 1 rows in all");
-    const int shift = group_size == 128 ? 2 : group_size == 64 ? 1 : 0;
+    const int shift = shift_of(group_size);
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     QuantizedRows x{xq, xd, xs};
     switch (type) {
@@ -748,4 +880,35 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     return launched("integer_matvec_kernel");
 }
 
+int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,
+                           const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
+                           const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
+                           int *counters, int row_warps, void *stream) {
+    using namespace zse;
+    ZSE_REQUIRE(n > 0 && n <= 8, "zse_cuda_swiglu_matvec: n must be 1 to 8");
+    ZSE_REQUIRE(ff > 0 && ff % kQuantBlock == 0, "zse_cuda_swiglu_matvec: ff must be a positive multiple of 32");
+    ZSE_REQUIRE(q != nullptr && d != nullptr && s != nullptr && counters != nullptr,
+                "zse_cuda_swiglu_matvec: NULL int8 output or counters");
+    const void *data[2] = {gate_data, up_data};
+    const void *scales[2] = {gate_scales, up_scales};
+    const int rows[2] = {ff, ff};
+    float *outs[2] = {out, out};
+    Products p{};
+    int64_t total_rows = 0;
+    if (int status = describe("zse_cuda_swiglu_matvec", type, group_size, cols, 2, data, scales, rows, outs, xq, xd,
+                              xs, n, row_warps, p, total_rows)) {
+        return status;
+    }
+    const int shift = shift_of(group_size);
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    QuantizedRows x{xq, xd, xs};
+    QuantizedOut act{q, d, s};
+    switch (type) {
+        case Q8: launch_swiglu_matvec<Q8>(p, x, n, 0, act, counters, row_warps, st); break;
+        case Q4: launch_swiglu_matvec<Q4>(p, x, n, shift, act, counters, row_warps, st); break;
+        case Q4_K: launch_swiglu_matvec<Q4_K>(p, x, n, 0, act, counters, row_warps, st); break;
+        default: launch_swiglu_matvec<Q6_K>(p, x, n, 0, act, counters, row_warps, st); break;
+    }
+    return launched("swiglu_matvec_kernel");
+}
 }  // extern "C"

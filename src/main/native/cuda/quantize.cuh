@@ -38,7 +38,8 @@ __device__ __forceinline__ void quantize_block(float v, int64_t block, const Qua
 // (lane l: elements RUN (l mod 32 / RUN) .. + RUN - 1 of block `block`). `store` false: the group's values are not
 // wanted (it still takes part in the shuffles, which need every lane).
 template <int RUN>
-__device__ __forceinline__ void quantize_run(const float (&v)[RUN], int64_t block, bool store, const QuantizedOut &out) {
+__device__ __forceinline__ void quantize_run(const float (&v)[RUN], int64_t block, bool store,
+                                             const QuantizedOut &out) {
     constexpr int kLanes = kQuantBlock / RUN;
     const int part = threadIdx.x % kLanes;
     float amax = 0.f;

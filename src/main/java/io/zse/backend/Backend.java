@@ -141,6 +141,18 @@ public interface Backend extends AutoCloseable {
     /** gate[k] = silu(gate[k]) * up[k] for k < length (SwiGLU). */
     void swiglu(ActivationBuffer gate, ActivationBuffer up, int length);
 
+    /**
+     * The feed-forward's gated products (SwiGLU): gate[n, ff] = silu(x · gateWeightᵀ) * (x · upWeightᵀ) for x [n,
+     * cols], both weights [ff, cols]; afterwards up [n, ff] holds nothing anyone may read. A backend may apply the
+     * activation as the products finish, never writing up. Default: {@link #matmuls} into gate and up, then
+     * {@link #swiglu}.
+     */
+    default void swigluProducts(ActivationBuffer x, int n, WeightMatrix gateWeight, WeightMatrix upWeight,
+                                ActivationBuffer gate, ActivationBuffer up) {
+        matmuls(x, n, new WeightMatrix[] {gateWeight, upWeight}, new ActivationBuffer[] {gate, up});
+        swiglu(gate, up, Math.multiplyExact(n, gateWeight.rows()));
+    }
+
     /** gate[k] = gelu_tanh(gate[k]) * up[k] for k < length (GeGLU, Gemma), gelu_tanh as PyTorch's approximate="tanh". */
     void geglu(ActivationBuffer gate, ActivationBuffer up, int length);
 

@@ -137,6 +137,13 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void swigluProducts(ActivationBuffer x, int n, WeightMatrix gateWeight, WeightMatrix upWeight,
+                               ActivationBuffer gate, ActivationBuffer up) {
+        timed("swigluProducts " + gateWeight.type() + " [" + gateWeight.rows() + " x " + gateWeight.cols() + "] x 2",
+                () -> backend.swigluProducts(x, n, gateWeight, upWeight, gate, up));
+    }
+
+    @Override
     public void geglu(ActivationBuffer gate, ActivationBuffer up, int length) {
         timed("geglu", () -> backend.geglu(gate, up, length));
     }

@@ -394,15 +394,17 @@ public final class LlamaModel {
 
             // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream (Gemma: gelu, not silu).
             backend.addRmsNorm(ws.x, ws.projected, n, w.ffnNorm(), eps, ws.normed);
-            backend.matmuls(ws.normed, n, new WeightMatrix[] {w.gate(), w.up()},
-                    new ActivationBuffer[] {ws.gate, ws.up});
-            if (config.gemma() != null) {
-                backend.geglu(ws.gate, ws.up, n * ff);
-            } else if (config.bitnet()) { // relu(gate)² * up, RMS-normalised before down_proj
-                backend.reluSquaredGlu(ws.gate, ws.up, n * ff);
-                backend.rmsNorm(ws.gate, n, w.ffnSubNorm(), eps, ws.gate);
+            if (config.gemma() == null && !config.bitnet()) {
+                backend.swigluProducts(ws.normed, n, w.gate(), w.up(), ws.gate, ws.up);
             } else {
-                backend.swiglu(ws.gate, ws.up, n * ff);
+                backend.matmuls(ws.normed, n, new WeightMatrix[] {w.gate(), w.up()},
+                        new ActivationBuffer[] {ws.gate, ws.up});
+                if (config.gemma() != null) {
+                    backend.geglu(ws.gate, ws.up, n * ff);
+                } else { // BitNet: relu(gate)² * up, RMS-normalised before down_proj
+                    backend.reluSquaredGlu(ws.gate, ws.up, n * ff);
+                    backend.rmsNorm(ws.gate, n, w.ffnSubNorm(), eps, ws.gate);
+                }
             }
             backend.matmul(ws.gate, n, w.down(), ws.projected);
             if (w.postFfnNorm() != null) {

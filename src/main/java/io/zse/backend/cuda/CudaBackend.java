@@ -110,18 +110,18 @@ public final class CudaBackend implements Backend {
     /** With {@code pacedUploads} non-null, the upload thread takes one permit per tensor copy (tests). */
     CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
                 java.util.concurrent.Semaphore pacedUploads) {
-        this(cuda, device, graphs, integerProducts, pacedUploads, IntegerProducts.Shapes.fromEnvironment());
+        this(cuda, device, graphs, integerProducts, pacedUploads, IntegerProducts.Variants.fromEnvironment());
     }
 
-    /** {@code shapes}: how the integer products' kernels cut them into blocks, where fixed (IntegerProducts). */
+    /** {@code variants}: the integer products' kernel variants, where fixed (IntegerProducts). */
     CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
-                java.util.concurrent.Semaphore pacedUploads, IntegerProducts.Shapes shapes) {
+                java.util.concurrent.Semaphore pacedUploads, IntegerProducts.Variants variants) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
-        this.integer = new IntegerProducts(cuda, integerProducts, shapes);
+        this.integer = new IntegerProducts(cuda, integerProducts, variants);
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -727,6 +727,31 @@ public final class CudaBackend implements Backend {
         cuda.call("zse_cuda_swiglu", g.at(0, length), u.at(0, length), (long) length, codes(q), scales(q), sums(q),
                 stream.handle());
         integer.wrote(g, length, q);
+    }
+
+    /**
+     * Up to {@value IntegerProducts#FUSED_SWIGLU_ROWS} rows of integer weights: one launch, which applies SwiGLU as the
+     * gate and up sums finish and writes its int8 form for the down projection (up is not written); else the products,
+     * then SwiGLU.
+     */
+    @Override
+    public void swigluProducts(ActivationBuffer x, int n, WeightMatrix gateWeight, WeightMatrix upWeight,
+                               ActivationBuffer gate, ActivationBuffer up) {
+        CudaWeight g = own(gateWeight);
+        CudaWeight u = own(upWeight);
+        if (n <= 0 || !integer.fusesSwiglu(g, u, n)) {
+            Backend.super.swigluProducts(x, n, gateWeight, upWeight, gate, up);
+            return;
+        }
+        long values = (long) n * g.rows();
+        DeviceActivations input = own(x, (long) n * g.cols());
+        DeviceActivations out = own(gate, values);
+        own(up, values);
+        computeEnter();
+        ready(g);
+        ready(u);
+        QuantizedActivations.Parts int8 = integer.input(input, input.at(0, (long) n * g.cols()), n, g.cols(), stream);
+        integer.wrote(out, values, integer.launchSwiglu(g, u, n, int8, out.at(0, values), stream));
     }
 
     @Override

@@ -138,6 +138,9 @@ public final class CudaLibrary {
         f.put("zse_cuda_quantize_rows", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_integer_matvec", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+        f.put("zse_cuda_swiglu_matvec", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
+                ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT,
+                ADDRESS));
         f.put("zse_cuda_add_bias", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
         f.put("zse_cuda_rms_norm", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS));

@@ -26,8 +26,11 @@ final class IntegerProducts implements AutoCloseable {
 
     private final CudaLibrary cuda;
     private final boolean enabled;
-    private final Shapes shapes;
+    private final Variants variants;
     private final QuantizedActivations scratch;
+    /** The fused SwiGLU products' output in int8: apart from the scratch, where their own input may lie. */
+    private final QuantizedActivations swigluScratch;
+    private DeviceBuffer swigluCounters;  // zse_cuda_swiglu_matvec's counters, one per 32 outputs, left at zero
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
     private int widestCols;       // the widest weight of these types: sizes the scratch
@@ -36,27 +39,33 @@ final class IntegerProducts implements AutoCloseable {
     private long quantizations;   // inputs quantized by a launch of their own
 
     /**
-     * How the kernels cut a product into blocks, where a benchmark fixes it (0: as the kernel picks). {@code mmaRows}:
-     * the weight rows of a tensor-core block (9 to 64 activation rows), 0 (32 up to 32 activation rows, 16 above) or
-     * 16. {@code rowWarps}: the warps that split a weight row's columns in the DP4A kernel (up to 8 activation rows,
-     * and Q6_K's), 0 (by the row's length), 1, 2, 4 or 8.
+     * The kernels' variants, where a benchmark fixes them. {@code mmaRows}: the weight rows of a tensor-core block (9
+     * to 64 activation rows), 0 (32 up to 32 activation rows, 16 above) or 16. {@code rowWarps}: the warps that split
+     * a weight row's columns in the DP4A kernel (up to 8 activation rows, and Q6_K's), 0 (by the row's length), 1, 2,
+     * 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
+     * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own.
      */
-    record Shapes(int mmaRows, int rowWarps) {
-        static final Shapes BY_KERNEL = new Shapes(0, 0);
+    record Variants(int mmaRows, int rowWarps, boolean fusedSwiglu) {
+        static final Variants DEFAULT = new Variants(0, 0, true);
 
-        /** ZSE_CUDA_MMA_ROWS and ZSE_CUDA_ROW_WARPS. */
-        static Shapes fromEnvironment() {
-            return new Shapes(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
-                    rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")));
+        /** ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS and ZSE_CUDA_SWIGLU. */
+        static Variants fromEnvironment() {
+            return new Variants(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
+                    rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")),
+                    fusedSwigluSetting(System.getenv("ZSE_CUDA_SWIGLU")));
         }
     }
 
+    /** The most activation rows zse_cuda_swiglu_matvec takes (the DP4A kernel's). */
+    static final int FUSED_SWIGLU_ROWS = 8;
+
     /** {@code enabled} false: every product takes F32 activations (what a float reference computes). */
-    IntegerProducts(CudaLibrary cuda, boolean enabled, Shapes shapes) {
+    IntegerProducts(CudaLibrary cuda, boolean enabled, Variants variants) {
         this.cuda = cuda;
         this.enabled = enabled;
-        this.shapes = shapes;
+        this.variants = variants;
         this.scratch = new QuantizedActivations(cuda);
+        this.swigluScratch = new QuantizedActivations(cuda);
         this.arguments = Arena.ofAuto().allocate(3 * POINTERS + (long) Integer.BYTES * MAX_SHARED_WEIGHTS, 8);
     }
 
@@ -87,6 +96,14 @@ final class IntegerProducts implements AutoCloseable {
         return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_ROW_WARPS", value, "0", "1", "2", "4", "8"));
     }
 
+    /**
+     * ZSE_CUDA_SWIGLU: "separate" runs SwiGLU as a kernel of its own after the gate and up products (as before the
+     * fusion), to compare on a GPU; unset or "fused", the default; anything else refused.
+     */
+    static boolean fusedSwigluSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_SWIGLU", value, "fused", "fused", "separate").equals("fused");
+    }
+
     /** Whether w times n activation rows is an integer product. */
     boolean takes(CudaWeight w, int n) {
         return enabled && n <= QuantizedActivations.MAX_ROWS && TYPES.contains(w.type());
@@ -97,11 +114,13 @@ final class IntegerProducts implements AutoCloseable {
      * null where no integer product could take them next; the op then calls {@link #wrote}.
      */
     QuantizedActivations.Parts outputFor(int n, long floats, int cols) {
-        if (!enabled || widestCols == 0 || cols % QuantizedActivations.BLOCK != 0
-                || n > QuantizedActivations.MAX_ROWS || floats > (long) QuantizedActivations.MAX_ROWS * widestCols) {
-            return null;
-        }
-        return scratch.parts(floats, widestCols);
+        return quantizable(n, floats, cols) ? scratch.parts(floats, widestCols) : null;
+    }
+
+    /** Whether n rows of {@code cols}, {@code floats} in all, have an int8 form an integer product could take. */
+    private boolean quantizable(int n, long floats, int cols) {
+        return enabled && widestCols != 0 && cols % QuantizedActivations.BLOCK == 0
+                && n <= QuantizedActivations.MAX_ROWS && floats <= (long) QuantizedActivations.MAX_ROWS * widestCols;
     }
 
     /**
@@ -151,7 +170,40 @@ final class IntegerProducts implements AutoCloseable {
         }
         cuda.call("zse_cuda_integer_matvec", w[from].type().code(), w[from].groupSize(), cols, count, arguments,
                 arguments.asSlice(POINTERS), arguments.asSlice(3 * POINTERS), arguments.asSlice(2 * POINTERS),
-                x.codes(), x.scales(), x.sums(), n, shapes.mmaRows(), shapes.rowWarps(), stream.handle());
+                x.codes(), x.scales(), x.sums(), n, variants.mmaRows(), variants.rowWarps(), stream.handle());
+    }
+
+    /**
+     * Whether gate and up times n activation rows run as one launch that applies SwiGLU as the products finish
+     * ({@link #launchSwiglu}): integer products of one type, group and shape, at most {@value #FUSED_SWIGLU_ROWS}
+     * rows, whose output rows are whole blocks of 32 that the scratch can take.
+     */
+    boolean fusesSwiglu(CudaWeight gate, CudaWeight up, int n) {
+        return variants.fusedSwiglu() && n <= FUSED_SWIGLU_ROWS && takes(gate, n) && up.type() == gate.type()
+                && up.groupSize() == gate.groupSize() && up.rows() == gate.rows() && up.cols() == gate.cols()
+                && quantizable(n, (long) n * gate.rows(), gate.rows());
+    }
+
+    /**
+     * Queues out[n, ff] = silu(x . gate^T) * (x . up^T) and its int8 form, which it returns (for {@link #wrote}); x
+     * [n, cols] as int8 at {@code x}. Only where {@link #fusesSwiglu}.
+     */
+    QuantizedActivations.Parts launchSwiglu(CudaWeight gate, CudaWeight up, int n, QuantizedActivations.Parts x,
+                                            MemorySegment out, CudaStream stream) {
+        int ff = gate.rows();
+        QuantizedActivations.Parts act = swigluScratch.parts((long) n * ff, widestCols);
+        long counterBytes = (long) ff / QuantizedActivations.BLOCK * Integer.BYTES;
+        if (swigluCounters == null || swigluCounters.bytes() < counterBytes) {
+            if (swigluCounters != null) {
+                swigluCounters.close();
+            }
+            swigluCounters = new DeviceBuffer(cuda, counterBytes);
+            swigluCounters.fill(0, stream);
+        }
+        cuda.call("zse_cuda_swiglu_matvec", gate.type().code(), gate.groupSize(), gate.cols(), ff, gate.data(),
+                gate.scales(), up.data(), up.scales(), x.codes(), x.scales(), x.sums(), n, out, act.codes(),
+                act.scales(), act.sums(), swigluCounters.at(0, counterBytes), variants.rowWarps(), stream.handle());
+        return act;
     }
 
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */
@@ -162,5 +214,9 @@ final class IntegerProducts implements AutoCloseable {
     @Override
     public void close() {
         scratch.close();
+        swigluScratch.close();
+        if (swigluCounters != null) {
+            swigluCounters.close();
+        }
     }
 }

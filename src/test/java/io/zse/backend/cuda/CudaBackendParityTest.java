@@ -256,7 +256,7 @@ class CudaBackendParityTest {
     @Test
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
         try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Shapes(16, 0))) {
+                true, null, new IntegerProducts.Variants(16, 0, true))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
                     {TensorType.Q4_K.ordinal(), 256}}) {
                 TensorType type = TensorType.values()[kind[0]];
@@ -280,14 +280,14 @@ class CudaBackendParityTest {
     /**
      * The DP4A products with each weight row split among 1, 2, 4 and 8 warps (ZSE_CUDA_ROW_WARPS), and as the row's
      * length picks: 1 to 16 activation rows (Q6_K's 16-row launches too) on rows of 40 to 44 blocks of 32, which not
-     * every split divides evenly (Q4_K, Q6_K: 5 super-blocks), three weights of 13, 6 and 3 rows in one launch, so that a block's
-     * rows straddle the weights and end past the last; each against the CPU's product of the int8 activations.
+     * every split divides evenly (Q4_K, Q6_K: 5 super-blocks), three weights of 13, 6 and 3 rows in one launch, so
+     * that a block's rows straddle the weights and end past the last; each against the CPU's product of the int8 activations.
      */
     @Test
     void rowsSplitAmongWarpsMatchTheCpu() {
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Shapes(0, warps))) {
+                    true, null, new IntegerProducts.Variants(0, warps, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
                         {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                         {TensorType.Q6_K.ordinal(), 256}}) {

@@ -27,4 +27,14 @@ class IntegerProductsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.rowWarpsSetting("3"))
                 .getMessage().contains("ZSE_CUDA_ROW_WARPS must be 1 or 2 or 4 or 8"));
     }
+
+    /** ZSE_CUDA_SWIGLU: fused (also unset) or separate; anything else refused, named. */
+    @Test
+    void swigluSettingTakesFusedOrSeparate() {
+        assertTrue(IntegerProducts.fusedSwigluSetting(null));
+        assertTrue(IntegerProducts.fusedSwigluSetting("FUSED"));
+        assertEquals(false, IntegerProducts.fusedSwigluSetting(" separate"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.fusedSwigluSetting("off"))
+                .getMessage().contains("ZSE_CUDA_SWIGLU must be fused or separate"));
+    }
 }
