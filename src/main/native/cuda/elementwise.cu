@@ -2,6 +2,7 @@
 // with the next RMSNorm, and RoPE with the KV write.
 #include "gated.cuh"
 #include "mma.cuh"
+#include "norm.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
 
@@ -12,95 +13,6 @@ constexpr int kThreads = 256;
 
 int blocks_for(int64_t length) {
     return static_cast<int>((length + kThreads - 1) / kThreads);
-}
-
-// The one-block-per-row kernels (the norms) hold a row in registers: each thread a run of kRowValues consecutive values
-// in each tile of the row, the block as many threads as that takes (32 to 1024, see row_threads). All of a thread's
-// loads are issued before any store, so a row costs one trip to memory; a loop that loads, stores and loads again (the
-// stores could alias the next loads) waited for memory once per value: one-row RMSNorms took 19 us each on an H200.
-// A run is a quarter of a quantization block, so a thread quantizes its values with 2 + 2 shuffles among four lanes;
-// with a warp's 32 values one block, each value took 10 (6.9 us for Llama 3 8B's one-row norms, H200).
-constexpr int kRowValues = 8;
-constexpr int kMaxRowThreads = 1024;
-
-int row_threads(int dim) {
-    const int threads = (dim + kRowValues - 1) / kRowValues;
-    return threads <= 32 ? 32 : threads >= kMaxRowThreads ? kMaxRowThreads : (threads + 31) / 32 * 32;
-}
-
-// The sum of a block's per-thread values (every thread gets it): warps reduce by shuffles, then through shared memory.
-__device__ __forceinline__ float block_sum(float sum) {
-    __shared__ float partial[kMaxRowThreads / 32];
-    for (int offset = 16; offset > 0; offset /= 2) {
-        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    }
-    if (threadIdx.x % 32 == 0) {
-        partial[threadIdx.x / 32] = sum;
-    }
-    __syncthreads();
-    float total = 0.f;
-    for (int w = 0; w < static_cast<int>(blockDim.x / 32); w++) {
-        total += partial[w];
-    }
-    return total;
-}
-
-// Element i of this thread's run in the tile from `base`: thread t takes kRowValues consecutive elements from
-// base + t kRowValues, so four consecutive lanes hold one quantization block (dim a multiple of 32 where quantized).
-__device__ __forceinline__ int row_element(int base, int i) {
-    return base + static_cast<int>(threadIdx.x) * kRowValues + i;
-}
-
-// Loads this thread's values of the tile from `base` and their weights; with ADD, adds y's and stores the sums in x.
-template <bool ADD>
-__device__ __forceinline__ void load_tile(float *row, const float *row_y, const float *weight, int dim, int base,
-                                          float (&v)[kRowValues], float (&w)[kRowValues]) {
-#pragma unroll
-    for (int i = 0; i < kRowValues; i++) {
-        const int k = row_element(base, i);
-        v[i] = k < dim ? row[k] : 0.f;
-        w[i] = k < dim ? weight[k] : 0.f;
-        if (ADD && k < dim) {
-            v[i] += row_y[k];
-        }
-    }
-    if (ADD) {
-#pragma unroll
-        for (int i = 0; i < kRowValues; i++) {
-            const int k = row_element(base, i);
-            if (k < dim) row[k] = v[i];
-        }
-    }
-}
-
-// out = weight * x / rms(x) for one row (block), x += y first with ADD; where quantized.q is set, the normed row's
-// int8 blocks for the integer products too. A row longer than a tile (blockDim x kRowValues) is read a second time.
-template <bool ADD>
-__device__ __forceinline__ void norm_row(float *row, const float *row_y, const float *weight, int dim, float eps,
-                                         float *row_out, int64_t first_block, const QuantizedOut &quantized) {
-    const int tile = static_cast<int>(blockDim.x) * kRowValues;
-    float v[kRowValues], w[kRowValues];
-    float sum = 0.f;
-    for (int base = 0; base < dim; base += tile) {
-        load_tile<ADD>(row, row_y, weight, dim, base, v, w);
-#pragma unroll
-        for (int i = 0; i < kRowValues; i++) sum = fmaf(v[i], v[i], sum);
-    }
-    const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
-    for (int base = 0; base < dim; base += tile) {
-        if (dim > tile) load_tile<false>(row, row_y, weight, dim, base, v, w);
-        float o[kRowValues];
-#pragma unroll
-        for (int i = 0; i < kRowValues; i++) {
-            const int k = row_element(base, i);
-            o[i] = w[i] * (v[i] * inverse_rms);
-            if (k < dim) row_out[k] = o[i];
-        }
-        if (quantized.q != nullptr) {  // the whole warp, as quantize_run's shuffles need
-            const int first = row_element(base, 0);
-            quantize_run<kRowValues>(o, first_block + first / kQuantBlock, first < dim, quantized);
-        }
-    }
 }
 
 // One block per row (x and out may be the same rows: each value is loaded before it is overwritten).

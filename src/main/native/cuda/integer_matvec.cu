@@ -18,6 +18,7 @@
 
 #include "gated.cuh"
 #include "mma.cuh"
+#include "norm.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
 #include "warp.cuh"
@@ -291,10 +292,12 @@ struct RowsPerWarp {
 
 // Blocks a multiprocessor should hold, which caps the registers: one-row Q6_K (the output layer of the Q4 files, the
 // largest matrix) took 101 registers, two blocks (16 warps) a multiprocessor, each warp one row's latency chain; three
-// fit in 80 (ptxas, sm_90; 78-80 without spills since the predicated steps). The others are left to ptxas.
-template <int TYPE, int ROWS>
+// fit in 80 (ptxas, sm_90; 78-80 without spills since the predicated steps). One Q4 row with the norm after it (NORM
+// below) took 64 registers, four blocks, where the product alone takes 48, five; capped at five it takes 48 without
+// spills. The others are left to ptxas.
+template <int TYPE, int ROWS, bool NORM = false>
 struct MinBlocks {
-    static constexpr int value = TYPE == Q6_K && ROWS == 1 ? 3 : 1;
+    static constexpr int value = TYPE == Q6_K && ROWS == 1 ? 3 : NORM && TYPE == Q4 ? 5 : 1;
 };
 
 // Global row `row` of the launch: its weight's row, output and row count; false past the last weight's rows. Picked
@@ -384,9 +387,23 @@ __device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int p
     }
 }
 
-template <int TYPE, int ROWS, int SPLIT>
-__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
-    integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift) {
+// What integer_matvec_kernel<..., NORM = true> does once every block has added its rows to the residual stream:
+// out = rms_norm(x) * weight, x = p.out[0] (one row), and where q.q is set its int8 form; counter: one device int,
+// zero before the launch and left at zero.
+struct NormAfter {
+    const float *weight;
+    float eps;
+    float *out;
+    QuantizedOut q;
+    int *counter;
+};
+
+// NORM (one activation row, one weight): adds each output to p.out[0], the residual stream, rather than storing it,
+// and the last block to finish norms the stream (after): the residual add and RMSNorm after an output or down
+// projection without a launch of their own.
+template <int TYPE, int ROWS, int SPLIT, bool NORM>
+__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, NORM>::value)
+    integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift, NormAfter after) {
     constexpr int R = RowsPerWarp<ROWS>::value;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, part = warp % SPLIT;
     const int first = (blockIdx.x * (kWarps / SPLIT) + warp / SPLIT) * R;
@@ -396,8 +413,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     bool valid[R];
 #pragma unroll
     for (int r = 0; r < R; r++) valid[r] = locate<TYPE>(p, first + r, shift, rs[r], out[r], rows[r], local[r]);
-    if (SPLIT == 1 && !valid[0]) {
-        return;  // with SPLIT > 1 the warp still meets the others at the barrier below
+    if (SPLIT == 1 && !NORM && !valid[0]) {
+        return;  // with SPLIT > 1 or NORM the warp still meets the others at a barrier below
     }
     float sums[ROWS][R];
     warp_share<TYPE, ROWS, R, SPLIT>(rs, valid[0], part, p, x, n, shift, sums);
@@ -409,7 +426,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
             if (SPLIT > 1) {
                 if (lane == 0) partial[warp][t][r] = sums[t][r];
             } else if (lane == 0 && t < n && valid[r]) {
-                out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sums[t][r];
+                float &o = out[r][static_cast<int64_t>(t) * rows[r] + local[r]];
+                o = NORM ? o + sums[t][r] : sums[t][r];
             }
         }
     }
@@ -425,10 +443,22 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
                     float sum = 0.f;
 #pragma unroll
                     for (int j = 0; j < SPLIT; j++) sum += partial[warp + j][t][r];
-                    out[r][static_cast<int64_t>(t) * rows[r] + local[r]] = sum;
+                    float &o = out[r][static_cast<int64_t>(t) * rows[r] + local[r]];
+                    o = NORM ? o + sum : sum;
                 }
             }
         }
+    }
+    if (NORM) {
+        __threadfence();  // this block's additions visible to the block that norms the row
+        __syncthreads();
+        __shared__ bool last;
+        if (threadIdx.x == 0) {
+            last = atomicAdd(after.counter, 1) == static_cast<int>(gridDim.x) - 1;
+            if (last) *after.counter = 0;
+        }
+        __syncthreads();
+        if (last) norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
     }
 }
 
@@ -695,13 +725,13 @@ void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int
     }
 }
 
-template <int TYPE, int ROWS, int SPLIT>
+template <int TYPE, int ROWS, int SPLIT, bool NORM>
 void launch_split_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                       cudaStream_t stream) {
+                       const NormAfter &after, cudaStream_t stream) {
     constexpr int rows_per_block = kWarps / SPLIT * RowsPerWarp<ROWS>::value;
     const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
-    const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT>;
-    ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift);
+    const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT, NORM>;
+    ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift, after);
 }
 
 // Warps a weight row's chunks are split among: row_warps where asked (1, 2, 4 or 8), else as many as the trips a warp
@@ -716,14 +746,14 @@ int warps_per_row(int cols, int row_warps) {
     return split;
 }
 
-template <int TYPE, int ROWS>
+template <int TYPE, int ROWS, bool NORM = false>
 void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int row_warps,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, const NormAfter &after = NormAfter{}) {
     switch (warps_per_row<ROWS>(p.cols, row_warps)) {
-        case 1: launch_split_rows<TYPE, ROWS, 1>(p, x, n, shift, total_rows, stream); break;
-        case 2: launch_split_rows<TYPE, ROWS, 2>(p, x, n, shift, total_rows, stream); break;
-        case 4: launch_split_rows<TYPE, ROWS, 4>(p, x, n, shift, total_rows, stream); break;
-        default: launch_split_rows<TYPE, ROWS, 8>(p, x, n, shift, total_rows, stream); break;
+        case 1: launch_split_rows<TYPE, ROWS, 1, NORM>(p, x, n, shift, total_rows, after, stream); break;
+        case 2: launch_split_rows<TYPE, ROWS, 2, NORM>(p, x, n, shift, total_rows, after, stream); break;
+        case 4: launch_split_rows<TYPE, ROWS, 4, NORM>(p, x, n, shift, total_rows, after, stream); break;
+        default: launch_split_rows<TYPE, ROWS, 8, NORM>(p, x, n, shift, total_rows, after, stream); break;
     }
 }
 
@@ -876,6 +906,35 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
         case Q4: launch_integer_matvec<Q4>(p, x, n, shift, total_rows, mma_rows, row_warps, s); break;
         case Q4_K: launch_integer_matvec<Q4_K>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
         default: launch_integer_matvec<Q6_K>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
+    }
+    return launched("integer_matvec_kernel");
+}
+
+int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int rows, const void *data,
+                                         const void *scales, const int8_t *xq, const float *xd, const float *xs,
+                                         float *x, const float *weight, float eps, float *out, int8_t *q, float *d,
+                                         float *s, int *counter, int row_warps, void *stream) {
+    using namespace zse;
+    ZSE_REQUIRE(weight != nullptr && out != nullptr && counter != nullptr,
+                "zse_cuda_integer_matvec_add_rms_norm: NULL norm weight, output or counter");
+    ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && rows % kQuantBlock == 0),
+                "zse_cuda_integer_matvec_add_rms_norm: NULL scales or sums, or rows not a multiple of 32");
+    float *residual[1] = {x};
+    Products p{};
+    int64_t total_rows = 0;
+    if (int status = describe("zse_cuda_integer_matvec_add_rms_norm", type, group_size, cols, 1, &data, &scales,
+                              &rows, residual, xq, xd, xs, 1, row_warps, p, total_rows)) {
+        return status;
+    }
+    const int shift = shift_of(group_size);
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    QuantizedRows in{xq, xd, xs};
+    const NormAfter after{weight, eps, out, QuantizedOut{q, d, s}, counter};
+    switch (type) {
+        case Q8: launch_rows<Q8, 1, true>(p, in, 1, 0, total_rows, row_warps, st, after); break;
+        case Q4: launch_rows<Q4, 1, true>(p, in, 1, shift, total_rows, row_warps, st, after); break;
+        case Q4_K: launch_rows<Q4_K, 1, true>(p, in, 1, 0, total_rows, row_warps, st, after); break;
+        default: launch_rows<Q6_K, 1, true>(p, in, 1, 0, total_rows, row_warps, st, after); break;
     }
     return launched("integer_matvec_kernel");
 }

@@ -105,6 +105,14 @@ int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d,
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
                             const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
                             const float *xd, const float *xs, int n, int mma_rows, int row_warps, void *stream);
+/* One activation row's product with one weight [rows, cols] added to the residual stream x [rows] (x += x_in . w^T),
+ * then out = rms_norm(x) * weight and, where q is set, its int8 form (as zse_cuda_quantize_rows writes it): the output
+ * or down projection and the add + RMSNorm after it in one launch, whose last block norms the row. x_in as for
+ * integer_matvec (one row); counter: one device int, zero before the first launch, left at zero by each. */
+int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int rows, const void *data,
+                                         const void *scales, const int8_t *xq, const float *xd, const float *xs,
+                                         float *x, const float *weight, float eps, float *out, int8_t *q, float *d,
+                                         float *s, int *counter, int row_warps, void *stream);
 /* The feed-forward's gated products at n <= 8 activation rows in one launch: out[n, ff] = silu(x . gate^T) * (x . up^T)
  * in F32, and its int8 form (q, d, s as zse_cuda_quantize_rows writes them) for the down projection; gate and up
  * [ff, cols] of one type and group, ff a multiple of 32, x as for integer_matvec. The same bits as integer_matvec of

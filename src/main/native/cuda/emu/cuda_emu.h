@@ -419,6 +419,12 @@ T __ldg(const T *pointer) {
     return *pointer;
 }
 
+// A load that bypasses L1 (coherent at L2): here, where there is no L1, a plain load.
+template <class T>
+T __ldcg(const T *pointer) {
+    return *pointer;
+}
+
 // Fibers never interleave inside an expression, so atomics are plain read-modify-writes returning the old value.
 template <class T>
 T atomicAdd(T *address, T value) {

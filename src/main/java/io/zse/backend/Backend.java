@@ -72,6 +72,17 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * An output or down projection and the residual add + RMSNorm after it: projected[n, w.rows] = x · wᵀ, stream +=
+     * projected, out = rmsNorm(stream) (weight.length = w.rows). A backend may add each output to the stream as it
+     * finishes, leaving projected unwritten. Default: {@link #matmul}, then {@link #addRmsNorm}.
+     */
+    default void matmulAddRmsNorm(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer projected,
+                                  ActivationBuffer stream, float[] weight, float eps, ActivationBuffer out) {
+        matmul(x, n, w, projected);
+        addRmsNorm(stream, projected, n, weight, eps, out);
+    }
+
+    /**
      * RoPE of the keys on their way into the caches: the caches get k ({@code kvHeads} heads) rotated as {@link #rope}
      * rotates it, and v. A backend may rotate while it writes, leaving k as it was. Default: {@link #rope} of k in place,
      * then {@link #storeKv}.

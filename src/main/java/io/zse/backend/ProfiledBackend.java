@@ -160,6 +160,13 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void matmulAddRmsNorm(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer projected,
+                                 ActivationBuffer stream, float[] weight, float eps, ActivationBuffer out) {
+        timed("matmulAddRmsNorm " + w.type() + " [" + w.rows() + " x " + w.cols() + "]",
+                () -> backend.matmulAddRmsNorm(x, n, w, projected, stream, weight, eps, out));
+    }
+
+    @Override
     public void ropeStoreKv(ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int kvHeads,
                             int headDim, float[] inverseFrequencies) {
         timed("ropeStoreKv", () -> backend.ropeStoreKv(k, v, batch, layer, kvHeads, headDim, inverseFrequencies));

@@ -387,13 +387,17 @@ public final class LlamaModel {
             if (w.attentionSubNorm() != null) { // BitNet
                 backend.rmsNorm(ws.attended, n, w.attentionSubNorm(), eps, ws.attended);
             }
-            linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
-            if (w.postAttentionNorm() != null) { // Gemma norms the block's output before the residual add
-                backend.rmsNorm(ws.projected, n, w.postAttentionNorm(), eps, ws.projected);
+            if (w.outputBias() == null && w.postAttentionNorm() == null) {
+                backend.matmulAddRmsNorm(ws.attended, n, w.output(), ws.projected, ws.x, w.ffnNorm(), eps, ws.normed);
+            } else {
+                linear(ws.attended, n, w.output(), w.outputBias(), ws.projected);
+                if (w.postAttentionNorm() != null) { // Gemma norms the block's output before the residual add
+                    backend.rmsNorm(ws.projected, n, w.postAttentionNorm(), eps, ws.projected);
+                }
+                backend.addRmsNorm(ws.x, ws.projected, n, w.ffnNorm(), eps, ws.normed);
             }
 
             // Feed-forward block: x += down(silu(gate(h)) * up(h)) of the normed stream (Gemma: gelu, not silu).
-            backend.addRmsNorm(ws.x, ws.projected, n, w.ffnNorm(), eps, ws.normed);
             if (config.gemma() == null && !config.bitnet()) {
                 backend.swigluProducts(ws.normed, n, w.gate(), w.up(), ws.gate, ws.up);
             } else {
@@ -406,11 +410,17 @@ public final class LlamaModel {
                     backend.rmsNorm(ws.gate, n, w.ffnSubNorm(), eps, ws.gate);
                 }
             }
+            boolean last = layer + 1 == config.numLayers();
+            if (!last && w.postFfnNorm() == null) {
+                backend.matmulAddRmsNorm(ws.gate, n, w.down(), ws.projected, ws.x,
+                        weights.layers().get(layer + 1).attentionNorm(), eps, ws.normed);
+                continue;
+            }
             backend.matmul(ws.gate, n, w.down(), ws.projected);
             if (w.postFfnNorm() != null) {
                 backend.rmsNorm(ws.projected, n, w.postFfnNorm(), eps, ws.projected);
             }
-            if (layer + 1 < config.numLayers()) {
+            if (!last) {
                 backend.addRmsNorm(ws.x, ws.projected, n, weights.layers().get(layer + 1).attentionNorm(), eps,
                         ws.normed);
             } else {

@@ -730,6 +730,30 @@ public final class CudaBackend implements Backend {
     }
 
     /**
+     * One row of an integer weight: one launch, which adds each output to the stream and whose last block norms it
+     * (projected is not written); else the product, then the add + RMSNorm.
+     */
+    @Override
+    public void matmulAddRmsNorm(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer projected,
+                                 ActivationBuffer residualStream, float[] weight, float eps, ActivationBuffer out) {
+        CudaWeight cw = own(w);
+        if (n != 1 || !integer.fusesNorm(cw, weight.length)) {
+            Backend.super.matmulAddRmsNorm(x, n, w, projected, residualStream, weight, eps, out);
+            return;
+        }
+        int dim = cw.rows();
+        DeviceActivations input = own(x, cw.cols());
+        DeviceActivations residual = own(residualStream, dim);
+        DeviceActivations normed = own(out, dim);
+        own(projected, dim);
+        computeEnter();
+        ready(cw);
+        QuantizedActivations.Parts int8 = integer.input(input, input.at(0, cw.cols()), 1, cw.cols(), stream);
+        integer.wrote(normed, dim, integer.launchAddRmsNorm(cw, int8, residual.at(0, dim), vector(weight), eps,
+                normed.at(0, dim), stream));
+    }
+
+    /**
      * Up to {@value IntegerProducts#FUSED_SWIGLU_ROWS} rows of integer weights: one launch, which applies SwiGLU as the
      * gate and up sums finish and writes its int8 form for the down projection (up is not written); else the products,
      * then SwiGLU.

@@ -31,6 +31,7 @@ final class IntegerProducts implements AutoCloseable {
     /** The fused SwiGLU products' output in int8: apart from the scratch, where their own input may lie. */
     private final QuantizedActivations swigluScratch;
     private DeviceBuffer swigluCounters;  // zse_cuda_swiglu_matvec's counters, one per 32 outputs, left at zero
+    private DeviceBuffer normCounter;     // zse_cuda_integer_matvec_add_rms_norm's, left at zero
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
     private int widestCols;       // the widest weight of these types: sizes the scratch
@@ -43,16 +44,19 @@ final class IntegerProducts implements AutoCloseable {
      * to 64 activation rows), 0 (32 up to 32 activation rows, 16 above) or 16. {@code rowWarps}: the warps that split
      * a weight row's columns in the DP4A kernel (up to 8 activation rows, and Q6_K's), 0 (by the row's length), 1, 2,
      * 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
-     * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own.
+     * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own. {@code fusedNorm}: at one
+     * activation row, the output and down projections add to the residual stream and their last block norms it,
+     * rather than the add + RMSNorm kernel after them.
      */
-    record Variants(int mmaRows, int rowWarps, boolean fusedSwiglu) {
-        static final Variants DEFAULT = new Variants(0, 0, true);
+    record Variants(int mmaRows, int rowWarps, boolean fusedSwiglu, boolean fusedNorm) {
+        static final Variants DEFAULT = new Variants(0, 0, true, true);
 
-        /** ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS and ZSE_CUDA_SWIGLU. */
+        /** ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU and ZSE_CUDA_NORM. */
         static Variants fromEnvironment() {
             return new Variants(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
                     rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")),
-                    fusedSwigluSetting(System.getenv("ZSE_CUDA_SWIGLU")));
+                    fusedSetting("ZSE_CUDA_SWIGLU", System.getenv("ZSE_CUDA_SWIGLU")),
+                    fusedSetting("ZSE_CUDA_NORM", System.getenv("ZSE_CUDA_NORM")));
         }
     }
 
@@ -97,11 +101,12 @@ final class IntegerProducts implements AutoCloseable {
     }
 
     /**
-     * ZSE_CUDA_SWIGLU: "separate" runs SwiGLU as a kernel of its own after the gate and up products (as before the
-     * fusion), to compare on a GPU; unset or "fused", the default; anything else refused.
+     * ZSE_CUDA_SWIGLU or ZSE_CUDA_NORM ({@code variable}): "separate" runs SwiGLU, or the add + RMSNorm, as a kernel of
+     * its own after the products (as before the fusion), to compare on a GPU; unset or "fused", the default; anything
+     * else refused.
      */
-    static boolean fusedSwigluSetting(String value) {
-        return BenchmarkSwitch.choice("ZSE_CUDA_SWIGLU", value, "fused", "fused", "separate").equals("fused");
+    static boolean fusedSetting(String variable, String value) {
+        return BenchmarkSwitch.choice(variable, value, "fused", "fused", "separate").equals("fused");
     }
 
     /** Whether w times n activation rows is an integer product. */
@@ -206,6 +211,33 @@ final class IntegerProducts implements AutoCloseable {
         return act;
     }
 
+    /**
+     * Whether one activation row times w runs as one launch that adds its outputs to the residual stream and norms
+     * it ({@link #launchAddRmsNorm}), the norm {@code dim} wide.
+     */
+    boolean fusesNorm(CudaWeight w, int dim) {
+        return variants.fusedNorm() && takes(w, 1) && w.rows() == dim && quantizable(1, dim, dim);
+    }
+
+    /**
+     * Queues stream += x . w^T (one row), then out = rmsNorm(stream) and its int8 form, which it returns (for
+     * {@link #wrote}). Only where {@link #fusesNorm}. The int8 form goes to the scratch, where x may be: the block that
+     * writes it does so after every block has read x.
+     */
+    QuantizedActivations.Parts launchAddRmsNorm(CudaWeight w, QuantizedActivations.Parts x, MemorySegment stream,
+                                                MemorySegment weight, float eps, MemorySegment out,
+                                                CudaStream on) {
+        QuantizedActivations.Parts normed = scratch.parts(w.rows(), widestCols);
+        if (normCounter == null) {
+            normCounter = new DeviceBuffer(cuda, Integer.BYTES);
+            normCounter.fill(0, on);
+        }
+        cuda.call("zse_cuda_integer_matvec_add_rms_norm", w.type().code(), w.groupSize(), w.cols(), w.rows(),
+                w.data(), w.scales(), x.codes(), x.scales(), x.sums(), stream, weight, eps, out, normed.codes(),
+                normed.scales(), normed.sums(), normCounter.at(0, Integer.BYTES), variants.rowWarps(), on.handle());
+        return normed;
+    }
+
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */
     long quantizations() {
         return quantizations;
@@ -215,8 +247,10 @@ final class IntegerProducts implements AutoCloseable {
     public void close() {
         scratch.close();
         swigluScratch.close();
-        if (swigluCounters != null) {
-            swigluCounters.close();
+        for (DeviceBuffer b : new DeviceBuffer[]{swigluCounters, normCounter}) {
+            if (b != null) {
+                b.close();
+            }
         }
     }
 }

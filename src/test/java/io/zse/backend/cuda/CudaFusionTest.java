@@ -178,6 +178,65 @@ class CudaFusionTest {
         }
     }
 
+    /**
+     * An output or down projection that adds its outputs to the residual stream and norms it in its last block
+     * (zse_cuda_integer_matvec_add_rms_norm, one row), for each integer type, on rows of 96 and 2080 (more than the
+     * block's tile: read twice): the stream gets the bits of the product then the add; the normed row the separate
+     * kernels' within rounding (the block sums the squares in its own order); its int8 form taken by the next product,
+     * the bits of quantizing the normed row anew; twice, on other inputs (the counter left at zero); at two rows the
+     * separate ops.
+     */
+    @Test
+    void projectionsAddToTheStreamAndNormItInTheirLastBlock() {
+        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+                true, null, IntegerProducts.Variants.DEFAULT)) {
+            for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
+                    {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
+                    {TensorType.Q6_K.ordinal(), 256}}) {
+                TensorType type = TensorType.values()[kind[0]];
+                int cols = kind[1] == 256 ? 512 : 384;
+                for (int dim : new int[]{96, 2080}) {
+                    WeightMatrix w = backend.weight(TestCudaLibrary.randomWeight(type, kind[1], dim, cols, dim));
+                    WeightMatrix next = backend.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, 64, dim, 5));
+                    float[] weight = random(dim, 6);
+                    for (int n : new int[]{1, 2}) {
+                        String what = type + " g" + kind[1] + " dim " + dim + " n=" + n;
+                        ActivationBuffer x = backend.allocate(n * cols);
+                        ActivationBuffer projected = backend.allocate(n * dim);
+                        ActivationBuffer stream = backend.allocate(n * dim);
+                        ActivationBuffer normed = backend.allocate(n * dim);
+                        ActivationBuffer after = backend.allocate(n * 64);
+                        for (int round = 0; round < 2; round++) { // other inputs: a stale int8 form would show
+                            float[] input = random(n * cols, 30 + round);
+                            float[] residual = random(n * dim, 40 + round);
+                            backend.write(input, x);
+                            backend.write(residual, stream);
+                            backend.matmul(x, n, w, projected);
+                            backend.addRmsNorm(stream, projected, n, weight, 1e-5f, normed);
+                            float[] separateStream = read(backend, stream, n * dim);
+                            float[] separateNormed = read(backend, normed, n * dim);
+                            backend.write(input, x);
+                            backend.write(residual, stream);
+                            backend.matmulAddRmsNorm(x, n, w, projected, stream, weight, 1e-5f, normed);
+                            long quantizations = backend.quantizations();
+                            backend.matmul(normed, n, next, after);
+                            assertEquals(quantizations, backend.quantizations(), what + ": the int8 form taken");
+                            float[] fusedNormed = read(backend, normed, n * dim);
+                            assertArrayEquals(separateStream, read(backend, stream, n * dim), 0f,
+                                    what + ": the stream, round " + round);
+                            assertClose(separateNormed, fusedNormed, what + ": normed, round " + round);
+                            assertArrayEquals(BackendArrays.matmul(backend, fusedNormed, n, next),
+                                    read(backend, after, n * 64), 0f, what + ": next product, round " + round);
+                        }
+                        for (ActivationBuffer b : new ActivationBuffer[]{x, projected, stream, normed, after}) {
+                            b.close();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     private static float[] read(Backend backend, ActivationBuffer from, int count) {
         float[] values = new float[count];
         backend.read(from, values, count);

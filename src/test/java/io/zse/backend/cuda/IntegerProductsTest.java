@@ -28,13 +28,13 @@ class IntegerProductsTest {
                 .getMessage().contains("ZSE_CUDA_ROW_WARPS must be 1 or 2 or 4 or 8"));
     }
 
-    /** ZSE_CUDA_SWIGLU: fused (also unset) or separate; anything else refused, named. */
+    /** ZSE_CUDA_SWIGLU and ZSE_CUDA_NORM: fused (also unset) or separate; anything else refused, named. */
     @Test
-    void swigluSettingTakesFusedOrSeparate() {
-        assertTrue(IntegerProducts.fusedSwigluSetting(null));
-        assertTrue(IntegerProducts.fusedSwigluSetting("FUSED"));
-        assertEquals(false, IntegerProducts.fusedSwigluSetting(" separate"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.fusedSwigluSetting("off"))
-                .getMessage().contains("ZSE_CUDA_SWIGLU must be fused or separate"));
+    void fusionSettingsTakeFusedOrSeparate() {
+        assertTrue(IntegerProducts.fusedSetting("ZSE_CUDA_SWIGLU", null));
+        assertTrue(IntegerProducts.fusedSetting("ZSE_CUDA_NORM", "FUSED"));
+        assertEquals(false, IntegerProducts.fusedSetting("ZSE_CUDA_SWIGLU", " separate"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.fusedSetting("ZSE_CUDA_NORM",
+                "off")).getMessage().contains("ZSE_CUDA_NORM must be fused or separate"));
     }
 }
