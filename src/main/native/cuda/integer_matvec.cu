@@ -15,6 +15,7 @@
 // nibbles are the 16 elements from 16c' and from 16c' + g/2 of the group (c' the chunk in the group); the chunks of a
 // group and the activation blocks it spans are equally many, so chunk c adds m times block c's s.
 #include <string>
+#include <type_traits>
 
 #include "gated.cuh"
 #include "mma.cuh"
@@ -578,13 +579,20 @@ struct TensorCodes<Q4_K> {
     }
 };
 
-constexpr int kMmaWarps = 8;   // warps of a tensor-core block; each takes every 8th pair of blocks of 32 columns
-constexpr int kMmaUnroll = 2;  // blocks of 32 columns a warp loads before it multiplies
+constexpr int kMmaWarps = 8;  // warps of a tensor-core block; each takes every 8th run of MmaUnroll blocks of 32 columns
+
+// Blocks of 32 columns a warp loads before it multiplies: 2, and 4 for 16-row blocks at 16 tokens (mma_rows 16), so
+// that a warp keeps as many bytes in flight as one of 32 rows (ptxas, sm_90, 80 registers: Q4 and Q8 no spills, Q4_K
+// 68 bytes; at 32 and 64 tokens 4 spilled 136-360 bytes).
+template <int TOKENS, int ROW_TILES>
+struct MmaUnroll {
+    static constexpr int value = ROW_TILES == 1 && TOKENS <= 16 ? 4 : 2;
+};
 
 // 16-row tiles of a block: 2 (32 weight rows) up to 32 tokens; 1 at 64, whose accumulators would spill with 2 (ptxas
 // for sm_90, 128 registers for two blocks a multiprocessor); 1 at any count where asked (mma_rows 16: twice the
-// blocks, three a multiprocessor up to 32 tokens, at 80 registers: no spills at 16 tokens, 44-60 bytes at 32; at four
-// a multiprocessor, 64 registers, 16 tokens spilled 24-44 bytes).
+// blocks, three a multiprocessor up to 32 tokens, at 80 registers: at 16 tokens no spills with MmaUnroll 2, Q4_K 68
+// bytes with 4; 44-60 bytes at 32; at four a multiprocessor, 64 registers, 16 tokens spilled 24-44 bytes).
 template <int TOKENS>
 struct MmaRowTiles {
     static constexpr int value = TOKENS <= 32 ? 2 : 1;
@@ -664,6 +672,7 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, MmaMinBlocks<TOKENS, ROW_TI
         for (int c = 0; c < 2; c++) scales_at[j][c] = min(8 * j + 2 * t + c, n - 1) * blocks;
     }
     float acc[kRowTiles][kTiles][4] = {};
+    constexpr int kMmaUnroll = MmaUnroll<TOKENS, ROW_TILES>::value;
     for (int first = warp * kMmaUnroll; first < blocks; first += kMmaWarps * kMmaUnroll) {
         uint32_t a[kMmaUnroll][kRowTiles][4];
         float d[kMmaUnroll][kRowTiles][2], m[kMmaUnroll][kRowTiles][2];
@@ -864,8 +873,20 @@ int describe(const char *entry, int type, int group_size, int cols, int count, c
     return total_rows <= 0x7fffffff ? 0 : refused("more than 2^31 - 1 rows in all");
 }
 
+// log2(group / 32) for Q4's groups; 0 for the other types' (32 or 256).
 int shift_of(int group_size) {
     return group_size == 128 ? 2 : group_size == 64 ? 1 : 0;
+}
+
+// launch(std::integral_constant<int, TYPE>) for the integer products' type code `type` (checked by describe).
+template <class Launch>
+void by_type(int type, const Launch &launch) {
+    switch (type) {
+        case Q8: launch(std::integral_constant<int, Q8>{}); break;
+        case Q4: launch(std::integral_constant<int, Q4>{}); break;
+        case Q4_K: launch(std::integral_constant<int, Q4_K>{}); break;
+        default: launch(std::integral_constant<int, Q6_K>{}); break;
+    }
 }
 
 }  // namespace
@@ -898,15 +919,11 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
                               xd, xs, n, row_warps, p, total_rows)) {
         return status;
     }
-    const int shift = shift_of(group_size);
-    cudaStream_t s = static_cast<cudaStream_t>(stream);
-    QuantizedRows x{xq, xd, xs};
-    switch (type) {
-        case Q8: launch_integer_matvec<Q8>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
-        case Q4: launch_integer_matvec<Q4>(p, x, n, shift, total_rows, mma_rows, row_warps, s); break;
-        case Q4_K: launch_integer_matvec<Q4_K>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
-        default: launch_integer_matvec<Q6_K>(p, x, n, 0, total_rows, mma_rows, row_warps, s); break;
-    }
+    const QuantizedRows x{xq, xd, xs};
+    by_type(type, [&](auto t) {
+        launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows, mma_rows, row_warps,
+                                                  static_cast<cudaStream_t>(stream));
+    });
     return launched("integer_matvec_kernel");
 }
 
@@ -926,16 +943,12 @@ int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int
                               &rows, residual, xq, xd, xs, 1, row_warps, p, total_rows)) {
         return status;
     }
-    const int shift = shift_of(group_size);
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    QuantizedRows in{xq, xd, xs};
+    const QuantizedRows in{xq, xd, xs};
     const NormAfter after{weight, eps, out, QuantizedOut{q, d, s}, counter};
-    switch (type) {
-        case Q8: launch_rows<Q8, 1, true>(p, in, 1, 0, total_rows, row_warps, st, after); break;
-        case Q4: launch_rows<Q4, 1, true>(p, in, 1, shift, total_rows, row_warps, st, after); break;
-        case Q4_K: launch_rows<Q4_K, 1, true>(p, in, 1, 0, total_rows, row_warps, st, after); break;
-        default: launch_rows<Q6_K, 1, true>(p, in, 1, 0, total_rows, row_warps, st, after); break;
-    }
+    by_type(type, [&](auto t) {
+        launch_rows<decltype(t)::value, 1, true>(p, in, 1, shift_of(group_size), total_rows, row_warps,
+                                                 static_cast<cudaStream_t>(stream), after);
+    });
     return launched("integer_matvec_kernel");
 }
 
@@ -958,16 +971,12 @@ int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const voi
                               xs, n, row_warps, p, total_rows)) {
         return status;
     }
-    const int shift = shift_of(group_size);
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    QuantizedRows x{xq, xd, xs};
-    QuantizedOut act{q, d, s};
-    switch (type) {
-        case Q8: launch_swiglu_matvec<Q8>(p, x, n, 0, act, counters, row_warps, st); break;
-        case Q4: launch_swiglu_matvec<Q4>(p, x, n, shift, act, counters, row_warps, st); break;
-        case Q4_K: launch_swiglu_matvec<Q4_K>(p, x, n, 0, act, counters, row_warps, st); break;
-        default: launch_swiglu_matvec<Q6_K>(p, x, n, 0, act, counters, row_warps, st); break;
-    }
+    const QuantizedRows x{xq, xd, xs};
+    const QuantizedOut act{q, d, s};
+    by_type(type, [&](auto t) {
+        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, counters, row_warps,
+                                                 static_cast<cudaStream_t>(stream));
+    });
     return launched("swiglu_matvec_kernel");
 }
 }  // extern "C"

@@ -132,6 +132,16 @@ class CudaFusionTest {
         }
     }
 
+    /** The integer products' types and groups: Q4 g32 and g128, Q8, Q4_K, Q6_K. */
+    private static final int[][] INTEGER_KINDS = {{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
+            {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256}, {TensorType.Q6_K.ordinal(), 256}};
+
+    /** A backend with every fusion on, whatever the environment's switches say. */
+    private static CudaBackend fusing() {
+        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
+                IntegerProducts.Variants.DEFAULT);
+    }
+
     /**
      * The gate and up products with SwiGLU applied as they finish (zse_cuda_swiglu_matvec, up to 8 rows), for each
      * integer type: the bits of the two products then SwiGLU; their int8 form taken by the down projection with no
@@ -140,11 +150,8 @@ class CudaFusionTest {
      */
     @Test
     void swigluAppliedAsTheGateAndUpProductsFinish() {
-        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, IntegerProducts.Variants.DEFAULT)) {
-            for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
-                    {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
-                    {TensorType.Q6_K.ordinal(), 256}}) {
+        try (CudaBackend backend = fusing()) {
+            for (int[] kind : INTEGER_KINDS) {
                 TensorType type = TensorType.values()[kind[0]];
                 int cols = kind[1] == 256 ? 512 : 384;
                 int ff = 96; // three blocks of 32 outputs, each finished by several thread blocks
@@ -188,11 +195,8 @@ class CudaFusionTest {
      */
     @Test
     void projectionsAddToTheStreamAndNormItInTheirLastBlock() {
-        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, IntegerProducts.Variants.DEFAULT)) {
-            for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
-                    {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
-                    {TensorType.Q6_K.ordinal(), 256}}) {
+        try (CudaBackend backend = fusing()) {
+            for (int[] kind : INTEGER_KINDS) {
                 TensorType type = TensorType.values()[kind[0]];
                 int cols = kind[1] == 256 ? 512 : 384;
                 for (int dim : new int[]{96, 2080}) {
