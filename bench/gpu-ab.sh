@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Variants of the CUDA backend (the environment switches of io.zse.backend.cuda: ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS,
-# ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM, ZSE_CUDA_UPLOAD_LANES, ZSE_CUDA_PREFILL_TILE) timed beside each other by zse bench,
-# interleaved round by round on one machine and model; prints the lines of each run that match a pattern, prefixed
-# with the variant.
+# ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM, ZSE_CUDA_ROPE, ZSE_CUDA_UPLOAD_LANES, ZSE_CUDA_PREFILL_TILE) timed beside each other
+# by zse bench, interleaved round by round on one machine and model; prints the lines of each run that match a
+# pattern, prefixed with the variant.
 #
 # Usage: bench/gpu-ab.sh MODEL ROUNDS "BENCH OPTIONS" PATTERN VARIANT...
 #   VARIANT: one or more VAR=value joined by commas, or "default" (no switch set)

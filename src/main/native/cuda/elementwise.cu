@@ -3,6 +3,7 @@
 #include "gated.cuh"
 #include "mma.cuh"
 #include "norm.cuh"
+#include "rope.cuh"
 #include "quantize.cuh"
 #include "status.cuh"
 
@@ -32,15 +33,6 @@ __global__ void __launch_bounds__(kMaxRowThreads) add_rms_norm_kernel(float *__r
                                                                       QuantizedOut quantized) {
     const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
     norm_row<true>(x + at, y + at, weight, dim, eps, out + at, at / kQuantBlock, quantized);
-}
-
-// Rotates the pair (a, b) = (base[j], base[j + half]) by position * inverse_frequency, F32 like the reference.
-__device__ __forceinline__ void rotate(int position, float inverse_frequency, float a, float b, float &ra, float &rb) {
-    const float angle = static_cast<float>(position) * inverse_frequency;
-    float sin, cos;
-    sincosf(angle, &sin, &cos);
-    ra = a * cos - b * sin;
-    rb = b * cos + a * sin;
 }
 
 // One thread per (row, head, pair j): elements j and j + head_dim/2 rotate by positions[row] * inverse_frequencies[j].

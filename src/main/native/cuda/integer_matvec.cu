@@ -21,6 +21,7 @@
 #include "mma.cuh"
 #include "norm.cuh"
 #include "quantize.cuh"
+#include "rope.cuh"
 #include "status.cuh"
 #include "warp.cuh"
 #include "weights.cuh"
@@ -293,12 +294,12 @@ struct RowsPerWarp {
 
 // Blocks a multiprocessor should hold, which caps the registers: one-row Q6_K (the output layer of the Q4 files, the
 // largest matrix) took 101 registers, two blocks (16 warps) a multiprocessor, each warp one row's latency chain; three
-// fit in 80 (ptxas, sm_90; 78-80 without spills since the predicated steps). One Q4 row with the norm after it (NORM
-// below) took 64 registers, four blocks, where the product alone takes 48, five; capped at five it takes 48 without
-// spills. The others are left to ptxas.
-template <int TYPE, int ROWS, bool NORM = false>
+// fit in 80 (ptxas, sm_90; 78-80 without spills since the predicated steps). One Q4 row with the norm after it
+// (CAPPED: AFTER kAddNorm or kRopeKv, below) took 64 registers, four blocks, where the product alone takes 48, five;
+// capped at five it takes 48 without spills. The others are left to ptxas.
+template <int TYPE, int ROWS, bool CAPPED = false>
 struct MinBlocks {
-    static constexpr int value = TYPE == Q6_K && ROWS == 1 ? 3 : NORM && TYPE == Q4 ? 5 : 1;
+    static constexpr int value = TYPE == Q6_K && ROWS == 1 ? 3 : CAPPED && TYPE == Q4 ? 5 : 1;
 };
 
 // Global row `row` of the launch: its weight's row, output and row count; false past the last weight's rows. Picked
@@ -388,23 +389,97 @@ __device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int p
     }
 }
 
-// What integer_matvec_kernel<..., NORM = true> does once every block has added its rows to the residual stream:
-// out = rms_norm(x) * weight, x = p.out[0] (one row), and where q.q is set its int8 form; counter: one device int,
-// zero before the launch and left at zero.
-struct NormAfter {
-    const float *weight;
+// What integer_matvec_kernel does with its outputs (AFTER), at one activation row for the last two:
+//   kStore:   stores them.
+//   kAddNorm: adds each to p.out[0], the residual stream (one weight), and the last block to finish norms the stream:
+//             out = rms_norm(x) * weight and, where q.q is set, its int8 form; counters: one device int.
+//   kRopeKv:  stores q, k and v (three weights of heads, kv_heads, kv_heads heads of head_dim rows) and the v outputs
+//             in the values cache at slots[0]; the block that completes a q or k head (counters: one a head) rotates
+//             it by positions[0]: q in place, k into the keys cache (k itself is left unrotated), as rope_store_kv.
+// The counters are zero before a launch and left at zero, so a graph may replay it.
+constexpr int kStore = 0, kAddNorm = 1, kRopeKv = 2;
+
+struct After {
+    const float *weight;  // kAddNorm
     float eps;
     float *out;
     QuantizedOut q;
-    int *counter;
+    int heads;  // kRopeKv
+    int head_dim;
+    const int32_t *positions;
+    const float *inverse_frequencies;
+    const int32_t *slots;
+    void *keys;
+    void *values;
+    int kv_type;  // 0 F32, 1 F16
+    int *counters;
 };
 
-// NORM (one activation row, one weight): adds each output to p.out[0], the residual stream, rather than storing it,
-// and the last block to finish norms the stream (after): the residual add and RMSNorm after an output or down
-// projection without a launch of their own.
-template <int TYPE, int ROWS, int SPLIT, bool NORM>
-__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, NORM>::value)
-    integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift, NormAfter after) {
+template <class KV>
+__device__ __forceinline__ void store_cached(void *cache, int64_t at, float v) {
+    static_cast<KV *>(cache)[at] = mma_from_float<KV>(v);
+}
+
+// One output: stored, or added to the stream (kAddNorm), or stored and, for a v row, cached (kRopeKv).
+template <int AFTER>
+__device__ __forceinline__ void put(const Products &p, const After &after, float &o, float sum, int row, int local) {
+    o = AFTER == kAddNorm ? o + sum : sum;
+    if (AFTER == kRopeKv && row >= p.rows[0] + p.rows[1] && after.slots[0] >= 0) {
+        const int64_t at = static_cast<int64_t>(after.slots[0]) * p.rows[2] + local;
+        if (after.kv_type == 1) {
+            store_cached<__half>(after.values, at, sum);
+        } else {
+            store_cached<float>(after.values, at, sum);
+        }
+    }
+}
+
+// kRopeKv's last step: the block that completes q or k head `head` (of the launch's heads: q's, then k's) rotates it.
+__device__ __forceinline__ void rotate_head(const Products &p, const After &after, int head) {
+    const int half = after.head_dim / 2, position = after.positions[0], slot = after.slots[0];
+    const bool query = head < after.heads;
+    float *base = query ? p.out[0] + static_cast<int64_t>(head) * after.head_dim
+                        : p.out[1] + static_cast<int64_t>(head - after.heads) * after.head_dim;
+    const int64_t cached = static_cast<int64_t>(slot) * p.rows[1] + (base - p.out[1]);
+    for (int j = threadIdx.x; j < half; j += blockDim.x) {
+        float a, b;  // volatile: past L1, which holds no other block's writes
+        rotate(position, after.inverse_frequencies[j], *reinterpret_cast<volatile const float *>(base + j),
+               *reinterpret_cast<volatile const float *>(base + j + half), a, b);
+        if (query) {
+            base[j] = a;
+            base[j + half] = b;
+        } else if (slot >= 0 && after.kv_type == 1) {
+            store_cached<__half>(after.keys, cached + j, a);
+            store_cached<__half>(after.keys, cached + j + half, b);
+        } else if (slot >= 0) {
+            store_cached<float>(after.keys, cached + j, a);
+            store_cached<float>(after.keys, cached + j + half, b);
+        }
+    }
+}
+
+// The last block of the launch (kAddNorm) or of a q or k head (kRopeKv): true in every thread of that block.
+template <int AFTER>
+__device__ __forceinline__ bool completes(const Products &p, const After &after, int rows_per_block, int &head) {
+    __threadfence();  // this block's outputs visible to the block that completes them
+    __syncthreads();
+    head = AFTER == kRopeKv ? static_cast<int>(blockIdx.x) * rows_per_block / after.head_dim : 0;
+    if (AFTER == kRopeKv && head >= after.heads + p.rows[1] / after.head_dim) {
+        return false;  // a v head: nothing to rotate (the same for the whole block)
+    }
+    const int blocks = AFTER == kRopeKv ? after.head_dim / rows_per_block : static_cast<int>(gridDim.x);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        last = atomicAdd(after.counters + head, 1) == blocks - 1;
+        if (last) after.counters[head] = 0;
+    }
+    __syncthreads();
+    return last;
+}
+
+template <int TYPE, int ROWS, int SPLIT, int AFTER>
+__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER != kStore>::value)
+    integer_matvec_kernel(Products p, QuantizedRows x, int n, int shift, After after) {
     constexpr int R = RowsPerWarp<ROWS>::value;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, part = warp % SPLIT;
     const int first = (blockIdx.x * (kWarps / SPLIT) + warp / SPLIT) * R;
@@ -414,8 +489,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, NORM>::v
     bool valid[R];
 #pragma unroll
     for (int r = 0; r < R; r++) valid[r] = locate<TYPE>(p, first + r, shift, rs[r], out[r], rows[r], local[r]);
-    if (SPLIT == 1 && !NORM && !valid[0]) {
-        return;  // with SPLIT > 1 or NORM the warp still meets the others at a barrier below
+    if (SPLIT == 1 && AFTER == kStore && !valid[0]) {
+        return;  // else the warp still meets the others at a barrier below
     }
     float sums[ROWS][R];
     warp_share<TYPE, ROWS, R, SPLIT>(rs, valid[0], part, p, x, n, shift, sums);
@@ -427,8 +502,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, NORM>::v
             if (SPLIT > 1) {
                 if (lane == 0) partial[warp][t][r] = sums[t][r];
             } else if (lane == 0 && t < n && valid[r]) {
-                float &o = out[r][static_cast<int64_t>(t) * rows[r] + local[r]];
-                o = NORM ? o + sums[t][r] : sums[t][r];
+                put<AFTER>(p, after, out[r][static_cast<int64_t>(t) * rows[r] + local[r]], sums[t][r], first + r,
+                            local[r]);
             }
         }
     }
@@ -444,22 +519,19 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, NORM>::v
                     float sum = 0.f;
 #pragma unroll
                     for (int j = 0; j < SPLIT; j++) sum += partial[warp + j][t][r];
-                    float &o = out[r][static_cast<int64_t>(t) * rows[r] + local[r]];
-                    o = NORM ? o + sum : sum;
+                    put<AFTER>(p, after, out[r][static_cast<int64_t>(t) * rows[r] + local[r]], sum, first + r,
+                               local[r]);
                 }
             }
         }
     }
-    if (NORM) {
-        __threadfence();  // this block's additions visible to the block that norms the row
-        __syncthreads();
-        __shared__ bool last;
-        if (threadIdx.x == 0) {
-            last = atomicAdd(after.counter, 1) == static_cast<int>(gridDim.x) - 1;
-            if (last) *after.counter = 0;
+    int head;
+    if (AFTER != kStore && completes<AFTER>(p, after, kWarps / SPLIT * R, head)) {
+        if (AFTER == kAddNorm) {
+            norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
+        } else {
+            rotate_head(p, after, head);
         }
-        __syncthreads();
-        if (last) norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
     }
 }
 
@@ -734,12 +806,12 @@ void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int
     }
 }
 
-template <int TYPE, int ROWS, int SPLIT, bool NORM>
+template <int TYPE, int ROWS, int SPLIT, int AFTER>
 void launch_split_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                       const NormAfter &after, cudaStream_t stream) {
+                       const After &after, cudaStream_t stream) {
     constexpr int rows_per_block = kWarps / SPLIT * RowsPerWarp<ROWS>::value;
     const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
-    const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT, NORM>;
+    const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT, AFTER>;
     ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift, after);
 }
 
@@ -755,14 +827,14 @@ int warps_per_row(int cols, int row_warps) {
     return split;
 }
 
-template <int TYPE, int ROWS, bool NORM = false>
+template <int TYPE, int ROWS, int AFTER = kStore>
 void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int row_warps,
-                 cudaStream_t stream, const NormAfter &after = NormAfter{}) {
+                 cudaStream_t stream, const After &after = After{}) {
     switch (warps_per_row<ROWS>(p.cols, row_warps)) {
-        case 1: launch_split_rows<TYPE, ROWS, 1, NORM>(p, x, n, shift, total_rows, after, stream); break;
-        case 2: launch_split_rows<TYPE, ROWS, 2, NORM>(p, x, n, shift, total_rows, after, stream); break;
-        case 4: launch_split_rows<TYPE, ROWS, 4, NORM>(p, x, n, shift, total_rows, after, stream); break;
-        default: launch_split_rows<TYPE, ROWS, 8, NORM>(p, x, n, shift, total_rows, after, stream); break;
+        case 1: launch_split_rows<TYPE, ROWS, 1, AFTER>(p, x, n, shift, total_rows, after, stream); break;
+        case 2: launch_split_rows<TYPE, ROWS, 2, AFTER>(p, x, n, shift, total_rows, after, stream); break;
+        case 4: launch_split_rows<TYPE, ROWS, 4, AFTER>(p, x, n, shift, total_rows, after, stream); break;
+        default: launch_split_rows<TYPE, ROWS, 8, AFTER>(p, x, n, shift, total_rows, after, stream); break;
     }
 }
 
@@ -944,10 +1016,55 @@ int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int
         return status;
     }
     const QuantizedRows in{xq, xd, xs};
-    const NormAfter after{weight, eps, out, QuantizedOut{q, d, s}, counter};
+    After after{};
+    after.weight = weight;
+    after.eps = eps;
+    after.out = out;
+    after.q = QuantizedOut{q, d, s};
+    after.counters = counter;
     by_type(type, [&](auto t) {
-        launch_rows<decltype(t)::value, 1, true>(p, in, 1, shift_of(group_size), total_rows, row_warps,
-                                                 static_cast<cudaStream_t>(stream), after);
+        launch_rows<decltype(t)::value, 1, kAddNorm>(p, in, 1, shift_of(group_size), total_rows, row_warps,
+                                                     static_cast<cudaStream_t>(stream), after);
+    });
+    return launched("integer_matvec_kernel");
+}
+
+int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *const *data, const void *const *scales,
+                               int heads, int kv_heads, int head_dim, const int8_t *xq, const float *xd,
+                               const float *xs, float *q, float *k, float *v, const int32_t *positions,
+                               const float *inverse_frequencies, const int32_t *slots, void *keys, void *values,
+                               int kv_type, int *counters, int row_warps, void *stream) {
+    using namespace zse;
+    ZSE_REQUIRE(heads > 0 && kv_heads > 0 && head_dim > 0 && head_dim % kWarps == 0,
+                "zse_cuda_qkv_rope_store_kv: heads, kv_heads and head_dim (a multiple of 8) must be positive");
+    ZSE_REQUIRE(positions != nullptr && inverse_frequencies != nullptr && slots != nullptr && keys != nullptr &&
+                    values != nullptr && counters != nullptr,
+                "zse_cuda_qkv_rope_store_kv: NULL pointer");
+    ZSE_REQUIRE(kv_type == 0 || kv_type == 1, "zse_cuda_qkv_rope_store_kv: kv_type must be 0 (F32) or 1 (F16)");
+    ZSE_REQUIRE(static_cast<int64_t>(heads) * head_dim <= 0x7fffffff,
+                "zse_cuda_qkv_rope_store_kv: heads * head_dim above 2^31 - 1");
+    const int rows[3] = {heads * head_dim, kv_heads * head_dim, kv_heads * head_dim};
+    float *out[3] = {q, k, v};
+    Products p{};
+    int64_t total_rows = 0;
+    if (int status = describe("zse_cuda_qkv_rope_store_kv", type, group_size, cols, 3, data, scales, rows, out, xq,
+                              xd, xs, 1, row_warps, p, total_rows)) {
+        return status;
+    }
+    const QuantizedRows in{xq, xd, xs};
+    After after{};
+    after.heads = heads;
+    after.head_dim = head_dim;
+    after.positions = positions;
+    after.inverse_frequencies = inverse_frequencies;
+    after.slots = slots;
+    after.keys = keys;
+    after.values = values;
+    after.kv_type = kv_type;
+    after.counters = counters;
+    by_type(type, [&](auto t) {
+        launch_rows<decltype(t)::value, 1, kRopeKv>(p, in, 1, shift_of(group_size), total_rows, row_warps,
+                                                    static_cast<cudaStream_t>(stream), after);
     });
     return launched("integer_matvec_kernel");
 }

@@ -104,6 +104,18 @@ public interface Backend extends AutoCloseable {
         ropeStoreKv(k, v, batch, layer, kvHeads, headDim, inverseFrequencies);
     }
 
+    /**
+     * The q, k and v products of an attention block and {@link #ropeQueriesAndStoreKv} of their outputs: q, k and v
+     * [n, w.rows] = x · wᵀ, then q rotated in place and the rotated keys and the values into the caches. A backend
+     * may rotate and cache each head as its products finish. Default: {@link #matmuls}, then ropeQueriesAndStoreKv.
+     */
+    default void projectRopeStoreKv(ActivationBuffer x, int n, WeightMatrix[] qkv, ActivationBuffer q,
+                                    ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int heads,
+                                    int kvHeads, int headDim, float[] inverseFrequencies) {
+        matmuls(x, n, qkv, new ActivationBuffer[] {q, k, v});
+        ropeQueriesAndStoreKv(q, heads, k, v, batch, layer, kvHeads, headDim, inverseFrequencies);
+    }
+
     /** Row i of into [rows.length, width] = row rows[i] of from [?, width]. */
     void gatherRows(ActivationBuffer from, int[] rows, int width, ActivationBuffer into);
 

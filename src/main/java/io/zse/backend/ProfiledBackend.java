@@ -160,6 +160,15 @@ public final class ProfiledBackend implements Backend {
     }
 
     @Override
+    public void projectRopeStoreKv(ActivationBuffer x, int n, WeightMatrix[] qkv, ActivationBuffer q,
+                                   ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int heads,
+                                   int kvHeads, int headDim, float[] inverseFrequencies) {
+        timed("projectRopeStoreKv " + qkv[0].type() + " [" + qkv[0].rows() + " + " + qkv[1].rows() + " + "
+                + qkv[2].rows() + " x " + qkv[0].cols() + "]", () -> backend.projectRopeStoreKv(x, n, qkv, q, k, v,
+                batch, layer, heads, kvHeads, headDim, inverseFrequencies));
+    }
+
+    @Override
     public void matmulAddRmsNorm(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer projected,
                                  ActivationBuffer stream, float[] weight, float eps, ActivationBuffer out) {
         timed("matmulAddRmsNorm " + w.type() + " [" + w.rows() + " x " + w.cols() + "]",

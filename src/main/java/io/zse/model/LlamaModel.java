@@ -365,23 +365,29 @@ public final class LlamaModel {
             Weights.Layer w = weights.layers().get(layer);
 
             // Attention block: x += o_proj(attention(rope(q), rope(k), v)) of the normed stream.
-            backend.matmuls(ws.normed, n, new WeightMatrix[] {w.query(), w.key(), w.value()},
-                    new ActivationBuffer[] {ws.q, ws.k, ws.v});
-            addBias(ws.q, n, w.queryBias());
-            addBias(ws.k, n, w.keyBias());
-            addBias(ws.v, n, w.valueBias());
-            if (w.queryNorm() != null) { // Qwen3, Gemma 3: each head's q and k RMS-normalised, in place, before RoPE
-                backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
-                backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
-            }
-            if (longRope != null) {
-                rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
-                longRope.scaleQueries(backend, ws.q, n, config.numHeads() * config.headDim());
-                rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
-                backend.storeKv(ws.k, ws.v, batch, layer);
-            } else { // the keys rotated on their way into the cache, the queries by the same pass
-                backend.ropeQueriesAndStoreKv(ws.q, config.numHeads(), ws.k, ws.v, batch, layer, config.numKvHeads(),
-                        config.headDim(), ropeFrequencies[layer]);
+            WeightMatrix[] qkv = {w.query(), w.key(), w.value()};
+            if (longRope == null && w.queryBias() == null && w.keyBias() == null && w.valueBias() == null
+                    && w.queryNorm() == null) { // the products, then RoPE and the KV write, which a backend may fuse
+                backend.projectRopeStoreKv(ws.normed, n, qkv, ws.q, ws.k, ws.v, batch, layer, config.numHeads(),
+                        config.numKvHeads(), config.headDim(), ropeFrequencies[layer]);
+            } else {
+                backend.matmuls(ws.normed, n, qkv, new ActivationBuffer[] {ws.q, ws.k, ws.v});
+                addBias(ws.q, n, w.queryBias());
+                addBias(ws.k, n, w.keyBias());
+                addBias(ws.v, n, w.valueBias());
+                if (w.queryNorm() != null) { // Qwen3, Gemma 3: each head's q and k RMS-normalised, in place
+                    backend.rmsNorm(ws.q, n * config.numHeads(), w.queryNorm(), eps, ws.q);
+                    backend.rmsNorm(ws.k, n * config.numKvHeads(), w.keyNorm(), eps, ws.k);
+                }
+                if (longRope != null) {
+                    rope(ws.q, batch, config.numHeads(), ropeFrequencies[layer]);
+                    longRope.scaleQueries(backend, ws.q, n, config.numHeads() * config.headDim());
+                    rope(ws.k, batch, config.numKvHeads(), ropeFrequencies[layer]);
+                    backend.storeKv(ws.k, ws.v, batch, layer);
+                } else { // the keys rotated on their way into the cache, the queries by the same pass
+                    backend.ropeQueriesAndStoreKv(ws.q, config.numHeads(), ws.k, ws.v, batch, layer,
+                            config.numKvHeads(), config.headDim(), ropeFrequencies[layer]);
+                }
             }
             backend.attention(ws.q, batch, layer, attentionShapes[layer], ws.attended);
             if (w.attentionSubNorm() != null) { // BitNet

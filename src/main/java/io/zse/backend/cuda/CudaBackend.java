@@ -730,6 +730,42 @@ public final class CudaBackend implements Backend {
     }
 
     /**
+     * One row of one sequence's pool, integer weights: one launch, whose blocks that complete a q or k head rotate it
+     * and write the caches; else the products, then RoPE and the KV write.
+     */
+    @Override
+    public void projectRopeStoreKv(ActivationBuffer x, int n, WeightMatrix[] qkv, ActivationBuffer q,
+                                   ActivationBuffer k, ActivationBuffer v, BatchLayout batch, int layer, int heads,
+                                   int kvHeads, int headDim, float[] inverseFrequencies) {
+        check(qkv.length == 3, "q, k and v: three weights");
+        CudaWeight[] w = {own(qkv[0]), own(qkv[1]), own(qkv[2])};
+        int kvDim = kvHeads * headDim;
+        if (n != 1 || passRows(batch) != 1 || !integer.fusesRope(w, headDim) || w[0].rows() != heads * headDim
+                || w[1].rows() != kvDim || w[2].rows() != kvDim || inverseFrequencies.length < headDim / 2) {
+            Backend.super.projectRopeStoreKv(x, n, qkv, q, k, v, batch, layer, heads, kvHeads, headDim,
+                    inverseFrequencies);
+            return;
+        }
+        for (BatchLayout.Segment s : batch.segments()) {
+            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
+            s.cache().checkWritable(layer, s.startPos(), s.length());
+        }
+        DeviceActivations input = own(x, w[0].cols());
+        MemorySegment[] out = {own(q, heads * headDim).at(0, (long) heads * headDim), own(k, kvDim).at(0, kvDim),
+                own(v, kvDim).at(0, kvDim)};
+        computeEnter();
+        for (CudaWeight each : w) {
+            ready(each);
+        }
+        Tables t = tables(batch);
+        BatchTables.Group g = t.layout().groups().getFirst();
+        QuantizedActivations.Parts int8 = integer.input(input, input.at(0, w[0].cols()), 1, w[0].cols(), stream);
+        integer.launchRopeKv(w, int8, out, heads, kvHeads, headDim, t.layout().positions(t.address(), g.rowStart()),
+                vector(inverseFrequencies), t.layout().slots(t.address(), g.rowStart()), devicePool(g.pool()), layer,
+                stream);
+    }
+
+    /**
      * One row of an integer weight: one launch, which adds each output to the stream and whose last block norms it
      * (projected is not written); else the product, then the add + RMSNorm.
      */

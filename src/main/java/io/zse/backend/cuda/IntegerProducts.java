@@ -32,6 +32,7 @@ final class IntegerProducts implements AutoCloseable {
     private final QuantizedActivations swigluScratch;
     private DeviceBuffer swigluCounters;  // zse_cuda_swiglu_matvec's counters, one per 32 outputs, left at zero
     private DeviceBuffer normCounter;     // zse_cuda_integer_matvec_add_rms_norm's, left at zero
+    private DeviceBuffer headCounters;    // zse_cuda_qkv_rope_store_kv's, one per q and k head, left at zero
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
     private int widestCols;       // the widest weight of these types: sizes the scratch
@@ -46,17 +47,19 @@ final class IntegerProducts implements AutoCloseable {
      * 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
      * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own. {@code fusedNorm}: at one
      * activation row, the output and down projections add to the residual stream and their last block norms it,
-     * rather than the add + RMSNorm kernel after them.
+     * rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
+     * products rotate each q and k head as it completes and write the caches, rather than the RoPE + KV kernel.
      */
-    record Variants(int mmaRows, int rowWarps, boolean fusedSwiglu, boolean fusedNorm) {
-        static final Variants DEFAULT = new Variants(0, 0, true, true);
+    record Variants(int mmaRows, int rowWarps, boolean fusedSwiglu, boolean fusedNorm, boolean fusedRope) {
+        static final Variants DEFAULT = new Variants(0, 0, true, true, true);
 
-        /** ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU and ZSE_CUDA_NORM. */
+        /** ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM and ZSE_CUDA_ROPE. */
         static Variants fromEnvironment() {
             return new Variants(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
                     rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")),
                     fusedSetting("ZSE_CUDA_SWIGLU", System.getenv("ZSE_CUDA_SWIGLU")),
-                    fusedSetting("ZSE_CUDA_NORM", System.getenv("ZSE_CUDA_NORM")));
+                    fusedSetting("ZSE_CUDA_NORM", System.getenv("ZSE_CUDA_NORM")),
+                    fusedSetting("ZSE_CUDA_ROPE", System.getenv("ZSE_CUDA_ROPE")));
         }
     }
 
@@ -101,9 +104,9 @@ final class IntegerProducts implements AutoCloseable {
     }
 
     /**
-     * ZSE_CUDA_SWIGLU or ZSE_CUDA_NORM ({@code variable}): "separate" runs SwiGLU, or the add + RMSNorm, as a kernel of
-     * its own after the products (as before the fusion), to compare on a GPU; unset or "fused", the default; anything
-     * else refused.
+     * ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM or ZSE_CUDA_ROPE ({@code variable}): "separate" runs SwiGLU, the add + RMSNorm or
+     * RoPE + the KV write as a kernel of its own after the products (as before the fusion), to compare on a GPU; unset
+     * or "fused", the default; anything else refused.
      */
     static boolean fusedSetting(String variable, String value) {
         return BenchmarkSwitch.choice(variable, value, "fused", "fused", "separate").equals("fused");
@@ -238,6 +241,40 @@ final class IntegerProducts implements AutoCloseable {
         return normed;
     }
 
+    /**
+     * Whether one activation row times q, k and v runs as one launch that rotates the heads and writes the caches
+     * ({@link #launchRopeKv}): integer weights of one type, group and width, head_dim a multiple of 8.
+     */
+    boolean fusesRope(CudaWeight[] qkv, int headDim) {
+        return variants.fusedRope() && headDim % 8 == 0 && IntegerProducts.run(qkv, 0) == qkv.length
+                && takes(qkv[0], 1) && qkv[1].cols() == qkv[0].cols() && qkv[2].cols() == qkv[0].cols();
+    }
+
+    /**
+     * Queues q, k, v = x . w^T (one row, x as int8 at {@code x}), q rotated in place at {@code positions[0]}, the
+     * rotated keys and the values into the caches at {@code slots[0]}. Only where {@link #fusesRope}.
+     */
+    void launchRopeKv(CudaWeight[] qkv, QuantizedActivations.Parts x, MemorySegment[] out, int heads, int kvHeads,
+                      int headDim, MemorySegment positions, MemorySegment frequencies, MemorySegment slots,
+                      DeviceKvPool pool, int layer, CudaStream stream) {
+        long counterBytes = (long) (heads + kvHeads) * Integer.BYTES;
+        if (headCounters == null || headCounters.bytes() < counterBytes) {
+            if (headCounters != null) {
+                headCounters.close();
+            }
+            headCounters = new DeviceBuffer(cuda, counterBytes);
+            headCounters.fill(0, stream);
+        }
+        for (int i = 0; i < qkv.length; i++) {
+            arguments.setAtIndex(ValueLayout.ADDRESS, i, qkv[i].data());
+            arguments.setAtIndex(ValueLayout.ADDRESS, MAX_SHARED_WEIGHTS + i, qkv[i].scales());
+        }
+        cuda.call("zse_cuda_qkv_rope_store_kv", qkv[0].type().code(), qkv[0].groupSize(), qkv[0].cols(), arguments,
+                arguments.asSlice(POINTERS), heads, kvHeads, headDim, x.codes(), x.scales(), x.sums(), out[0], out[1],
+                out[2], positions, frequencies, slots, pool.keys(layer), pool.values(layer), pool.typeCode(),
+                headCounters.at(0, counterBytes), variants.rowWarps(), stream.handle());
+    }
+
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */
     long quantizations() {
         return quantizations;
@@ -247,7 +284,7 @@ final class IntegerProducts implements AutoCloseable {
     public void close() {
         scratch.close();
         swigluScratch.close();
-        for (DeviceBuffer b : new DeviceBuffer[]{swigluCounters, normCounter}) {
+        for (DeviceBuffer b : new DeviceBuffer[]{swigluCounters, normCounter, headCounters}) {
             if (b != null) {
                 b.close();
             }

@@ -256,7 +256,7 @@ class CudaBackendParityTest {
     @Test
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
         try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(16, 0, true, true))) {
+                true, null, new IntegerProducts.Variants(16, 0, true, true, true))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
                     {TensorType.Q4_K.ordinal(), 256}}) {
                 TensorType type = TensorType.values()[kind[0]];
@@ -287,7 +287,7 @@ class CudaBackendParityTest {
     void rowsSplitAmongWarpsMatchTheCpu() {
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Variants(0, warps, true, true))) {
+                    true, null, new IntegerProducts.Variants(0, warps, true, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
                         {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                         {TensorType.Q6_K.ordinal(), 256}}) {

@@ -241,6 +241,84 @@ class CudaFusionTest {
         }
     }
 
+    /**
+     * The q, k and v products of one row rotating each q and k head as it completes and writing the caches
+     * (zse_cuda_qkv_rope_store_kv), for each integer type at a small shape (Q4 g32 also at Llama 3 8B's heads), with
+     * both cache types: the bits of the products then RoPE + KV write, in q, k (left unrotated), v and in the caches
+     * (attention over them gives the same bits); step after step, so that a head counter left behind would show; and
+     * at two rows the separate ops.
+     */
+    @Test
+    void qkvProductsRotateAndCacheEachHeadAsItCompletes() {
+        try (CudaBackend backend = fusing()) {
+            for (int[] kind : INTEGER_KINDS) {
+                TensorType type = TensorType.values()[kind[0]];
+                int cols = kind[1] == 256 ? 512 : 384;
+                List<AttentionShape> shapes = kind == INTEGER_KINDS[0]
+                        ? List.of(new AttentionShape(8, 2, 64, 0), new AttentionShape(32, 8, 128, 0))
+                        : List.of(new AttentionShape(8, 2, 64, 0));
+                for (AttentionShape shape : shapes) {
+                    WeightMatrix[] qkv = {
+                            backend.weight(TestCudaLibrary.randomWeight(type, kind[1], shape.queryDim(), cols, 21)),
+                            backend.weight(TestCudaLibrary.randomWeight(type, kind[1], shape.kvDim(), cols, 22)),
+                            backend.weight(TestCudaLibrary.randomWeight(type, kind[1], shape.kvDim(), cols, 23))};
+                    float[] frequencies = RotaryFrequencies.of(shape.headDim(), 10000, null);
+                    for (KvCacheType cacheType : new KvCacheType[]{KvCacheType.F32, KvCacheType.F16}) {
+                        Side separate = Side.of(backend, shape, 1, cacheType);
+                        Side fused = Side.of(backend, shape, 1, cacheType);
+                        int[][][] steps = {{{0, 0, 1}}, {{0, 1, 1}}, {{0, 2, 2}}, {{0, 4, 1}}};
+                        for (int[][] step : steps) {
+                            String what = type + " g" + kind[1] + " " + shape + " " + cacheType + " at "
+                                    + step[0][1] + " x " + step[0][2];
+                            assertQkvRopeStoreKvMatches(backend, qkv, shape, frequencies, separate, fused, step,
+                                    cols, what);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static void assertQkvRopeStoreKvMatches(CudaBackend backend, WeightMatrix[] qkv, AttentionShape shape,
+                                                    float[] frequencies, Side separate, Side fused, int[][] step,
+                                                    int cols, String what) {
+        int n = step[0][2];
+        BatchLayout a = separate.layout(step);
+        BatchLayout b = fused.layout(step);
+        ActivationBuffer x = backend.allocate(n * cols);
+        backend.write(random(n * cols, step[0][1] * 7L + shape.headDim()), x);
+        ActivationBuffer[][] outs = new ActivationBuffer[2][3];
+        for (ActivationBuffer[] o : outs) {
+            o[0] = backend.allocate(n * shape.queryDim());
+            o[1] = backend.allocate(n * shape.kvDim());
+            o[2] = backend.allocate(n * shape.kvDim());
+        }
+        for (int layer = 0; layer < 2; layer++) {
+            backend.matmuls(x, n, qkv, outs[0]);
+            backend.ropeQueriesAndStoreKv(outs[0][0], shape.numHeads(), outs[0][1], outs[0][2], a, layer,
+                    shape.numKvHeads(), shape.headDim(), frequencies);
+            backend.projectRopeStoreKv(x, n, qkv, outs[1][0], outs[1][1], outs[1][2], b, layer, shape.numHeads(),
+                    shape.numKvHeads(), shape.headDim(), frequencies);
+            int[] widths = {shape.queryDim(), shape.kvDim(), shape.kvDim()};
+            for (int j = 0; j < 3; j++) {
+                assertArrayEquals(read(backend, outs[0][j], n * widths[j]), read(backend, outs[1][j], n * widths[j]),
+                        0f, what + ", layer " + layer + ": " + "qkv".charAt(j));
+            }
+            float[] queries = read(backend, outs[0][0], n * shape.queryDim());
+            assertArrayEquals(BackendArrays.attention(backend, queries, a, layer, shape),
+                    BackendArrays.attention(backend, queries, b, layer, shape), 0f,
+                    what + ", layer " + layer + ": attention over the caches");
+        }
+        separate.advance(step);
+        fused.advance(step);
+        x.close();
+        for (ActivationBuffer[] o : outs) {
+            for (ActivationBuffer buffer : o) {
+                buffer.close();
+            }
+        }
+    }
+
     private static float[] read(Backend backend, ActivationBuffer from, int count) {
         float[] values = new float[count];
         backend.read(from, values, count);
@@ -328,8 +406,11 @@ class CudaFusionTest {
     /** A pool and its sequences on one backend, given the same allocations as the others so the slots agree. */
     private record Side(Backend backend, List<KvCache> caches) {
         static Side of(Backend backend, AttentionShape shape, int sequences) {
-            KvBlockPool pool = new KvBlockPool(KvCacheType.F32, 2, shape.numKvHeads(), shape.headDim(), 4, 64,
-                    Arena.ofAuto());
+            return of(backend, shape, sequences, KvCacheType.F32);
+        }
+
+        static Side of(Backend backend, AttentionShape shape, int sequences, KvCacheType type) {
+            KvBlockPool pool = new KvBlockPool(type, 2, shape.numKvHeads(), shape.headDim(), 4, 64, Arena.ofAuto());
             List<KvCache> caches = new ArrayList<>();
             for (int i = 0; i < sequences; i++) {
                 caches.add(new KvCache(pool, 120));
