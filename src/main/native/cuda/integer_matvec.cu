@@ -440,7 +440,8 @@ __device__ __forceinline__ void rotate_head(const Products &p, const After &afte
     const bool query = head < after.heads;
     float *base = query ? p.out[0] + static_cast<int64_t>(head) * after.head_dim
                         : p.out[1] + static_cast<int64_t>(head - after.heads) * after.head_dim;
-    const int64_t cached = static_cast<int64_t>(slot) * p.rows[1] + (base - p.out[1]);
+    const int64_t cached = static_cast<int64_t>(slot) * p.rows[1] +
+                           static_cast<int64_t>(query ? 0 : head - after.heads) * after.head_dim;  // keys only
     for (int j = threadIdx.x; j < half; j += blockDim.x) {
         float a, b;  // volatile: past L1, which holds no other block's writes
         rotate(position, after.inverse_frequencies[j], *reinterpret_cast<volatile const float *>(base + j),
