@@ -459,20 +459,15 @@ __device__ __forceinline__ void rotate_head(const Products &p, const After &afte
     }
 }
 
-// The last block of the launch (kAddNorm) or of a q or k head (kRopeKv): true in every thread of that block.
-template <int AFTER>
-__device__ __forceinline__ bool completes(const Products &p, const After &after, int rows_per_block, int &head) {
-    __threadfence();  // this block's outputs visible to the block that completes them
+// Whether this block is the last of `blocks` to count itself in *counter (true in every thread of the block), once
+// each thread's writes are visible to the other blocks; the last leaves the counter at zero. Called by every thread.
+__device__ __forceinline__ bool completes(int *counter, int blocks) {
+    __threadfence();
     __syncthreads();
-    head = AFTER == kRopeKv ? static_cast<int>(blockIdx.x) * rows_per_block / after.head_dim : 0;
-    if (AFTER == kRopeKv && head >= after.heads + p.rows[1] / after.head_dim) {
-        return false;  // a v head: nothing to rotate (the same for the whole block)
-    }
-    const int blocks = AFTER == kRopeKv ? after.head_dim / rows_per_block : static_cast<int>(gridDim.x);
     __shared__ bool last;
     if (threadIdx.x == 0) {
-        last = atomicAdd(after.counters + head, 1) == blocks - 1;
-        if (last) after.counters[head] = 0;
+        last = atomicAdd(counter, 1) == blocks - 1;
+        if (last) *counter = 0;
     }
     __syncthreads();
     return last;
@@ -526,11 +521,14 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
             }
         }
     }
-    int head;
-    if (AFTER != kStore && completes<AFTER>(p, after, kWarps / SPLIT * R, head)) {
-        if (AFTER == kAddNorm) {
-            norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
-        } else {
+    if (AFTER == kAddNorm && completes(after.counters, static_cast<int>(gridDim.x))) {
+        norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
+    }
+    if (AFTER == kRopeKv) {  // the block's rows lie in one head: q's, then k's, then v's (nothing to rotate)
+        constexpr int kRows = kWarps / SPLIT * R;
+        const int head = static_cast<int>(blockIdx.x) * kRows / after.head_dim;
+        if (head < after.heads + p.rows[1] / after.head_dim &&
+            completes(after.counters + head, after.head_dim / kRows)) {
             rotate_head(p, after, head);
         }
     }
@@ -578,16 +576,8 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
         }
         p.out[0][static_cast<int64_t>(t) * ff + blockIdx.x * kOutputs + o] = swiglu(gate, up_sum);
     }
-    __threadfence();  // the outputs visible to the block that quantizes them
-    __syncthreads();
     const int block = blockIdx.x * kOutputs / kQuantBlock;
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        last = atomicAdd(counters + block, 1) == kQuantBlock / kOutputs - 1;
-        if (last) counters[block] = 0;
-    }
-    __syncthreads();
-    if (last && warp < n) {  // a warp a token; volatile: past L1, which holds no other block's writes
+    if (completes(counters + block, kQuantBlock / kOutputs) && warp < n) {  // a warp a token; volatile: past L1, which holds no other block's writes
         const int64_t at = static_cast<int64_t>(warp) * ff + block * kQuantBlock;
         quantize_block(*reinterpret_cast<volatile const float *>(p.out[0] + at + lane), at / kQuantBlock, act);
     }

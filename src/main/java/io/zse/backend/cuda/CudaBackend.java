@@ -433,10 +433,7 @@ public final class CudaBackend implements Backend {
         check(kvHeads > 0 && headDim > 0 && headDim % 2 == 0, "kv heads and an even headDim must be positive");
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
         int kvDim = kvHeads * headDim;
-        for (BatchLayout.Segment s : batch.segments()) {
-            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
-            s.cache().checkWritable(layer, s.startPos(), s.length());
-        }
+        checkWritable(batch, layer, kvDim);
         computeEnter();
         Tables t = tables(batch);
         DeviceActivations keys = own(k, (long) t.rows() * kvDim);
@@ -746,20 +743,12 @@ public final class CudaBackend implements Backend {
                     inverseFrequencies);
             return;
         }
-        for (BatchLayout.Segment s : batch.segments()) {
-            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
-            s.cache().checkWritable(layer, s.startPos(), s.length());
-        }
-        DeviceActivations input = own(x, w[0].cols());
+        checkWritable(batch, layer, kvDim);
         MemorySegment[] out = {own(q, heads * headDim).at(0, (long) heads * headDim), own(k, kvDim).at(0, kvDim),
                 own(v, kvDim).at(0, kvDim)};
-        computeEnter();
-        for (CudaWeight each : w) {
-            ready(each);
-        }
+        QuantizedActivations.Parts int8 = enterProducts(x, 1, w);
         Tables t = tables(batch);
         BatchTables.Group g = t.layout().groups().getFirst();
-        QuantizedActivations.Parts int8 = integer.input(input, input.at(0, w[0].cols()), 1, w[0].cols(), stream);
         integer.launchRopeKv(w, int8, out, heads, kvHeads, headDim, t.layout().positions(t.address(), g.rowStart()),
                 vector(inverseFrequencies), t.layout().slots(t.address(), g.rowStart()), devicePool(g.pool()), layer,
                 stream);
@@ -778,13 +767,10 @@ public final class CudaBackend implements Backend {
             return;
         }
         int dim = cw.rows();
-        DeviceActivations input = own(x, cw.cols());
         DeviceActivations residual = own(residualStream, dim);
         DeviceActivations normed = own(out, dim);
         own(projected, dim);
-        computeEnter();
-        ready(cw);
-        QuantizedActivations.Parts int8 = integer.input(input, input.at(0, cw.cols()), 1, cw.cols(), stream);
+        QuantizedActivations.Parts int8 = enterProducts(x, 1, cw);
         integer.wrote(normed, dim, integer.launchAddRmsNorm(cw, int8, residual.at(0, dim), vector(weight), eps,
                 normed.at(0, dim), stream));
     }
@@ -804,14 +790,32 @@ public final class CudaBackend implements Backend {
             return;
         }
         long values = (long) n * g.rows();
-        DeviceActivations input = own(x, (long) n * g.cols());
         DeviceActivations out = own(gate, values);
         own(up, values);
-        computeEnter();
-        ready(g);
-        ready(u);
-        QuantizedActivations.Parts int8 = integer.input(input, input.at(0, (long) n * g.cols()), n, g.cols(), stream);
+        QuantizedActivations.Parts int8 = enterProducts(x, n, g, u);
         integer.wrote(out, values, integer.launchSwiglu(g, u, n, int8, out.at(0, values), stream));
+    }
+
+    /**
+     * Enters a fused integer launch on x [n, w[0].cols]: the op counted, the compute stream after w's uploads, and x's
+     * int8 form (the one the previous op wrote, or quantized now).
+     */
+    private QuantizedActivations.Parts enterProducts(ActivationBuffer x, int n, CudaWeight... w) {
+        int cols = w[0].cols();
+        DeviceActivations input = own(x, (long) n * cols);
+        computeEnter();
+        for (CudaWeight each : w) {
+            ready(each);
+        }
+        return integer.input(input, input.at(0, (long) n * cols), n, cols, stream);
+    }
+
+    /** The caches of the batch's sequences are {@code kvDim} wide and may take the rows about to be written. */
+    private static void checkWritable(BatchLayout batch, int layer, int kvDim) {
+        for (BatchLayout.Segment s : batch.segments()) {
+            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
+            s.cache().checkWritable(layer, s.startPos(), s.length());
+        }
     }
 
     @Override

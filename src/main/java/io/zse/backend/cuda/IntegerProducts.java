@@ -30,9 +30,11 @@ final class IntegerProducts implements AutoCloseable {
     private final QuantizedActivations scratch;
     /** The fused SwiGLU products' output in int8: apart from the scratch, where their own input may lie. */
     private final QuantizedActivations swigluScratch;
-    private DeviceBuffer swigluCounters;  // zse_cuda_swiglu_matvec's counters, one per 32 outputs, left at zero
-    private DeviceBuffer normCounter;     // zse_cuda_integer_matvec_add_rms_norm's, left at zero
-    private DeviceBuffer headCounters;    // zse_cuda_qkv_rope_store_kv's, one per q and k head, left at zero
+    /**
+     * The fused launches' completion counters (one per 32 SwiGLU outputs, per q or k head, or one for the norm): each
+     * launch leaves them at zero, and the launches run one after another on the compute stream, so they share them.
+     */
+    private DeviceBuffer counters;
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
     private int widestCols;       // the widest weight of these types: sizes the scratch
@@ -170,9 +172,8 @@ final class IntegerProducts implements AutoCloseable {
     /** Queues out_j = x . w_j^T for w[from .. from + count), all of width cols, x [n, cols] as int8 at {@code x}. */
     void launch(CudaWeight[] w, MemorySegment[] out, int from, int count, int n, int cols,
                 QuantizedActivations.Parts x, CudaStream stream) {
+        putWeights(w, from, count);
         for (int i = 0; i < count; i++) {
-            arguments.setAtIndex(ValueLayout.ADDRESS, i, w[from + i].data());
-            arguments.setAtIndex(ValueLayout.ADDRESS, MAX_SHARED_WEIGHTS + i, w[from + i].scales());
             arguments.setAtIndex(ValueLayout.ADDRESS, 2L * MAX_SHARED_WEIGHTS + i, out[from + i]);
             arguments.setAtIndex(ValueLayout.JAVA_INT, 6L * MAX_SHARED_WEIGHTS + i, w[from + i].rows());
         }
@@ -200,17 +201,10 @@ final class IntegerProducts implements AutoCloseable {
                                             MemorySegment out, CudaStream stream) {
         int ff = gate.rows();
         QuantizedActivations.Parts act = swigluScratch.parts((long) n * ff, widestCols);
-        long counterBytes = (long) ff / QuantizedActivations.BLOCK * Integer.BYTES;
-        if (swigluCounters == null || swigluCounters.bytes() < counterBytes) {
-            if (swigluCounters != null) {
-                swigluCounters.close();
-            }
-            swigluCounters = new DeviceBuffer(cuda, counterBytes);
-            swigluCounters.fill(0, stream);
-        }
         cuda.call("zse_cuda_swiglu_matvec", gate.type().code(), gate.groupSize(), gate.cols(), ff, gate.data(),
                 gate.scales(), up.data(), up.scales(), x.codes(), x.scales(), x.sums(), n, out, act.codes(),
-                act.scales(), act.sums(), swigluCounters.at(0, counterBytes), variants.rowWarps(), stream.handle());
+                act.scales(), act.sums(), counters(ff / QuantizedActivations.BLOCK, stream), variants.rowWarps(),
+                stream.handle());
         return act;
     }
 
@@ -231,13 +225,9 @@ final class IntegerProducts implements AutoCloseable {
                                                 MemorySegment weight, float eps, MemorySegment out,
                                                 CudaStream on) {
         QuantizedActivations.Parts normed = scratch.parts(w.rows(), widestCols);
-        if (normCounter == null) {
-            normCounter = new DeviceBuffer(cuda, Integer.BYTES);
-            normCounter.fill(0, on);
-        }
         cuda.call("zse_cuda_integer_matvec_add_rms_norm", w.type().code(), w.groupSize(), w.cols(), w.rows(),
                 w.data(), w.scales(), x.codes(), x.scales(), x.sums(), stream, weight, eps, out, normed.codes(),
-                normed.scales(), normed.sums(), normCounter.at(0, Integer.BYTES), variants.rowWarps(), on.handle());
+                normed.scales(), normed.sums(), counters(1, on), variants.rowWarps(), on.handle());
         return normed;
     }
 
@@ -257,22 +247,32 @@ final class IntegerProducts implements AutoCloseable {
     void launchRopeKv(CudaWeight[] qkv, QuantizedActivations.Parts x, MemorySegment[] out, int heads, int kvHeads,
                       int headDim, MemorySegment positions, MemorySegment frequencies, MemorySegment slots,
                       DeviceKvPool pool, int layer, CudaStream stream) {
-        long counterBytes = (long) (heads + kvHeads) * Integer.BYTES;
-        if (headCounters == null || headCounters.bytes() < counterBytes) {
-            if (headCounters != null) {
-                headCounters.close();
-            }
-            headCounters = new DeviceBuffer(cuda, counterBytes);
-            headCounters.fill(0, stream);
-        }
-        for (int i = 0; i < qkv.length; i++) {
-            arguments.setAtIndex(ValueLayout.ADDRESS, i, qkv[i].data());
-            arguments.setAtIndex(ValueLayout.ADDRESS, MAX_SHARED_WEIGHTS + i, qkv[i].scales());
-        }
+        putWeights(qkv, 0, qkv.length);
         cuda.call("zse_cuda_qkv_rope_store_kv", qkv[0].type().code(), qkv[0].groupSize(), qkv[0].cols(), arguments,
                 arguments.asSlice(POINTERS), heads, kvHeads, headDim, x.codes(), x.scales(), x.sums(), out[0], out[1],
                 out[2], positions, frequencies, slots, pool.keys(layer), pool.values(layer), pool.typeCode(),
-                headCounters.at(0, counterBytes), variants.rowWarps(), stream.handle());
+                counters(heads + kvHeads, stream), variants.rowWarps(), stream.handle());
+    }
+
+    /** {@code ints} zeroed device counters (the buffer grows, zeroed on {@code stream}, where a launch needs more). */
+    private MemorySegment counters(int ints, CudaStream stream) {
+        long bytes = (long) ints * Integer.BYTES;
+        if (counters == null || counters.bytes() < bytes) {
+            if (counters != null) {
+                counters.close();
+            }
+            counters = new DeviceBuffer(cuda, bytes);
+            counters.fill(0, stream);
+        }
+        return counters.at(0, bytes);
+    }
+
+    /** The data and scales of w[from .. from + count) into the launch's weight lists. */
+    private void putWeights(CudaWeight[] w, int from, int count) {
+        for (int i = 0; i < count; i++) {
+            arguments.setAtIndex(ValueLayout.ADDRESS, i, w[from + i].data());
+            arguments.setAtIndex(ValueLayout.ADDRESS, MAX_SHARED_WEIGHTS + i, w[from + i].scales());
+        }
     }
 
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */
@@ -284,10 +284,8 @@ final class IntegerProducts implements AutoCloseable {
     public void close() {
         scratch.close();
         swigluScratch.close();
-        for (DeviceBuffer b : new DeviceBuffer[]{swigluCounters, normCounter, headCounters}) {
-            if (b != null) {
-                b.close();
-            }
+        if (counters != null) {
+            counters.close();
         }
     }
 }
