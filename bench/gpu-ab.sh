@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Variants of the CUDA backend (the environment switches of io.zse.backend.cuda: ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS,
-# ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM, ZSE_CUDA_ROPE, ZSE_CUDA_UPLOAD_LANES, ZSE_CUDA_PREFILL_TILE) timed beside each other
+# Variants of the CUDA backend (the environment switches of io.zse.backend.cuda: ZSE_CUDA_MMA_ROWS, _PRODUCT_SPLITS,
+# _ROW_WARPS, _SWIGLU, _NORM, _ROPE, _UPLOAD_LANES, _PREFILL_TILE) timed beside each other
 # by zse bench, interleaved round by round on one machine and model; prints the lines of each run that match a
 # pattern, prefixed with the variant.
 #
 # Usage: bench/gpu-ab.sh MODEL ROUNDS "BENCH OPTIONS" PATTERN VARIANT...
 #   VARIANT: one or more VAR=value joined by commas, or "default" (no switch set)
 # e.g. bench/gpu-ab.sh m.zse 2 "--prompt-tokens 128 --tokens 64 --batch 16" "together" \
-#        ZSE_CUDA_MMA_ROWS=32 ZSE_CUDA_MMA_ROWS=64
+#        default ZSE_CUDA_MMA_ROWS=32
 # Runs from a checkout with target/quarkus-app built; JAVA_HOME a JDK 25 or tools/gpu/bundle.sh's runtime.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

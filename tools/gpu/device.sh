@@ -98,9 +98,11 @@ case " $steps " in *" sanitizer "*)
     # racecheck is the slowest: it takes the classes whose kernels share memory (tiles, attention, norms) first
     classes=("${kernels[@]}")
     # shellcheck disable=SC2206
-    [ "$tool" = racecheck ] && classes=(${RACECHECK_CLASSES:-io.zse.backend.cuda.CudaBackendParityTest \
-      io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaFusionTest \
-      io.zse.backend.cuda.CudaSamplingTest})
+    # (the staged products' test first: their asynchronous copies and ldmatrix were never run on a GPU before)
+    staged=io.zse.backend.cuda.CudaBackendParityTest#stagedTensorCoreBlocksMatchTheCpu
+    [ "$tool" = racecheck ] && classes=(${RACECHECK_CLASSES:-$staged io.zse.backend.cuda.CudaFusionTest \
+      io.zse.backend.cuda.CudaBackendParityTest \
+      io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaSamplingTest})
     tests "$limit" "sanitizer-$tool.txt" compute-sanitizer --tool "$tool" --error-exitcode 3 \
       --report-api-errors no --print-limit 20 \
       -- "${classes[@]}"

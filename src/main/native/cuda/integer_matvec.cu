@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "async.cuh"
 #include "gated.cuh"
 #include "mma.cuh"
 #include "norm.cuh"
@@ -786,6 +787,315 @@ void launch_mma_tiles(const Products &p, const QuantizedRows &x, int n, int shif
     ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
 }
 
+// ---- 9 to 64 tokens from shared memory: the staged tensor-core products ----
+// integer_mma_kernel's lanes load their fragments straight from memory, 4 bytes from each of 8 weight rows at once, so
+// that each load touches 8 cache lines: the fourth GPU run measured its 16-token products at under a third of one
+// token's bandwidth. Here a block of 64 weight rows copies each stage of 256 columns (its rows' codes and scales, the
+// tokens' codes, scales and sums) to shared memory with 16-byte asynchronous copies, kStages - 1 stages ahead of its
+// warps, which take their fragments from there with ldmatrix. Where the rows alone give too few blocks, blocks split
+// the columns too (blockIdx.y of gridDim.y): each writes its partial sums to a workspace, and the block that completes
+// a row block's splits adds them in split order (the same inputs give the same bits).
+constexpr int kStagedRows = ZSE_CUDA_STAGED_ROWS;  // weight rows a block: 4 tiles of 16, each taken by 2 warps
+constexpr int kStageCols = 256;                     // columns a stage: a Q4_K super-block, 1 to 8 Q4 groups
+constexpr int kStageBlocks = kStageCols / kBlock;
+constexpr int kStages = 3;
+constexpr int kMaxSplits = 8;
+constexpr int kRowPad = 16;  // bytes after each staged row: ldmatrix's 8 rows then lie in 8 different bank groups
+
+// One stage of a block in shared memory, at byte offsets: the weight rows' codes (padded) and scales (each row's in
+// the file's layout: Q8 8 F16 d, Q4 (d, m) per group, Q4_K the super-block's record), then the tokens' codes (padded),
+// block scales d and sums s ([token][8] floats).
+template <int TYPE, int TOKENS>
+struct StageLayout {
+    static constexpr int kCodes = TYPE == Q8 ? kStageCols : kStageCols / 2;  // a weight row's code bytes
+    static constexpr int kStride = kCodes + kRowPad;
+    static constexpr int kTokenStride = kStageCols + kRowPad;
+    int scale_bytes;  // a weight row's scale bytes: 16, or Q4's 32, 16 or 8 (4 a group)
+    int scales, x_codes, x_d, x_s, bytes;
+
+    __host__ __device__ explicit StageLayout(int shift) {
+        scale_bytes = TYPE == Q4 ? 32 >> shift : 16;
+        scales = kStagedRows * kStride;
+        x_codes = scales + kStagedRows * scale_bytes;
+        x_d = x_codes + TOKENS * kTokenStride;
+        x_s = x_d + TOKENS * kStageBlocks * 4;
+        bytes = x_s + TOKENS * kStageBlocks * 4;
+    }
+};
+
+// What a thread copies each stage: fixed rows, so their addresses are found once (a stage on from stage 0's).
+template <int TYPE, int TOKENS>
+struct StageCopies {
+    using Layout = StageLayout<TYPE, TOKENS>;
+    static constexpr int kCodeChunks = kStagedRows * Layout::kCodes / 16 / (kMmaWarps * kWarp);  // a thread's
+    static constexpr int kTokenChunks = TOKENS * kStageCols / 16 / (kMmaWarps * kWarp);
+    const uint8_t *codes[kCodeChunks];
+    int code_to[kCodeChunks];
+    const uint8_t *scales;  // null: this thread copies no scales
+    int scale_to;
+    const int8_t *x[kTokenChunks];
+    int x_to[kTokenChunks];
+    const float *xds;  // null: this thread copies no activation scales or sums
+    int xds_to;
+
+    __device__ __forceinline__ StageCopies(const Products &p, const QuantizedRows &in, int n, int shift, int row0,
+                                           const Layout &l) {
+        const int tid = threadIdx.x, chunks_a_row = Layout::kCodes / 16;
+        float *out;
+        int rows, local;
+        Row r;
+#pragma unroll
+        for (int i = 0; i < kCodeChunks; i++) {
+            const int c = tid + i * kMmaWarps * kWarp, row = c / chunks_a_row, part = c % chunks_a_row;
+            locate<TYPE>(p, row0 + row, shift, r, out, rows, local);  // past the last row: row 0, never stored
+            codes[i] = r.data + 16 * part;
+            code_to[i] = row * Layout::kStride + 16 * part;
+        }
+        const int scale_chunk = l.scale_bytes < 16 ? l.scale_bytes : 16, scale_chunks = l.scale_bytes / scale_chunk;
+        scales = nullptr;
+        if (tid < kStagedRows * scale_chunks) {
+            const int row = tid / scale_chunks, part = tid % scale_chunks;
+            locate<TYPE>(p, row0 + row, shift, r, out, rows, local);
+            scales = r.scales + scale_chunk * part;
+            scale_to = l.scales + row * l.scale_bytes + scale_chunk * part;
+        }
+        const int blocks = p.cols / kBlock;
+#pragma unroll
+        for (int i = 0; i < kTokenChunks; i++) {
+            const int c = tid + i * kMmaWarps * kWarp, token = c / (kStageCols / 16), part = c % (kStageCols / 16);
+            x[i] = in.q + static_cast<int64_t>(min(token, n - 1)) * p.cols + 16 * part;  // past n: token n - 1 again
+            x_to[i] = l.x_codes + token * Layout::kTokenStride + 16 * part;
+        }
+        xds = nullptr;
+        if (tid < 4 * TOKENS) {  // [d | s][token][two halves of 4 floats]
+            const int sums = tid / (2 * TOKENS), token = tid / 2 % TOKENS, part = tid % 2;
+            xds = (sums ? in.s : in.d) + static_cast<int64_t>(min(token, n - 1)) * blocks + 4 * part;
+            xds_to = (sums ? l.x_s : l.x_d) + (token * kStageBlocks + 4 * part) * 4;
+        }
+    }
+
+    // Starts the copies of stage s into `stage`.
+    __device__ __forceinline__ void start(uint8_t *stage, int s, const Layout &l) const {
+#pragma unroll
+        for (int i = 0; i < kCodeChunks; i++) {
+            copy_async<16>(stage + code_to[i], codes[i] + static_cast<int64_t>(s) * Layout::kCodes);
+        }
+        if (scales != nullptr) {
+            const uint8_t *from = scales + static_cast<int64_t>(s) * l.scale_bytes;
+            if (l.scale_bytes >= 16) {
+                copy_async<16>(stage + scale_to, from);
+            } else if (l.scale_bytes == 8) {
+                copy_async<8>(stage + scale_to, from);
+            } else {
+                copy_async<4>(stage + scale_to, from);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < kTokenChunks; i++) copy_async<16>(stage + x_to[i], x[i] + s * kStageCols);
+        if (xds != nullptr) copy_async<16>(stage + xds_to, xds + s * kStageBlocks);
+    }
+};
+
+// The scale d and min term m of stage block b (0..7) of a weight row whose stage scales are at `scales` (shared).
+template <int TYPE>
+__device__ __forceinline__ void staged_scale(const uint8_t *scales, int b, int shift, float &d, float &m) {
+    if constexpr (TYPE == Q8) {
+        d = half_bits_to_float(reinterpret_cast<const uint16_t *>(scales)[b]);
+        m = 0.f;
+    } else if constexpr (TYPE == Q4) {
+        const uint32_t dm = reinterpret_cast<const uint32_t *>(scales)[b >> shift];
+        d = half_bits_to_float(dm & 0xffffu);
+        m = half_bits_to_float(dm >> 16);
+    } else {  // Q4_K: the stage is one super-block, b its sub-block
+        int scale, min;
+        kquant_scale_min(scales + 4, b, scale, min);
+        d = f16_at(scales) * static_cast<float>(scale);
+        m = -f16_at(scales + 2) * static_cast<float>(min);
+    }
+}
+
+// acc += weight block b's 16 x 32 fragment a (rows g, g + 8 of the warp's tile) times every token tile's, from the
+// stage in shared memory; x_row: this lane's ldmatrix row of the tokens' codes.
+template <int TYPE, int TOKENS>
+__device__ __forceinline__ void staged_block(const uint8_t *stage, const StageLayout<TYPE, TOKENS> &l, int tile, int b,
+                                             const uint32_t (&a)[4], int shift, const uint8_t *x_row,
+                                             float (&acc)[TOKENS / 8][4]) {
+    using Layout = StageLayout<TYPE, TOKENS>;
+    const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
+    float d[2], m[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) staged_scale<TYPE>(stage + l.scales + (16 * tile + g + 8 * h) * l.scale_bytes, b,
+                                                   shift, d[h], m[h]);
+    const float *xd = reinterpret_cast<const float *>(stage + l.x_d);
+    const float *xs = reinterpret_cast<const float *>(stage + l.x_s);
+#pragma unroll
+    for (int j = 0; j < TOKENS / 8; j += 2) {
+        uint32_t frags[4];  // tiles j and j + 1: codes 0-15 and 16-31 of each
+        load_matrices(x_row + 8 * j * Layout::kTokenStride + kBlock * b, frags);
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const uint32_t frag[2] = {frags[2 * k], frags[2 * k + 1]};
+            int dot[4] = {0, 0, 0, 0};
+            mma_s8_16x8x32(a, frag, dot);
+            const int token = 8 * (j + k) + 2 * t;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int at = (token + e % 2) * kStageBlocks + b;
+                const float scaled = d[e / 2] * xd[at] * static_cast<float>(dot[e]);
+                acc[j + k][e] += TYPE == Q8 ? scaled : fmaf(m[e / 2], xs[at], scaled);
+            }
+        }
+    }
+}
+
+// The warp's share of a stage: Q8 4 blocks of 32 bytes; the 4-bit types 2 units of 32 bytes, 2 blocks each (Q4 with
+// groups of 32: the unit's two 16-byte halves are two blocks, low nibbles the first 16 elements and high the next 16;
+// Q4_K and Q4's larger groups: its low nibbles are one block, its high nibbles a later one).
+template <int TYPE, int TOKENS>
+__device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLayout<TYPE, TOKENS> &l, int tile,
+                                             int half, int shift, const uint8_t *w_row, const uint8_t *x_row,
+                                             float (&acc)[TOKENS / 8][4]) {
+    constexpr int kUnits = TYPE == Q8 ? 4 : 2;
+    [[maybe_unused]] constexpr int kUnroll = TOKENS < 64 ? kUnits : 1;  // 64 tokens' accumulators leave no registers for two units
+#pragma unroll kUnroll
+    for (int i = 0; i < kUnits; i++) {
+        const int unit = kUnits * half + i;
+        uint32_t r[4];  // rows 0-7 and 8-15 of the unit's first 16 bytes, then of its last 16
+        load_matrices(w_row + 32 * unit, r);
+        if constexpr (TYPE == Q8) {
+            staged_block<TYPE, TOKENS>(stage, l, tile, unit, r, shift, x_row, acc);
+        } else {
+            uint32_t lo[4], hi[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                lo[e] = r[e] & 0x0F0F0F0Fu;
+                hi[e] = (r[e] >> 4) & 0x0F0F0F0Fu;
+            }
+            if (TYPE == Q4 && shift == 0) {
+                const uint32_t first[4] = {lo[0], lo[1], hi[0], hi[1]}, second[4] = {lo[2], lo[3], hi[2], hi[3]};
+                staged_block<TYPE, TOKENS>(stage, l, tile, 2 * unit, first, shift, x_row, acc);
+                staged_block<TYPE, TOKENS>(stage, l, tile, 2 * unit + 1, second, shift, x_row, acc);
+            } else {
+                // Q4_K: sub-blocks 2 unit (low) and 2 unit + 1; Q4: a group of 2^shift blocks is 16 << shift bytes,
+                // its units' low nibbles the first half of its blocks, their high nibbles the second half
+                const int per_group = TYPE == Q4 ? (1 << shift) >> 1 : 1;
+                const int low = TYPE == Q4 ? (unit / per_group << shift) + unit % per_group : 2 * unit;
+                staged_block<TYPE, TOKENS>(stage, l, tile, low, lo, shift, x_row, acc);
+                staged_block<TYPE, TOKENS>(stage, l, tile, low + per_group, hi, shift, x_row, acc);
+            }
+        }
+    }
+}
+
+// out_j[t, row] for the block's 64 weight rows, tokens 0 .. n - 1 (n <= TOKENS), over stages [first, end) of the
+// columns, where end - first is this split's share of cols / 256. Dynamic shared memory: kStages stages.
+template <int TYPE, int TOKENS>
+__global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
+    staged_mma_kernel(Products p, QuantizedRows in, int n, int shift, int total_rows, float *workspace,
+                      int *counters) {
+    using Layout = StageLayout<TYPE, TOKENS>;
+    constexpr int kTiles = TOKENS / 8;
+    ZSE_DYNAMIC_SHARED(uint8_t, shared);
+    const Layout l(shift);
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
+    const int tile = warp % 4, half = warp / 4, row0 = blockIdx.x * kStagedRows;
+    const int stages = p.cols / kStageCols, split = blockIdx.y, splits = gridDim.y;
+    const int first = stages * split / splits, end = stages * (split + 1) / splits;
+    const StageCopies<TYPE, TOKENS> copies(p, in, n, shift, row0, l);
+#pragma unroll
+    for (int s = 0; s < kStages - 1; s++) {
+        if (first + s < end) copies.start(shared + s * l.bytes, first + s, l);
+        copy_async_commit();  // empty groups too: each iteration below then waits for the same count
+    }
+    // ldmatrix rows: rows 0-7 | 8-15 of the tile's first 16 bytes, then of its last 16; tokens 0-7 | 8-15 of a
+    // block's codes 0-15, 16-31
+    const int w_offset = (16 * tile + lane % 8 + 8 * (lane / 8 % 2)) * Layout::kStride + 16 * (lane / 16);
+    const int x_offset = l.x_codes + (lane % 8 + 8 * (lane / 16)) * Layout::kTokenStride + 16 * (lane / 8 % 2);
+    float acc[kTiles][4] = {};
+    for (int s = first; s < end; s++) {
+        copy_async_wait<kStages - 2>();
+        __syncthreads();  // stage s is in; every warp is done with the stage the next copies overwrite
+        const int next = s + kStages - 1;
+        if (next < end) copies.start(shared + (next - first) % kStages * l.bytes, next, l);
+        copy_async_commit();
+        const uint8_t *stage = shared + (s - first) % kStages * l.bytes;
+        staged_share<TYPE, TOKENS>(stage, l, tile, half, shift, stage + w_offset, stage + x_offset, acc);
+    }
+    copy_async_wait<0>();
+    __syncthreads();  // the stages' memory now takes the second halves' sums
+    float *partial = reinterpret_cast<float *>(shared) + (tile * kTiles * 4) * kWarp;
+    if (half == 1) {
+#pragma unroll
+        for (int j = 0; j < kTiles; j++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) partial[(j * 4 + e) * kWarp + lane] = acc[j][e];
+        }
+    }
+    __syncthreads();
+    if (half == 0) {
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) {
+            const int row = row0 + 16 * tile + g + 4 * e;
+            Row unused;
+            float *out;
+            int rows, local;
+            const bool valid = locate<TYPE>(p, row, shift, unused, out, rows, local);
+#pragma unroll
+            for (int j = 0; j < kTiles; j++) {
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    const int token = 8 * j + 2 * t + c;
+                    const float sum = acc[j][e + c] + partial[(j * 4 + e + c) * kWarp + lane];
+                    if (!valid || token >= n) continue;
+                    if (splits == 1) {
+                        out[static_cast<int64_t>(token) * rows + local] = sum;
+                    } else {
+                        workspace[(static_cast<int64_t>(split) * n + token) * total_rows + row] = sum;
+                    }
+                }
+            }
+        }
+    }
+    if (splits == 1 || !completes(counters + blockIdx.x, splits)) return;
+    for (int i = threadIdx.x; i < kStagedRows * n; i += blockDim.x) {  // the last split: every split's sums, in order
+        const int row = row0 + i % kStagedRows, token = i / kStagedRows;
+        Row unused;
+        float *out;
+        int rows, local;
+        if (!locate<TYPE>(p, row, shift, unused, out, rows, local)) continue;
+        float sum = 0.f;
+        for (int k = 0; k < splits; k++) {
+            sum += __ldcg(workspace + (static_cast<int64_t>(k) * n + token) * total_rows + row);
+        }
+        out[static_cast<int64_t>(token) * rows + local] = sum;
+    }
+}
+
+// Whether the staged kernel takes these weights and activations: Q8, Q4 or Q4_K, whole stages of 256 columns, and
+// every row's codes and scales aligned for its 16-byte copies (rows follow from cols % 256 and aligned bases).
+bool staged_fits(int type, const Products &p, const QuantizedRows &x) {
+    if ((type != Q8 && type != Q4 && type != Q4_K) || p.cols % kStageCols != 0) return false;
+    const auto aligned = [](const void *at) { return reinterpret_cast<uintptr_t>(at) % 16 == 0; };
+    bool fits = aligned(x.q) && aligned(x.d) && aligned(x.s);
+    for (int j = 0; j < p.count; j++) fits = fits && aligned(p.data[j]) && aligned(p.scales[j]);
+    return fits;
+}
+
+template <int TYPE, int TOKENS>
+int launch_staged(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int splits,
+                  float *workspace, int *counters, cudaStream_t stream) {
+    const size_t bytes = static_cast<size_t>(kStages) * StageLayout<TYPE, TOKENS>(shift).bytes;
+    const auto kernel = staged_mma_kernel<TYPE, TOKENS>;
+    if (bytes > 48 * 1024) {
+        ZSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+                  "cudaFuncSetAttribute(staged_mma_kernel)");
+    }
+    const dim3 grid(static_cast<unsigned>((total_rows + kStagedRows - 1) / kStagedRows), static_cast<unsigned>(splits));
+    ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, bytes, stream)(p, x, n, shift, static_cast<int>(total_rows), workspace,
+                                                              counters);
+    return 0;
+}
+
 // mma_rows 16: blocks of 16 weight rows; else as MmaRowTiles gives.
 template <int TYPE, int TOKENS>
 void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int mma_rows,
@@ -863,12 +1173,20 @@ void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int 
     }
 }
 
+// How the tensor-core products of 9-64 rows run (zse_cuda_integer_matvec's mma_rows, splits, workspace, counters).
+struct Tensor {
+    int mma_rows;
+    int splits;
+    float *workspace;
+    int *counters;
+};
+
 // Up to 8 activation rows: the DP4A kernel, instantiated for 1, 2, 4 and 8 rows (registers and unrolled loops for the
 // batch-size buckets). More: Q8, Q4 and Q4_K on tensor cores in tiles of 16, 32 or 64 tokens; Q6_K, whose scales
 // change every 16 elements, in the DP4A kernel 16 rows at a time.
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                           int mma_rows, int row_warps, cudaStream_t stream) {
+                           const Tensor &tensor, int row_warps, cudaStream_t stream) {
     if (n == 1) {
         launch_rows<TYPE, 1>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n == 2) {
@@ -888,15 +1206,24 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
             for (int j = 0; j < p.count; j++) slice.out[j] += static_cast<int64_t>(from) * p.rows[j];
             const QuantizedRows rows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks,
                                      x.s + from * blocks};
-            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, mma_rows, row_warps,
+            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, tensor, row_warps,
                                         stream);
         }
+    } else if (tensor.mma_rows == 0) {
+        const int splits = tensor.splits;
+        if (n <= 16) {
+            launch_staged<TYPE, 16>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
+        } else if (n <= 32) {
+            launch_staged<TYPE, 32>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
+        } else {
+            launch_staged<TYPE, 64>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
+        }
     } else if (n <= 16) {
-        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, mma_rows, stream);
+        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
     } else if (n <= 32) {
-        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, mma_rows, stream);
+        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
     } else {
-        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, mma_rows, stream);
+        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
     }
 }
 
@@ -972,9 +1299,15 @@ int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d,
 
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
                             const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
-                            const float *xd, const float *xs, int n, int mma_rows, int row_warps, void *stream) {
+                            const float *xd, const float *xs, int n, int mma_rows, int splits, float *workspace,
+                            int *counters, int row_warps, void *stream) {
     using namespace zse;
-    ZSE_REQUIRE(mma_rows == 0 || mma_rows == 16, "zse_cuda_integer_matvec: mma_rows must be 0 or 16");
+    ZSE_REQUIRE(mma_rows == 0 || mma_rows == 16 || mma_rows == 32,
+                "zse_cuda_integer_matvec: mma_rows must be 0, 16 or 32");
+    ZSE_REQUIRE(splits >= 1 && splits <= kMaxSplits && splits <= max(1, cols / kStageCols),
+                "zse_cuda_integer_matvec: splits must be 1 to 8, and at most cols / 256");
+    ZSE_REQUIRE(splits == 1 || (workspace != nullptr && counters != nullptr),
+                "zse_cuda_integer_matvec: NULL workspace or counters for splits above 1");
     ZSE_REQUIRE(n > 0 && n <= ZSE_CUDA_INTEGER_ROWS, "zse_cuda_integer_matvec: n must be 1 to 64");
     Products p{};
     int64_t total_rows = 0;
@@ -983,9 +1316,13 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
         return status;
     }
     const QuantizedRows x{xq, xd, xs};
+    ZSE_REQUIRE(mma_rows != 0 || n <= 8 || type == Q6_K || staged_fits(type, p, x),
+                "zse_cuda_integer_matvec: the staged products (mma_rows 0) take cols a multiple of 256 and weights and "
+                "activations 16-byte aligned");
     by_type(type, [&](auto t) {
-        launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows, mma_rows, row_warps,
-                                                  static_cast<cudaStream_t>(stream));
+        launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows,
+                                                  Tensor{mma_rows, splits, workspace, counters},
+                                                  row_warps, static_cast<cudaStream_t>(stream));
     });
     return launched("integer_matvec_kernel");
 }

@@ -27,9 +27,11 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 13
+#define ZSE_CUDA_ABI_VERSION 14
 /* The most activation rows zse_cuda_integer_matvec takes. */
 #define ZSE_CUDA_INTEGER_ROWS 64
+/* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
+#define ZSE_CUDA_STAGED_ROWS 64
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -97,14 +99,20 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
  * `count` (1 to 3) weights of one type (Q8, Q4, Q4_K or Q6_K), group size and column count that share that input, in
  * one launch: data, scales, rows and out are host arrays of `count` entries (device pointers, as for
  * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS; from 9 rows on, Q8, Q4 and Q4_K run on
- * int8 tensor cores (tiles of 16, 32 or 64 tokens) and Q6_K 16 rows a launch. mma_rows: the weight rows of a
- * tensor-core block, 0 (32 up to 32 tokens, 16 above) or 16. row_warps: the warps that split a weight row's columns in
- * the DP4A kernel (up to 8 tokens, and Q6_K's), 1, 2, 4 or 8; 0: as many as the row's length calls for.
+ * int8 tensor cores (tiles of 16, 32 or 64 tokens) and Q6_K 16 rows a launch. mma_rows: how the tensor-core products
+ * take their weight rows: 0, blocks of ZSE_CUDA_STAGED_ROWS staged through shared memory (cols a multiple of 256,
+ * every weight's data and scales and xq, xd and xs 16-byte aligned; Q6_K as for 32); 32 or 16, blocks of that many
+ * rows reading their fragments from memory. splits (staged blocks only): the parts the columns are split
+ * into, 1 to 8 (at most cols / 256); above 1, workspace holds splits * n * (the rows of all weights) floats and
+ * counters one zeroed int per ZSE_CUDA_STAGED_ROWS rows, left at zero. row_warps: the warps that split a weight
+ * row's columns in the DP4A kernel (up to 8 tokens, and Q6_K's), 1, 2, 4 or 8; 0: as many as the row's length calls
+ * for.
  */
 int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d, float *s, void *stream);
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,
                             const void *const *scales, const int *rows, float *const *out, const int8_t *xq,
-                            const float *xd, const float *xs, int n, int mma_rows, int row_warps, void *stream);
+                            const float *xd, const float *xs, int n, int mma_rows, int splits, float *workspace,
+                            int *counters, int row_warps, void *stream);
 /* One activation row's product with one weight [rows, cols] added to the residual stream x [rows] (x += x_in . w^T),
  * then out = rms_norm(x) * weight and, where q is set, its int8 form (as zse_cuda_quantize_rows writes it): the output
  * or down projection and the add + RMSNorm after it in one launch, whose last block norms the row. x_in as for

@@ -121,7 +121,7 @@ public final class CudaBackend implements Backend {
         this.graphs = graphs;
         this.passInputs = new StagedBuffer(cuda);
         this.deinterleave = new DeviceDeinterleave(cuda);
-        this.integer = new IntegerProducts(cuda, integerProducts, variants);
+        this.integer = new IntegerProducts(cuda, integerProducts, variants, device.multiprocessors());
         cuda.setDevice(device.index());
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
@@ -169,6 +169,11 @@ public final class CudaBackend implements Backend {
     /** How many product inputs were quantized by a launch of their own (tests: the fused ones are not). */
     long quantizations() {
         return integer.quantizations();
+    }
+
+    /** Launches of the staged tensor-core products so far (tests). */
+    long stagedLaunches() {
+        return integer.stagedLaunches();
     }
 
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */

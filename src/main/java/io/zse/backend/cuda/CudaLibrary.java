@@ -27,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class CudaLibrary {
     /** The ABI version this binding was written against (ZSE_CUDA_ABI_VERSION). */
-    public static final int ABI_VERSION = 13;
+    public static final int ABI_VERSION = 14;
 
     /** Every function of zse_cuda.h with its C signature as an FFM descriptor (GraalVM needs these registered). */
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
@@ -137,7 +137,7 @@ public final class CudaLibrary {
                 ADDRESS, ADDRESS));
         f.put("zse_cuda_quantize_rows", status(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_integer_matvec", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
-                ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+                ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
         f.put("zse_cuda_integer_matvec_add_rms_norm", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_FLOAT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
                 JAVA_INT, ADDRESS));

@@ -31,20 +31,28 @@ final class IntegerProducts implements AutoCloseable {
     /** The fused SwiGLU products' output in int8: apart from the scratch, where their own input may lie. */
     private final QuantizedActivations swigluScratch;
     /**
-     * The fused launches' completion counters (one per 32 SwiGLU outputs, per q or k head, or one for the norm): each
-     * launch leaves them at zero, and the launches run one after another on the compute stream, so they share them.
+     * The fused and split launches' completion counters (one per 32 SwiGLU outputs, per q or k head, one for the norm,
+     * one per 64 rows of split products): each launch leaves them at zero, and the launches run one after another on
+     * the compute stream, so they share them.
      */
     private DeviceBuffer counters;
+    /** The staged products' partial sums where they split the columns (grown to the largest launch's). */
+    private DeviceBuffer splitSums;
+    private final int multiprocessors;
     /** [data x 3 | scales x 3 | outputs x 3 | rows x 3]: the weight lists of a launch, read during the call only. */
     private final MemorySegment arguments;
     private int widestCols;       // the widest weight of these types: sizes the scratch
     private Written written;      // what an op wrote in int8 too, or null
     private long ops;             // ops entered so far
     private long quantizations;   // inputs quantized by a launch of their own
+    private long stagedLaunches;  // launches of the staged tensor-core products
 
     /**
-     * The kernels' variants, where a benchmark fixes them. {@code mmaRows}: the weight rows of a tensor-core block (9
-     * to 64 activation rows), 0 (32 up to 32 activation rows, 16 above) or 16. {@code rowWarps}: the warps that split
+     * The kernels' variants, where a benchmark fixes them. {@code mmaRows}: how the tensor-core products (9 to 64
+     * activation rows) take their weight rows, 0 (staged through shared memory, 64 rows a block, where the width is a
+     * multiple of 256; else as 32), 32 or 16 (blocks of that many rows reading their fragments from memory). {@code
+     * productSplits}: the parts the staged products split the columns into, 0 (by the GPU's multiprocessors and the
+     * rows, {@link LaunchShapes#productSplits}), 1, 2, 4 or 8. {@code rowWarps}: the warps that split
      * a weight row's columns in the DP4A kernel (up to 8 activation rows, and Q6_K's), 0 (by the row's length), 1, 2,
      * 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
      * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own. {@code fusedNorm}: at one
@@ -52,12 +60,17 @@ final class IntegerProducts implements AutoCloseable {
      * rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
      * products rotate each q and k head as it completes and write the caches, rather than the RoPE + KV kernel.
      */
-    record Variants(int mmaRows, int rowWarps, boolean fusedSwiglu, boolean fusedNorm, boolean fusedRope) {
-        static final Variants DEFAULT = new Variants(0, 0, true, true, true);
+    record Variants(int mmaRows, int productSplits, int rowWarps, boolean fusedSwiglu, boolean fusedNorm,
+                    boolean fusedRope) {
+        static final Variants DEFAULT = new Variants(0, 0, 0, true, true, true);
 
-        /** ZSE_CUDA_MMA_ROWS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM and ZSE_CUDA_ROPE. */
+        /**
+         * ZSE_CUDA_MMA_ROWS, ZSE_CUDA_PRODUCT_SPLITS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM and
+         * ZSE_CUDA_ROPE.
+         */
         static Variants fromEnvironment() {
             return new Variants(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
+                    productSplitsSetting(System.getenv("ZSE_CUDA_PRODUCT_SPLITS")),
                     rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")),
                     fusedSetting("ZSE_CUDA_SWIGLU", System.getenv("ZSE_CUDA_SWIGLU")),
                     fusedSetting("ZSE_CUDA_NORM", System.getenv("ZSE_CUDA_NORM")),
@@ -69,8 +82,9 @@ final class IntegerProducts implements AutoCloseable {
     static final int FUSED_SWIGLU_ROWS = 8;
 
     /** {@code enabled} false: every product takes F32 activations (what a float reference computes). */
-    IntegerProducts(CudaLibrary cuda, boolean enabled, Variants variants) {
+    IntegerProducts(CudaLibrary cuda, boolean enabled, Variants variants, int multiprocessors) {
         this.cuda = cuda;
+        this.multiprocessors = multiprocessors;
         this.enabled = enabled;
         this.variants = variants;
         this.scratch = new QuantizedActivations(cuda);
@@ -90,11 +104,21 @@ final class IntegerProducts implements AutoCloseable {
     }
 
     /**
-     * ZSE_CUDA_MMA_ROWS: 16 gives the tensor-core blocks 16 weight rows (twice the blocks, three a multiprocessor), to
-     * compare with the default on a GPU (bench/gpu-ab.sh); unset or 32, the default; anything else refused.
+     * ZSE_CUDA_MMA_ROWS: 32 or 16 gives the tensor-core products blocks of that many weight rows that read their
+     * fragments from memory (the kernel before the staged one; 16: twice the blocks, three a multiprocessor), to
+     * compare with the default on a GPU (bench/gpu-ab.sh); unset or "staged", the default (0); anything else refused.
      */
     static int mmaRowsSetting(String value) {
-        return BenchmarkSwitch.choice("ZSE_CUDA_MMA_ROWS", value, "32", "16", "32").equals("16") ? 16 : 0;
+        String rows = BenchmarkSwitch.choice("ZSE_CUDA_MMA_ROWS", value, "staged", "staged", "16", "32");
+        return rows.equals("staged") ? 0 : Integer.parseInt(rows);
+    }
+
+    /**
+     * ZSE_CUDA_PRODUCT_SPLITS: 1, 2, 4 or 8 fixes the parts the staged tensor-core products split the columns into,
+     * to compare with the default on a GPU; unset, by the rows and the multiprocessors (0); anything else refused.
+     */
+    static int productSplitsSetting(String value) {
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_PRODUCT_SPLITS", value, "0", "1", "2", "4", "8"));
     }
 
     /**
@@ -177,9 +201,54 @@ final class IntegerProducts implements AutoCloseable {
             arguments.setAtIndex(ValueLayout.ADDRESS, 2L * MAX_SHARED_WEIGHTS + i, out[from + i]);
             arguments.setAtIndex(ValueLayout.JAVA_INT, 6L * MAX_SHARED_WEIGHTS + i, w[from + i].rows());
         }
+        long totalRows = 0;
+        for (int i = 0; i < count; i++) {
+            totalRows += w[from + i].rows();
+        }
+        boolean staged = variants.mmaRows() == 0 && staged(w, from, count, n, cols, x);
+        int mmaRows = staged || variants.mmaRows() != 0 ? variants.mmaRows() : 32;
+        int splits = staged ? LaunchShapes.productSplits(totalRows, cols, multiprocessors, variants.productSplits()) : 1;
+        if (staged) {
+            stagedLaunches++;
+        }
+        MemorySegment sums = MemorySegment.NULL;
+        MemorySegment splitCounters = MemorySegment.NULL;
+        if (splits > 1) {
+            sums = splitSums((long) splits * n * totalRows * Float.BYTES);
+            splitCounters = counters((int) Math.ceilDiv(totalRows, LaunchShapes.STAGED_ROWS), stream);
+        }
         cuda.call("zse_cuda_integer_matvec", w[from].type().code(), w[from].groupSize(), cols, count, arguments,
                 arguments.asSlice(POINTERS), arguments.asSlice(3 * POINTERS), arguments.asSlice(2 * POINTERS),
-                x.codes(), x.scales(), x.sums(), n, variants.mmaRows(), variants.rowWarps(), stream.handle());
+                x.codes(), x.scales(), x.sums(), n, mmaRows, splits, sums, splitCounters,
+                variants.rowWarps(), stream.handle());
+    }
+
+    /**
+     * Whether w[from .. from + count) times n activation rows at {@code x} run as staged tensor-core products: 9 rows
+     * or more of Q8, Q4 or Q4_K, whole stages of columns, and every pointer aligned for the kernel's 16-byte copies.
+     */
+    private static boolean staged(CudaWeight[] w, int from, int count, int n, int cols, QuantizedActivations.Parts x) {
+        boolean fits = n > 8 && w[from].type() != TensorType.Q6_K && cols % LaunchShapes.STAGE_COLS == 0
+                && aligned(x.codes()) && aligned(x.scales()) && aligned(x.sums());
+        for (int i = from; i < from + count; i++) {
+            fits &= aligned(w[i].data()) && aligned(w[i].scales());
+        }
+        return fits;
+    }
+
+    private static boolean aligned(MemorySegment at) {
+        return at.address() % 16 == 0;
+    }
+
+    /** {@code bytes} of the split products' workspace (the buffer grows where a launch needs more). */
+    private MemorySegment splitSums(long bytes) {
+        if (splitSums == null || splitSums.bytes() < bytes) {
+            if (splitSums != null) {
+                splitSums.close();
+            }
+            splitSums = new DeviceBuffer(cuda, bytes);
+        }
+        return splitSums.at(0, bytes);
     }
 
     /**
@@ -275,6 +344,11 @@ final class IntegerProducts implements AutoCloseable {
         }
     }
 
+    /** Launches of the staged tensor-core products so far (tests: which kernel ran). */
+    long stagedLaunches() {
+        return stagedLaunches;
+    }
+
     /** Inputs quantized by a launch of their own so far (tests: the fused ones are not). */
     long quantizations() {
         return quantizations;
@@ -286,6 +360,9 @@ final class IntegerProducts implements AutoCloseable {
         swigluScratch.close();
         if (counters != null) {
             counters.close();
+        }
+        if (splitSums != null) {
+            splitSums.close();
         }
     }
 }

@@ -62,6 +62,24 @@ final class LaunchShapes {
         return splits;
     }
 
+    /** The staged tensor-core products' weight rows a block and columns a stage (zse_cuda.h, integer_matvec.cu). */
+    static final int STAGED_ROWS = 64;
+    static final int STAGE_COLS = 256;
+    /** The most parts the staged products split a row's columns into. */
+    static final int MAX_PRODUCT_SPLITS = 8;
+
+    /**
+     * The parts the staged integer products (9 to 64 activation rows) split the columns of {@code totalRows}
+     * weight rows into: 1 where the blocks of rows alone give two to every multiprocessor, else as many as it takes,
+     * at most {@value #MAX_PRODUCT_SPLITS} and one a stage of {@value #STAGE_COLS} columns. {@code fixed} (1, 2, 4 or
+     * 8) overrides the count, within the same limits.
+     */
+    static int productSplits(long totalRows, int cols, int multiprocessors, int fixed) {
+        long blocks = Math.ceilDiv(totalRows, STAGED_ROWS);
+        int wanted = fixed != 0 ? fixed : (int) Math.min(MAX_PRODUCT_SPLITS, Math.ceilDiv(2L * multiprocessors, blocks));
+        return Math.max(1, Math.min(wanted, Math.min(MAX_PRODUCT_SPLITS, cols / STAGE_COLS)));
+    }
+
     /** maxEnd / MIN_SPLIT_POSITIONS rounded down to a power of two, at most MAX_SPLITS: all splits() reads of it. */
     static int positionsClass(int maxEnd) {
         return Math.min(MAX_SPLITS, Integer.highestOneBit(Math.max(1, maxEnd / MIN_SPLIT_POSITIONS)));

@@ -256,7 +256,7 @@ class CudaBackendParityTest {
     @Test
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
         try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(16, 0, true, true, true))) {
+                true, null, new IntegerProducts.Variants(16, 0, 0, true, true, true))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
                     {TensorType.Q4_K.ordinal(), 256}}) {
                 TensorType type = TensorType.values()[kind[0]];
@@ -278,6 +278,42 @@ class CudaBackendParityTest {
     }
 
     /**
+     * The staged tensor-core products (the default from 9 activation rows): Q4 with groups of 32, 64 and 128, Q8 and
+     * Q4_K at 9, 16, 24, 33 and 64 rows against the CPU's product of the int8 activations, on 5 stages of 256 columns
+     * split into 1, 2 (of 2 and 3 stages) and 5 parts (8 asked), three weights of 200, 130 and 9 rows in one launch, so
+     * that blocks of 64 rows straddle the weights and end past the last. One launch after another on the same split
+     * counters: one left behind would spoil the next launch's sums.
+     */
+    @Test
+    void stagedTensorCoreBlocksMatchTheCpu() {
+        for (int splits : new int[]{1, 2, 8}) {
+            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+                    true, null, new IntegerProducts.Variants(0, splits, 0, true, true, true))) {
+                for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
+                        {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32},
+                        {TensorType.Q4_K.ordinal(), 256}}) {
+                    TensorType type = TensorType.values()[kind[0]];
+                    int cols = 5 * LaunchShapes.STAGE_COLS;
+                    ZseTensor[] tensors = randomWeights(type, kind[1], cols, 200, 130, 9);
+                    WeightMatrix[] onGpu = uploaded(backend, tensors);
+                    for (int n : new int[]{9, 16, 24, 33, 64}) {
+                        float[] x = random(n * cols, 500 + n + splits);
+                        float[] int8 = TestKernels.int8Activations(x);
+                        long staged = backend.stagedLaunches();
+                        float[][] products = BackendArrays.matmuls(backend, x, n, onGpu);
+                        assertEquals(staged + 1, backend.stagedLaunches(), type + " n=" + n + ": one staged launch");
+                        for (int j = 0; j < tensors.length; j++) {
+                            assertClose(BackendArrays.matmul(cpu, int8, n, cpu.weight(tensors[j])), products[j],
+                                    1e-5, type + "/" + kind[1] + " n=" + n + " weight " + j + ", " + splits
+                                            + " splits asked");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * The DP4A products with each weight row split among 1, 2, 4 and 8 warps (ZSE_CUDA_ROW_WARPS), and as the row's
      * length picks: 1 to 16 activation rows (Q6_K's 16-row launches too) on rows of 40 to 44 blocks of 32, which not
      * every split divides evenly (Q4_K, Q6_K: 5 super-blocks), three weights of 13, 6 and 3 rows in one launch, so
@@ -287,7 +323,7 @@ class CudaBackendParityTest {
     void rowsSplitAmongWarpsMatchTheCpu() {
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Variants(0, warps, true, true, true))) {
+                    true, null, new IntegerProducts.Variants(0, 0, warps, true, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
                         {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                         {TensorType.Q6_K.ordinal(), 256}}) {

@@ -8,14 +8,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The integer products' settings alone (what the kernels compute with each is CudaBackendParityTest's). */
 class IntegerProductsTest {
-    /** ZSE_CUDA_MMA_ROWS: 16 or 32 (unset: the kernel's own, passed as 0); anything else refused, named. */
+    /** ZSE_CUDA_MMA_ROWS: staged (also unset, passed as 0), 16 or 32; anything else refused, named. */
     @Test
-    void mmaRowsSettingTakesSixteenOrThirtyTwo() {
+    void mmaRowsSettingTakesStagedSixteenOrThirtyTwo() {
         assertEquals(0, IntegerProducts.mmaRowsSetting(null));
-        assertEquals(0, IntegerProducts.mmaRowsSetting("32"));
+        assertEquals(0, IntegerProducts.mmaRowsSetting("Staged"));
+        assertEquals(32, IntegerProducts.mmaRowsSetting("32"));
         assertEquals(16, IntegerProducts.mmaRowsSetting(" 16 "));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.mmaRowsSetting("64"))
-                .getMessage().contains("ZSE_CUDA_MMA_ROWS"));
+                .getMessage().contains("ZSE_CUDA_MMA_ROWS must be staged or 16 or 32"));
+    }
+
+    /** ZSE_CUDA_PRODUCT_SPLITS: 1, 2, 4 or 8 (unset: by the shapes, passed as 0); anything else refused, named. */
+    @Test
+    void productSplitsSettingTakesPowersOfTwoUpToEight() {
+        assertEquals(0, IntegerProducts.productSplitsSetting(null));
+        assertEquals(2, IntegerProducts.productSplitsSetting("2"));
+        assertEquals(8, IntegerProducts.productSplitsSetting(" 8"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.productSplitsSetting("16"))
+                .getMessage().contains("ZSE_CUDA_PRODUCT_SPLITS must be 1 or 2 or 4 or 8"));
     }
 
     /** ZSE_CUDA_ROW_WARPS: 1, 2, 4 or 8 (unset: by the row's length, passed as 0); anything else refused, named. */
