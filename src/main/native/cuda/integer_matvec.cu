@@ -995,7 +995,8 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
                       int *counters) {
     using Layout = StageLayout<TYPE, TOKENS>;
     constexpr int kTiles = TOKENS / 8;
-    ZSE_DYNAMIC_SHARED(uint8_t, shared);
+    ZSE_DYNAMIC_SHARED(uint4, shared_words);  // uint4: 16-byte aligned, for the copies and ldmatrix
+    uint8_t *shared = reinterpret_cast<uint8_t *>(shared_words);
     const Layout l(shift);
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int tile = warp % 4, half = warp / 4, row0 = blockIdx.x * kStagedRows;

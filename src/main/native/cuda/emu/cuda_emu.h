@@ -1,7 +1,9 @@
 // cuda_emu.h: just enough of CUDA for our .cu files to compile as host C++ (g++ -DZSE_CUDA_EMULATION) and run on
 // the CPU, so every build exercises the kernels without a GPU (libzse_cuda_emu.so, same C ABI as libzse_cuda.so).
 //
-// Execution model: a launch runs its blocks one after another on the calling thread, under one process-wide lock.
+// Execution model: a launch runs its blocks one after another on the calling thread, under one process-wide lock, in
+// an order that changes from launch to launch (a GPU promises none), each block's dynamic shared memory filled with
+// 0xA5 first (a GPU's is undefined).
 // The threads of a block are fibers (cooperative, one stack each) scheduled round-robin; a fiber runs until it
 // reaches __syncthreads, a warp collective (shuffle, vote, __syncwarp) or its end. Because blocks never overlap,
 // `__shared__` variables are function statics and atomics are plain read-modify-writes.

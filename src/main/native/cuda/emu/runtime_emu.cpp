@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -440,6 +441,30 @@ std::map<const void *, FunctionAttributes> function_attributes;
 std::string last_fault_message;
 
 constexpr size_t kMaxDynamicShared = 163 * 1024;  // sm_80, the capability the emulated device reports
+constexpr int kUnwrittenShared = 0xA5;             // each block's dynamic shared memory before it runs
+
+// The order a launch's blocks run in: every block once, starting and stepping through the grid's linear indices by
+// amounts that change from launch to launch (a stride coprime with the count). A GPU promises no order, so a kernel
+// that assumes one (block 0 first, the last index last) fails its tests here; the same launches give the same orders.
+struct BlockOrder {
+    uint64_t blocks, stride, at;
+    dim3 grid;
+
+    explicit BlockOrder(dim3 g) : blocks(1ull * g.x * g.y * g.z), grid(g) {
+        static uint64_t launches = 0;
+        const uint64_t mixed = ++launches * 0x9E3779B97F4A7C15ull;
+        stride = 1 + (mixed >> 20) % blocks;
+        while (std::gcd(stride, blocks) != 1) stride++;
+        at = (mixed >> 40) % blocks;
+    }
+
+    uint3 next() {
+        const uint64_t k = at;
+        at = (at + stride) % blocks;
+        return uint3{static_cast<unsigned>(k % grid.x), static_cast<unsigned>(k / grid.x % grid.y),
+                     static_cast<unsigned>(k / (1ull * grid.x * grid.y))};
+    }
+};
 
 cudaError_t run_kernel(const char *name, const void *function, dim3 grid, dim3 threads, size_t shared_bytes,
                        const Body &body) {
@@ -474,13 +499,11 @@ cudaError_t run_kernel(const char *name, const void *function, dim3 grid, dim3 t
     if (posix_memalign(&shared, 16, shared_bytes == 0 ? 1 : shared_bytes) != 0) return cudaErrorMemoryAllocation;
     block.dynamic_shared = shared;
     bool ok = true;
-    for (unsigned z = 0; z < grid.z && ok; z++) {
-        for (unsigned y = 0; y < grid.y && ok; y++) {
-            for (unsigned x = 0; x < grid.x && ok; x++) {
-                block_index = uint3{x, y, z};
-                ok = run_block();
-            }
-        }
+    BlockOrder order(grid);
+    for (uint64_t i = 0; i < order.blocks && ok; i++) {
+        block_index = order.next();
+        memset(shared, kUnwrittenShared, shared_bytes);  // a GPU leaves a block's shared memory undefined
+        ok = run_block();
     }
     free(shared);
     block.dynamic_shared = nullptr;
