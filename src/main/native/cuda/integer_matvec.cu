@@ -956,7 +956,8 @@ __device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLa
                                              int half, int shift, const uint8_t *w_row, const uint8_t *x_row,
                                              float (&acc)[TOKENS / 8][4]) {
     constexpr int kUnits = TYPE == Q8 ? 4 : 2;
-    [[maybe_unused]] constexpr int kUnroll = TOKENS < 64 ? kUnits : 1;  // 64 tokens' accumulators leave no registers for two units
+    // 64 tokens' accumulators leave no registers for two units at once
+    [[maybe_unused]] constexpr int kUnroll = TOKENS < 64 ? kUnits : 1;
 #pragma unroll kUnroll
     for (int i = 0; i < kUnits; i++) {
         const int unit = kUnits * half + i;

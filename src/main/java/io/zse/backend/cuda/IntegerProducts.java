@@ -207,7 +207,8 @@ final class IntegerProducts implements AutoCloseable {
         }
         boolean staged = variants.mmaRows() == 0 && staged(w, from, count, n, cols, x);
         int mmaRows = staged || variants.mmaRows() != 0 ? variants.mmaRows() : 32;
-        int splits = staged ? LaunchShapes.productSplits(totalRows, cols, multiprocessors, variants.productSplits()) : 1;
+        int splits = staged
+                ? LaunchShapes.productSplits(totalRows, cols, multiprocessors, variants.productSplits()) : 1;
         if (staged) {
             stagedLaunches++;
         }

@@ -76,7 +76,8 @@ final class LaunchShapes {
      */
     static int productSplits(long totalRows, int cols, int multiprocessors, int fixed) {
         long blocks = Math.ceilDiv(totalRows, STAGED_ROWS);
-        int wanted = fixed != 0 ? fixed : (int) Math.min(MAX_PRODUCT_SPLITS, Math.ceilDiv(2L * multiprocessors, blocks));
+        int wanted = fixed != 0 ? fixed
+                : (int) Math.min(MAX_PRODUCT_SPLITS, Math.ceilDiv(2L * multiprocessors, blocks));
         return Math.max(1, Math.min(wanted, Math.min(MAX_PRODUCT_SPLITS, cols / STAGE_COLS)));
     }
 
