@@ -15,6 +15,7 @@
 
 #include "mma.cuh"
 #include "quantize.cuh"
+#include "overlap.cuh"
 #include "status.cuh"
 #include "warp.cuh"
 #include "weights.cuh"  // the storage type codes name the prefill precision
@@ -189,6 +190,8 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const KV *__restrict__ keys, const KV *__restrict__ values,
     Shape s, float *__restrict__ out, float *__restrict__ workspace, QuantizedOut quantized) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int row = blockIdx.y;
     const int64_t row_start = static_cast<int64_t>(row) * s.heads * s.head_dim;
     const int position = positions[row];
@@ -223,6 +226,8 @@ auto paged_decode_kernel(int heads_per_block, int head_dim) {
 // is rescaled from its own max to the common one. One thread per output dimension.
 __global__ void reduce_splits_kernel(const float *__restrict__ workspace, int splits, Shape s,
                                      float *__restrict__ out, QuantizedOut quantized) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int row = blockIdx.y, head = blockIdx.x;
     const float *parts = workspace + (static_cast<int64_t>(row) * s.heads + head) * splits * (s.head_dim + 2);
     float common = -INFINITY;
@@ -594,18 +599,19 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     float *partial = splits > 1 ? workspace : nullptr;
     if (kv_type == F16) {
         const auto kernel = paged_decode_kernel<__half>(heads_per_block, head_dim);
-        ZSE_LAUNCH(kernel, grid, kDecodeWarps * kWarp, 0, s)(
+        ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
             q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
             static_cast<const __half *>(values), shape, out, partial, quantized);
     } else {
         const auto kernel = paged_decode_kernel<float>(heads_per_block, head_dim);
-        ZSE_LAUNCH(kernel, grid, kDecodeWarps * kWarp, 0, s)(
+        ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
             q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
             static_cast<const float *>(values), shape, out, partial, quantized);
     }
     if (splits == 1) return launched("paged_attention_kernel");
     if (int status = launched("paged_attention_kernel")) return status;
-    ZSE_LAUNCH(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out, quantized);
+    ZSE_LAUNCH_OVERLAPPING(reduce_splits_kernel, dim3(heads, rows), 128, 0, s)(workspace, splits, shape, out,
+                                                                             quantized);
     return launched("reduce_splits_kernel");
 }
 

@@ -5,6 +5,7 @@
 #include "norm.cuh"
 #include "rope.cuh"
 #include "quantize.cuh"
+#include "overlap.cuh"
 #include "status.cuh"
 
 namespace zse {
@@ -20,6 +21,8 @@ int blocks_for(int64_t length) {
 __global__ void __launch_bounds__(kMaxRowThreads) rms_norm_kernel(const float *x, const float *__restrict__ weight,
                                                                   int dim, float eps, float *out,
                                                                   QuantizedOut quantized) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
     norm_row<false>(const_cast<float *>(x + at), nullptr, weight, dim, eps, out + at, at / kQuantBlock, quantized);
 }
@@ -31,6 +34,8 @@ __global__ void __launch_bounds__(kMaxRowThreads) add_rms_norm_kernel(float *__r
                                                                       const float *__restrict__ weight, int dim,
                                                                       float eps, float *__restrict__ out,
                                                                       QuantizedOut quantized) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int64_t at = static_cast<int64_t>(blockIdx.x) * dim;
     norm_row<true>(x + at, y + at, weight, dim, eps, out + at, at / kQuantBlock, quantized);
 }
@@ -60,6 +65,8 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
                                      int kv_heads, int head_dim, const int32_t *__restrict__ positions,
                                      const float *__restrict__ inverse_frequencies, const int32_t *__restrict__ slots,
                                      KV *__restrict__ keys, KV *__restrict__ values) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int half = head_dim / 2;
     const int position = positions[blockIdx.x];
     const int first = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
@@ -103,6 +110,8 @@ unsigned rope_store_blocks(int query_pairs, int key_pairs, int values) {
 // where quantized.q is set, x's int8 blocks for the integer products too (length a multiple of 32).
 template <typename Op>
 __global__ void binary_kernel(float *x, const float *__restrict__ y, int64_t length, Op op, QuantizedOut quantized) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < length) {
         const float v = op(x[k], y[k]);
@@ -138,8 +147,8 @@ struct Add {
 
 template <typename Op>
 int launch_binary(float *x, const float *y, int64_t length, void *stream, QuantizedOut quantized = {}) {
-    ZSE_LAUNCH(binary_kernel<Op>, blocks_for(length), kThreads, 0, static_cast<cudaStream_t>(stream))(x, y, length,
-                                                                                                    Op{}, quantized);
+    ZSE_LAUNCH_OVERLAPPING(binary_kernel<Op>, blocks_for(length), kThreads, 0, static_cast<cudaStream_t>(stream))(
+        x, y, length, Op{}, quantized);
     return launched("binary_kernel");
 }
 
@@ -168,7 +177,7 @@ int zse_cuda_rms_norm(const float *x, int n, const float *weight, int dim, float
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_rms_norm: n and dim must be positive");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
                 "zse_cuda_rms_norm: NULL scales or sums, or dim not a multiple of 32");
-    ZSE_LAUNCH(zse::rms_norm_kernel, n, zse::row_threads(dim), 0, static_cast<cudaStream_t>(stream))(
+    ZSE_LAUNCH_OVERLAPPING(zse::rms_norm_kernel, n, zse::row_threads(dim), 0, static_cast<cudaStream_t>(stream))(
         x, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("rms_norm_kernel");
 }
@@ -180,7 +189,7 @@ int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, 
     ZSE_REQUIRE(n > 0 && dim > 0, "zse_cuda_add_rms_norm: n and dim must be positive");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && dim % zse::kQuantBlock == 0),
                 "zse_cuda_add_rms_norm: NULL scales or sums, or dim not a multiple of 32");
-    ZSE_LAUNCH(zse::add_rms_norm_kernel, n, zse::row_threads(dim), 0, static_cast<cudaStream_t>(stream))(
+    ZSE_LAUNCH_OVERLAPPING(zse::add_rms_norm_kernel, n, zse::row_threads(dim), 0, static_cast<cudaStream_t>(stream))(
         x, y, weight, dim, eps, out, zse::QuantizedOut{q, d, s});
     return zse::launched("add_rms_norm_kernel");
 }
@@ -200,11 +209,11 @@ int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, 
                                                    kv_heads * head_dim);
     const dim3 grid(static_cast<unsigned>(rows), blocks);
     if (kv_type == 1) {
-        ZSE_LAUNCH(zse::rope_store_kv_kernel<__half>, grid, zse::kThreads, 0, s)(
+        ZSE_LAUNCH_OVERLAPPING(zse::rope_store_kv_kernel<__half>, grid, zse::kThreads, 0, s)(
             q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, static_cast<__half *>(keys),
             static_cast<__half *>(values));
     } else {
-        ZSE_LAUNCH(zse::rope_store_kv_kernel<float>, grid, zse::kThreads, 0, s)(
+        ZSE_LAUNCH_OVERLAPPING(zse::rope_store_kv_kernel<float>, grid, zse::kThreads, 0, s)(
             q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, static_cast<float *>(keys),
             static_cast<float *>(values));
     }

@@ -21,6 +21,7 @@
 #include "gated.cuh"
 #include "mma.cuh"
 #include "norm.cuh"
+#include "overlap.cuh"
 #include "quantize.cuh"
 #include "rope.cuh"
 #include "status.cuh"
@@ -54,6 +55,8 @@ struct QuantizedRows {
 
 // One warp per block of 32 activations.
 __global__ void quantize_rows_kernel(const float *__restrict__ x, int64_t blocks, QuantizedOut out) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const int64_t block = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / kWarp;
     if (block < blocks) {
         quantize_block(x[block * kBlock + threadIdx.x % kWarp], block, out);
@@ -327,6 +330,20 @@ __device__ __forceinline__ bool locate(const Products &p, int row, int shift, Ro
     return row < rows;
 }
 
+// Asks L2 for this warp's share (part of `parts`) of its weight rows' codes before the kernel waits for the one ahead
+// of it: no kernel writes weights, so their trip from memory can overlap that kernel's last blocks (overlap.cuh).
+template <int TYPE, int R>
+__device__ __forceinline__ void prefetch_rows(const Row (&rs)[R], int cols, int part, int parts) {
+    const int bytes = TYPE == Q8 ? cols : TYPE == Q6_K ? cols / 4 * 3 : cols / 2;
+    const int lines = (bytes + 127) / 128, lane = threadIdx.x % kWarp;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        for (int line = lines * part / parts + lane; line < lines * (part + 1) / parts; line += kWarp) {
+            prefetch_l2(rs[r].data + 128 * line);
+        }
+    }
+}
+
 // acc[t][r] += chunks c, c + 32, ... (STEPS of them, those below `end`) of weight rows rs[0..R) times activation row
 // t's, t < ROWS. A step past `end` loads chunk end - 1 and adds nothing, so all of a lane's loads leave together.
 template <int TYPE, int ROWS, int R, int STEPS>
@@ -486,6 +503,9 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
     bool valid[R];
 #pragma unroll
     for (int r = 0; r < R; r++) valid[r] = locate<TYPE>(p, first + r, shift, rs[r], out[r], rows[r], local[r]);
+    prefetch_rows<TYPE, R>(rs, p.cols, part, SPLIT);
+    let_next_grid_start();
+    wait_for_previous_grid();
     if (SPLIT == 1 && AFTER == kStore && !valid[0]) {
         return;  // else the warp still meets the others at a barrier below
     }
@@ -556,6 +576,9 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     Row rs[R];
 #pragma unroll
     for (int r = 0; r < R; r++) rs[r] = row_of<TYPE>(data, scales, first + r, p.cols, shift);
+    prefetch_rows<TYPE, R>(rs, p.cols, part, SPLIT);
+    let_next_grid_start();
+    wait_for_previous_grid();
     float sums[ROWS][R];
     warp_share<TYPE, ROWS, R, SPLIT>(rs, true, part, p, x, n, shift, sums);
     __shared__ float partial[kWarps][ROWS][R];
@@ -712,6 +735,8 @@ __device__ __forceinline__ void add_partial_sums(const Products &p, int shift, i
 template <int TYPE, int TOKENS, int ROW_TILES>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, MmaMinBlocks<TOKENS, ROW_TILES>::value)
     integer_mma_kernel(Products p, QuantizedRows x, int n, int shift) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     constexpr int kTiles = TOKENS / 8, kRowTiles = ROW_TILES;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int row0 = blockIdx.x * 16 * kRowTiles;
@@ -784,7 +809,7 @@ void launch_mma_tiles(const Products &p, const QuantizedRows &x, int n, int shif
     constexpr int rows_per_block = 16 * ROW_TILES;
     const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
     const auto kernel = integer_mma_kernel<TYPE, TOKENS, ROW_TILES>;
-    ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
+    ZSE_LAUNCH_OVERLAPPING(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
 }
 
 // ---- 9 to 64 tokens from shared memory: the staged tensor-core products ----
@@ -994,6 +1019,8 @@ template <int TYPE, int TOKENS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
     staged_mma_kernel(Products p, QuantizedRows in, int n, int shift, int total_rows, float *workspace,
                       int *counters) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     using Layout = StageLayout<TYPE, TOKENS>;
     constexpr int kTiles = TOKENS / 8;
     ZSE_DYNAMIC_SHARED(uint4, shared_words);  // uint4: 16-byte aligned, for the copies and ldmatrix
@@ -1093,8 +1120,8 @@ int launch_staged(const Products &p, const QuantizedRows &x, int n, int shift, i
                   "cudaFuncSetAttribute(staged_mma_kernel)");
     }
     const dim3 grid(static_cast<unsigned>((total_rows + kStagedRows - 1) / kStagedRows), static_cast<unsigned>(splits));
-    ZSE_LAUNCH(kernel, grid, kMmaWarps * kWarp, bytes, stream)(p, x, n, shift, static_cast<int>(total_rows), workspace,
-                                                              counters);
+    ZSE_LAUNCH_OVERLAPPING(kernel, grid, kMmaWarps * kWarp, bytes, stream)(
+        p, x, n, shift, static_cast<int>(total_rows), workspace, counters);
     return 0;
 }
 
@@ -1115,7 +1142,7 @@ void launch_split_rows(const Products &p, const QuantizedRows &x, int n, int shi
     constexpr int rows_per_block = kWarps / SPLIT * RowsPerWarp<ROWS>::value;
     const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
     const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT, AFTER>;
-    ZSE_LAUNCH(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift, after);
+    ZSE_LAUNCH_OVERLAPPING(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift, after);
 }
 
 // Warps a weight row's chunks are split among: row_warps where asked (1, 2, 4 or 8), else as many as the trips a warp
@@ -1146,7 +1173,7 @@ void launch_swiglu_split(const Products &p, const QuantizedRows &x, int n, int s
                          int *counters, cudaStream_t stream) {
     constexpr int outputs_per_block = kWarps / SPLIT / 2 * RowsPerWarp<ROWS>::value;
     const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, SPLIT>;
-    ZSE_LAUNCH(kernel, static_cast<unsigned>(p.rows[0] / outputs_per_block), kWarps * kWarp, 0, stream)(
+    ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / outputs_per_block), kWarps * kWarp, 0, stream)(
         p, x, n, shift, act, counters);
 }
 
@@ -1294,7 +1321,7 @@ int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d,
     const int64_t blocks = static_cast<int64_t>(n) * cols / kBlock;
     ZSE_REQUIRE((blocks + kWarps - 1) / kWarps <= 0x7fffffff, "zse_cuda_quantize_rows: too many rows");
     const unsigned grid = static_cast<unsigned>((blocks + kWarps - 1) / kWarps);
-    ZSE_LAUNCH(quantize_rows_kernel, grid, kWarps * kWarp, 0, static_cast<cudaStream_t>(stream))(
+    ZSE_LAUNCH_OVERLAPPING(quantize_rows_kernel, grid, kWarps * kWarp, 0, static_cast<cudaStream_t>(stream))(
         x, blocks, QuantizedOut{q, d, s});
     return launched("quantize_rows_kernel");
 }

@@ -2,6 +2,7 @@
 // Order used throughout: larger value first, lower index on ties; NaN is never selected.
 #include <math.h>
 
+#include "overlap.cuh"
 #include "status.cuh"
 
 namespace zse {
@@ -52,6 +53,8 @@ __device__ Candidate best_after(const float *row, int vocab, Candidate previous)
 
 __global__ void __launch_bounds__(kThreads) argmax_kernel(const float *__restrict__ logits, int vocab,
                                                          int32_t *__restrict__ ids) {
+    let_next_grid_start();
+    wait_for_previous_grid();
     const float *row = logits + static_cast<int64_t>(blockIdx.x) * vocab;
     Candidate best = best_after(row, vocab, Candidate{0.f, -1});
     if (threadIdx.x == 0) ids[blockIdx.x] = best.index;
@@ -187,7 +190,8 @@ extern "C" {
 int zse_cuda_argmax(const float *logits, int n, int vocab, int32_t *ids, void *stream) {
     ZSE_REQUIRE(logits != nullptr && ids != nullptr && n > 0 && vocab > 0,
                 "zse_cuda_argmax: NULL pointer or empty logits");
-    ZSE_LAUNCH(zse::argmax_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(logits, vocab, ids);
+    ZSE_LAUNCH_OVERLAPPING(zse::argmax_kernel, n, zse::kThreads, 0, static_cast<cudaStream_t>(stream))(logits, vocab,
+                                                                                                     ids);
     return zse::launched("argmax_kernel");
 }
 

@@ -5,8 +5,12 @@
 
 #include "status.cuh"
 
+#include <atomic>
+
 namespace {
 thread_local std::string last_error;
+std::atomic<bool> overlap_asked{true};   // zse_cuda_set_overlap
+std::atomic<int> capability_major[64];   // per device, 0 until read
 }
 
 namespace zse {
@@ -35,11 +39,29 @@ int launched(const char *kernel) {
     return error == cudaSuccess ? ok() : fail(error, kernel);
 }
 
+bool overlap_enabled() {
+    if (!overlap_asked.load(std::memory_order_relaxed)) return false;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
+    int major = capability_major[device].load(std::memory_order_relaxed);
+    if (major == 0) {
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+        capability_major[device].store(major, std::memory_order_relaxed);
+    }
+    return major >= 9;
+}
+
 }  // namespace zse
 
 extern "C" {
 
 int zse_cuda_abi_version(void) { return ZSE_CUDA_ABI_VERSION; }
+
+int zse_cuda_set_overlap(int on) {
+    ZSE_REQUIRE(on == 0 || on == 1, "zse_cuda_set_overlap: on must be 0 or 1");
+    overlap_asked.store(on == 1, std::memory_order_relaxed);
+    return zse::ok();
+}
 
 const char *zse_cuda_last_error(void) { return last_error.c_str(); }
 

@@ -39,6 +39,10 @@ int zse_cuda_abi_version(void);
 const char *zse_cuda_last_error(void);
 /* CUDA driver version (e.g. 12080), 0 when no driver is installed. */
 int zse_cuda_driver_version(int *version);
+/* on 1 (the default): the decode path's kernels are launched to start while the kernel ahead of them drains its last
+ * blocks (programmatic dependent launch, on GPUs of compute capability 9.0 and above; each waits for that kernel
+ * before it touches memory other kernels use); 0: ordinary launches. For the whole process. */
+int zse_cuda_set_overlap(int on);
 
 /* ---- devices ---- */
 int zse_cuda_device_count(int *count);

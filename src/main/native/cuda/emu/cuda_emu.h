@@ -285,9 +285,13 @@ uint64_t *warp_slots();
 // Whether [pointer, pointer + 1) is device-visible memory (device allocations, pinned or registered host memory).
 bool device_visible(const void *pointer);
 
+// A kernel launched to overlap the one before it (overlap.cuh) waits for it: each of its blocks must, or the
+// launch faults (the emulation runs kernels one after another, so it cannot tell where the wait stands).
+void waited_for_previous_grid();
+
 using Body = std::function<void()>;
 cudaError_t launch(const char *name, const void *function, dim3 grid, dim3 block, size_t shared_bytes,
-                   cudaStream_t stream, Body body);
+                   cudaStream_t stream, Body body, bool overlapping = false);
 cudaError_t set_function_attribute(const void *function, cudaFuncAttribute attribute, int value);
 
 template <class T>
@@ -341,6 +345,7 @@ struct Launch {
     dim3 grid, block;
     size_t shared_bytes;
     cudaStream_t stream;
+    bool overlapping = false;
 
     template <class... A>
     void operator()(A &&...arguments) const {
@@ -352,7 +357,7 @@ struct Launch {
         if (!visible) {
             body = [] { fault(cudaErrorIllegalAddress, "a pointer argument is not device memory"); };
         }
-        launch(name, address_of(kernel), grid, block, shared_bytes, stream, std::move(body));
+        launch(name, address_of(kernel), grid, block, shared_bytes, stream, std::move(body), overlapping);
     }
 };
 

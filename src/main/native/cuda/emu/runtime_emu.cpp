@@ -124,6 +124,7 @@ struct Block {
     std::string error_message;
     size_t first_live = 0;    // fibers below it are done
     size_t next_to_start = 0; // fibers from it on have not started
+    bool waited = false;      // a thread called wait_for_previous_grid
 };
 
 Block block;
@@ -467,7 +468,7 @@ struct BlockOrder {
 };
 
 cudaError_t run_kernel(const char *name, const void *function, dim3 grid, dim3 threads, size_t shared_bytes,
-                       const Body &body) {
+                       const Body &body, bool overlapping) {
     std::lock_guard<std::recursive_mutex> hold(device_lock);
     const unsigned long long count = 1ull * threads.x * threads.y * threads.z;
     if (count == 0 || count > 1024 || threads.x > 1024 || threads.y > 1024 || threads.z > 64 || grid.x == 0 ||
@@ -503,7 +504,14 @@ cudaError_t run_kernel(const char *name, const void *function, dim3 grid, dim3 t
     for (uint64_t i = 0; i < order.blocks && ok; i++) {
         block_index = order.next();
         memset(shared, kUnwrittenShared, shared_bytes);  // a GPU leaves a block's shared memory undefined
+        block.waited = false;
         ok = run_block();
+        if (ok && overlapping && !block.waited) {
+            block.error = cudaErrorLaunchFailure;
+            block.error_message = "launched to overlap the kernel before it, but no thread of a block waited for it "
+                                  "(wait_for_previous_grid)";
+            ok = false;
+        }
     }
     free(shared);
     block.dynamic_shared = nullptr;
@@ -545,9 +553,13 @@ cudaError_t submit(cudaStream_t stream, std::function<cudaError_t()> work) {
 
 }  // namespace
 
+void waited_for_previous_grid() { block.waited = true; }
+
 cudaError_t launch(const char *name, const void *function, dim3 grid, dim3 block_threads, size_t shared_bytes,
-                   cudaStream_t stream, Body body) {
-    cudaError_t status = submit(stream, [=]() { return run_kernel(name, function, grid, block_threads, shared_bytes, body); });
+                   cudaStream_t stream, Body body, bool overlapping) {
+    cudaError_t status = submit(stream, [=]() {
+        return run_kernel(name, function, grid, block_threads, shared_bytes, body, overlapping);
+    });
     return set_error(status);
 }
 

@@ -82,6 +82,15 @@ public final class CudaBackend implements Backend {
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
     private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
     private final IntegerProducts integer;              // Q8/Q4/K-quant products on int8 activations
+    /**
+     * ZSE_CUDA_OVERLAP=off launches every kernel after the one before it has finished, to compare with the default on a
+     * GPU: on, the decode path's kernels start while the one ahead of them drains (zse_cuda_set_overlap; for the
+     * whole process, as the library's setting is).
+     */
+    static boolean overlapSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_OVERLAP", value, "on", "on", "off").equals("on");
+    }
+
     /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them (bench/gpu.sh); 0: by shape. */
     private final int fixedPrefillTile = LaunchShapes.prefillTileSetting(System.getenv("ZSE_CUDA_PREFILL_TILE"));
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
@@ -123,6 +132,7 @@ public final class CudaBackend implements Backend {
         this.deinterleave = new DeviceDeinterleave(cuda);
         this.integer = new IntegerProducts(cuda, integerProducts, variants, device.multiprocessors());
         cuda.setDevice(device.index());
+        cuda.call("zse_cuda_set_overlap", overlapSetting(System.getenv("ZSE_CUDA_OVERLAP")) ? 1 : 0);
         this.stream = new CudaStream(cuda);
         this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
     }

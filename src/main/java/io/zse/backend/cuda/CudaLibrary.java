@@ -100,6 +100,7 @@ public final class CudaLibrary {
         f.put("zse_cuda_abi_version", FunctionDescriptor.of(JAVA_INT));
         f.put("zse_cuda_last_error", FunctionDescriptor.of(ADDRESS));
         f.put("zse_cuda_driver_version", pointerStatus);
+        f.put("zse_cuda_set_overlap", status(JAVA_INT));
         f.put("zse_cuda_device_count", pointerStatus);
         f.put("zse_cuda_device_name", status(JAVA_INT, ADDRESS, JAVA_INT));
         f.put("zse_cuda_device_capability", status(JAVA_INT, ADDRESS, ADDRESS));
