@@ -899,8 +899,14 @@ struct StageCopies {
         }
     }
 
-    // Starts the copies of stage s into `stage`.
+    // Starts the copies of stage s into `stage`: its weights', then its tokens'.
     __device__ __forceinline__ void start(uint8_t *stage, int s, const Layout &l) const {
+        start_weights(stage, s, l);
+        start_tokens(stage, s);
+    }
+
+    // The weights are never written by a kernel: these copies may start before the kernel ahead has finished.
+    __device__ __forceinline__ void start_weights(uint8_t *stage, int s, const Layout &l) const {
 #pragma unroll
         for (int i = 0; i < kCodeChunks; i++) {
             copy_async<16>(stage + code_to[i], codes[i] + static_cast<int64_t>(s) * Layout::kCodes);
@@ -915,6 +921,9 @@ struct StageCopies {
                 copy_async<4>(stage + scale_to, from);
             }
         }
+    }
+
+    __device__ __forceinline__ void start_tokens(uint8_t *stage, int s) const {
 #pragma unroll
         for (int i = 0; i < kTokenChunks; i++) copy_async<16>(stage + x_to[i], x[i] + s * kStageCols);
         if (xds != nullptr) copy_async<16>(stage + xds_to, xds + s * kStageBlocks);
@@ -1019,8 +1028,6 @@ template <int TYPE, int TOKENS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
     staged_mma_kernel(Products p, QuantizedRows in, int n, int shift, int total_rows, float *workspace,
                       int *counters) {
-    let_next_grid_start();
-    wait_for_previous_grid();
     using Layout = StageLayout<TYPE, TOKENS>;
     constexpr int kTiles = TOKENS / 8;
     ZSE_DYNAMIC_SHARED(uint4, shared_words);  // uint4: 16-byte aligned, for the copies and ldmatrix
@@ -1031,10 +1038,19 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
     const int stages = p.cols / kStageCols, split = blockIdx.y, splits = gridDim.y;
     const int first = stages * split / splits, end = stages * (split + 1) / splits;
     const StageCopies<TYPE, TOKENS> copies(p, in, n, shift, row0, l);
+    // The first stages' weights before the wait for the kernel ahead (overlap.cuh), their tokens after it; the first
+    // group then holds stage 0 whole and stage 1's weights, each later one a stage (empty ones too, so that each
+    // iteration below waits for the same count).
 #pragma unroll
     for (int s = 0; s < kStages - 1; s++) {
-        if (first + s < end) copies.start(shared + s * l.bytes, first + s, l);
-        copy_async_commit();  // empty groups too: each iteration below then waits for the same count
+        if (first + s < end) copies.start_weights(shared + s * l.bytes, first + s, l);
+    }
+    let_next_grid_start();
+    wait_for_previous_grid();
+#pragma unroll
+    for (int s = 0; s < kStages - 1; s++) {
+        if (first + s < end) copies.start_tokens(shared + s * l.bytes, first + s);
+        copy_async_commit();
     }
     // ldmatrix rows: rows 0-7 | 8-15 of the tile's first 16 bytes, then of its last 16; tokens 0-7 | 8-15 of a
     // block's codes 0-15, 16-31
