@@ -616,6 +616,26 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
 template <int TYPE>
 struct TensorCodes;
 
+// The scale d and min term m of block b of a weight row whose scales start at `scales` (Q8: F16 d per block; Q4: F16
+// (d, m) per group of 2^shift blocks; Q4_K: 16-byte records per super-block of 8), in global or shared memory.
+template <int TYPE>
+__device__ __forceinline__ void block_scale(const uint8_t *scales, int b, int shift, float &d, float &m) {
+    if constexpr (TYPE == Q8) {
+        d = half_bits_to_float(reinterpret_cast<const uint16_t *>(scales)[b]);
+        m = 0.f;
+    } else if constexpr (TYPE == Q4) {
+        const uint32_t dm = reinterpret_cast<const uint32_t *>(scales)[b >> shift];
+        d = half_bits_to_float(dm & 0xffffu);
+        m = half_bits_to_float(dm >> 16);
+    } else {  // Q4_K
+        const uint8_t *record = scales + 16 * (b >> 3);
+        int scale, min;
+        kquant_scale_min(record + 4, b & 7, scale, min);
+        d = f16_at(record) * static_cast<float>(scale);
+        m = -f16_at(record + 2) * static_cast<float>(min);
+    }
+}
+
 template <>
 struct TensorCodes<Q8> {
     __device__ __forceinline__ static void load(const Row &r, int b, int t, int, uint32_t &low, uint32_t &high,
@@ -623,8 +643,7 @@ struct TensorCodes<Q8> {
         const uint32_t *words = reinterpret_cast<const uint32_t *>(r.data) + 8 * b;
         low = __ldg(words + t);
         high = __ldg(words + 4 + t);
-        d = __half2float(__ldg(reinterpret_cast<const __half *>(r.scales) + b));
-        m = 0.f;
+        block_scale<Q8>(r.scales, b, 0, d, m);
     }
 };
 
@@ -643,9 +662,7 @@ struct TensorCodes<Q4> {
         const uint8_t *codes = r.data + static_cast<int64_t>(group) * half;
         low = nibbles(codes, first, half);
         high = nibbles(codes, first + 16, half);
-        const uint32_t dm = __ldg(reinterpret_cast<const uint32_t *>(r.scales) + group);
-        d = half_bits_to_float(dm & 0xffffu);
-        m = half_bits_to_float(dm >> 16);
+        block_scale<Q4>(r.scales, b, shift, d, m);
     }
 };
 
@@ -658,11 +675,7 @@ struct TensorCodes<Q4_K> {
         const uint32_t *words = reinterpret_cast<const uint32_t *>(r.data + 128 * (b >> 3) + 32 * (j >> 1));
         low = (__ldg(words + t) >> shift) & 0x0F0F0F0Fu;
         high = (__ldg(words + 4 + t) >> shift) & 0x0F0F0F0Fu;
-        const uint8_t *record = r.scales + 16 * (b >> 3);
-        int scale, min;
-        kquant_scale_min(record + 4, j, scale, min);
-        d = f16_at(record) * static_cast<float>(scale);
-        m = -f16_at(record + 2) * static_cast<float>(min);
+        block_scale<Q4_K>(r.scales, b, 0, d, m);
     }
 };
 
@@ -930,24 +943,6 @@ struct StageCopies {
     }
 };
 
-// The scale d and min term m of stage block b (0..7) of a weight row whose stage scales are at `scales` (shared).
-template <int TYPE>
-__device__ __forceinline__ void staged_scale(const uint8_t *scales, int b, int shift, float &d, float &m) {
-    if constexpr (TYPE == Q8) {
-        d = half_bits_to_float(reinterpret_cast<const uint16_t *>(scales)[b]);
-        m = 0.f;
-    } else if constexpr (TYPE == Q4) {
-        const uint32_t dm = reinterpret_cast<const uint32_t *>(scales)[b >> shift];
-        d = half_bits_to_float(dm & 0xffffu);
-        m = half_bits_to_float(dm >> 16);
-    } else {  // Q4_K: the stage is one super-block, b its sub-block
-        int scale, min;
-        kquant_scale_min(scales + 4, b, scale, min);
-        d = f16_at(scales) * static_cast<float>(scale);
-        m = -f16_at(scales + 2) * static_cast<float>(min);
-    }
-}
-
 // acc += weight block b's 16 x 32 fragment a (rows g, g + 8 of the warp's tile) times every token tile's, from the
 // stage in shared memory; x_row: this lane's ldmatrix row of the tokens' codes.
 template <int TYPE, int TOKENS>
@@ -958,8 +953,8 @@ __device__ __forceinline__ void staged_block(const uint8_t *stage, const StageLa
     const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     float d[2], m[2];
 #pragma unroll
-    for (int h = 0; h < 2; h++) staged_scale<TYPE>(stage + l.scales + (16 * tile + g + 8 * h) * l.scale_bytes, b,
-                                                   shift, d[h], m[h]);
+    for (int h = 0; h < 2; h++) block_scale<TYPE>(stage + l.scales + (16 * tile + g + 8 * h) * l.scale_bytes, b,
+                                                  shift, d[h], m[h]);
     const float *xd = reinterpret_cast<const float *>(stage + l.x_d);
     const float *xs = reinterpret_cast<const float *>(stage + l.x_s);
 #pragma unroll
@@ -1219,7 +1214,7 @@ void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int 
 }
 
 // How the tensor-core products of 9-64 rows run (zse_cuda_integer_matvec's mma_rows, splits, workspace, counters).
-struct Tensor {
+struct TensorCoreLaunch {
     int mma_rows;
     int splits;
     float *workspace;
@@ -1231,7 +1226,7 @@ struct Tensor {
 // change every 16 elements, in the DP4A kernel 16 rows at a time.
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                           const Tensor &tensor, int row_warps, cudaStream_t stream) {
+                           const TensorCoreLaunch &tensor, int row_warps, cudaStream_t stream) {
     if (n == 1) {
         launch_rows<TYPE, 1>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n == 2) {
@@ -1366,7 +1361,7 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
                 "activations 16-byte aligned");
     by_type(type, [&](auto t) {
         launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows,
-                                                  Tensor{mma_rows, splits, workspace, counters},
+                                                  TensorCoreLaunch{mma_rows, splits, workspace, counters},
                                                   row_warps, static_cast<cudaStream_t>(stream));
     });
     return launched("integer_matvec_kernel");

@@ -197,16 +197,14 @@ final class IntegerProducts implements AutoCloseable {
     void launch(CudaWeight[] w, MemorySegment[] out, int from, int count, int n, int cols,
                 QuantizedActivations.Parts x, CudaStream stream) {
         putWeights(w, from, count);
+        long totalRows = 0;
         for (int i = 0; i < count; i++) {
             arguments.setAtIndex(ValueLayout.ADDRESS, 2L * MAX_SHARED_WEIGHTS + i, out[from + i]);
             arguments.setAtIndex(ValueLayout.JAVA_INT, 6L * MAX_SHARED_WEIGHTS + i, w[from + i].rows());
-        }
-        long totalRows = 0;
-        for (int i = 0; i < count; i++) {
             totalRows += w[from + i].rows();
         }
         boolean staged = variants.mmaRows() == 0 && staged(w, from, count, n, cols, x);
-        int mmaRows = staged || variants.mmaRows() != 0 ? variants.mmaRows() : 32;
+        int mmaRows = variants.mmaRows() == 0 && !staged ? 32 : variants.mmaRows();
         int splits = staged
                 ? LaunchShapes.productSplits(totalRows, cols, multiprocessors, variants.productSplits()) : 1;
         if (staged) {
