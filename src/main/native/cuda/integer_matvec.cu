@@ -1,6 +1,7 @@
 // The integer products of decode and batches: Q8, Q4, Q4_K and Q6_K weights times up to 64 activation rows quantized
 // to int8, as libzse_cpu's integer kernels compute them (src/main/native/cpu/zse_cpu.h), with DP4A up to 8 rows and
-// on int8 tensor cores from 9 (integer_mma_kernel, below).
+// on int8 tensor cores from 9 (staged_mma_kernel, integer_mma_kernel, below); prompts of Q8, Q4 and Q4_K on the
+// staged kernel too, in tiles of 64 tokens.
 //
 // Why: with F32 activations each weight byte costs a lane several float decodes and 4-8 bytes of activation loads,
 // which keeps a one-row product far from the memory bandwidth; with int8 codes one DP4A multiplies 4 elements and the
@@ -825,7 +826,7 @@ void launch_mma_tiles(const Products &p, const QuantizedRows &x, int n, int shif
     ZSE_LAUNCH_OVERLAPPING(kernel, grid, kMmaWarps * kWarp, 0, stream)(p, x, n, shift);
 }
 
-// ---- 9 to 64 tokens from shared memory: the staged tensor-core products ----
+// ---- 9 tokens and more from shared memory: the staged tensor-core products ----
 // integer_mma_kernel's lanes load their fragments straight from memory, 4 bytes from each of 8 weight rows at once, so
 // that each load touches 8 cache lines: the fourth GPU run measured its 16-token products at under a third of one
 // token's bandwidth. Here a block of 64 weight rows copies each stage of 256 columns (its rows' codes and scales, the
@@ -1017,11 +1018,15 @@ __device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLa
     }
 }
 
-// out_j[t, row] for the block's 64 weight rows, tokens 0 .. n - 1 (n <= TOKENS), over stages [first, end) of the
-// columns, where end - first is this split's share of cols / 256. Dynamic shared memory: kStages stages.
+// out_j[t, row] for the block's 64 weight rows and its TOKENS tokens, over stages [first, end) of the columns, where
+// end - first is this split's share of cols / 256. Grid: token tiles x row blocks x splits; a prompt's tokens (more
+// than TOKENS) come in tiles of TOKENS, the fastest of the grid's indices, so that the blocks reading the same weight
+// rows run side by side and their rows come from memory once, from L2 for the other tiles (splits 1 there). Block
+// indices rather than values kept in registers: the 64-token kernels have none to spare. Dynamic shared memory:
+// kStages stages.
 template <int TYPE, int TOKENS>
 __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
-    staged_mma_kernel(Products p, QuantizedRows in, int n, int shift, int total_rows, float *workspace,
+    staged_mma_kernel(Products p, QuantizedRows all, int all_n, int shift, int total_rows, float *workspace,
                       int *counters) {
     using Layout = StageLayout<TYPE, TOKENS>;
     constexpr int kTiles = TOKENS / 8;
@@ -1029,9 +1034,13 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
     uint8_t *shared = reinterpret_cast<uint8_t *>(shared_words);
     const Layout l(shift);
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
-    const int tile = warp % 4, half = warp / 4, row0 = blockIdx.x * kStagedRows;
-    const int stages = p.cols / kStageCols, split = blockIdx.y, splits = gridDim.y;
+    const int token0 = blockIdx.x * TOKENS, n = min(TOKENS, all_n - token0);  // this tile's first token and count
+    const int tile = warp % 4, half = warp / 4, row0 = blockIdx.y * kStagedRows;
+    const int stages = p.cols / kStageCols, split = blockIdx.z, splits = gridDim.z;
     const int first = stages * split / splits, end = stages * (split + 1) / splits;
+    const int64_t blocks = p.cols / kBlock;
+    const QuantizedRows in{all.q + token0 * static_cast<int64_t>(p.cols), all.d + token0 * blocks,
+                           all.s + token0 * blocks};
     const StageCopies<TYPE, TOKENS> copies(p, in, n, shift, row0, l);
     // The first stages' weights before the wait for the kernel ahead (overlap.cuh), their tokens after it; the first
     // group then holds stage 0 whole and stage 1's weights, each later one a stage (empty ones too, so that each
@@ -1088,7 +1097,7 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
                     const float sum = acc[j][e + c] + partial[(j * 4 + e + c) * kWarp + lane];
                     if (!valid || token >= n) continue;
                     if (splits == 1) {
-                        out[static_cast<int64_t>(token) * rows + local] = sum;
+                        out[static_cast<int64_t>(token0 + token) * rows + local] = sum;
                     } else {
                         workspace[(static_cast<int64_t>(split) * n + token) * total_rows + row] = sum;
                     }
@@ -1096,8 +1105,9 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
             }
         }
     }
-    if (splits == 1 || !completes(counters + blockIdx.x, splits)) return;
-    for (int i = threadIdx.x; i < kStagedRows * n; i += blockDim.x) {  // the last split: every split's sums, in order
+    if (splits == 1 || !completes(counters + blockIdx.y, splits)) return;
+    // the last split (of the one token tile there is then): every split's sums, in split order
+    for (int i = threadIdx.x; i < kStagedRows * n; i += blockDim.x) {
         const int row = row0 + i % kStagedRows, token = i / kStagedRows;
         Row unused;
         float *out;
@@ -1121,6 +1131,7 @@ bool staged_fits(int type, const Products &p, const QuantizedRows &x) {
     return fits;
 }
 
+// n above TOKENS (a prompt): tiles of TOKENS tokens, splits 1.
 template <int TYPE, int TOKENS>
 int launch_staged(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int splits,
                   float *workspace, int *counters, cudaStream_t stream) {
@@ -1130,7 +1141,8 @@ int launch_staged(const Products &p, const QuantizedRows &x, int n, int shift, i
         ZSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
                   "cudaFuncSetAttribute(staged_mma_kernel)");
     }
-    const dim3 grid(static_cast<unsigned>((total_rows + kStagedRows - 1) / kStagedRows), static_cast<unsigned>(splits));
+    const dim3 grid(static_cast<unsigned>((n + TOKENS - 1) / TOKENS),
+                    static_cast<unsigned>((total_rows + kStagedRows - 1) / kStagedRows), static_cast<unsigned>(splits));
     ZSE_LAUNCH_OVERLAPPING(kernel, grid, kMmaWarps * kWarp, bytes, stream)(
         p, x, n, shift, static_cast<int>(total_rows), workspace, counters);
     return 0;
@@ -1348,7 +1360,9 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
                 "zse_cuda_integer_matvec: splits must be 1 to 8, and at most cols / 256");
     ZSE_REQUIRE(splits == 1 || (workspace != nullptr && counters != nullptr),
                 "zse_cuda_integer_matvec: NULL workspace or counters for splits above 1");
-    ZSE_REQUIRE(n > 0 && n <= ZSE_CUDA_INTEGER_ROWS, "zse_cuda_integer_matvec: n must be 1 to 64");
+    ZSE_REQUIRE(n > 0 && (n <= ZSE_CUDA_INTEGER_ROWS || (mma_rows == 0 && splits == 1 && type != Q6_K)),
+                "zse_cuda_integer_matvec: n must be 1 to 64, or above for the staged products (mma_rows 0, splits 1, "
+                "Q8, Q4 or Q4_K)");
     Products p{};
     int64_t total_rows = 0;
     if (int status = describe("zse_cuda_integer_matvec", type, group_size, cols, count, data, scales, rows, out, xq,
@@ -1359,6 +1373,8 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
     ZSE_REQUIRE(mma_rows != 0 || n <= 8 || type == Q6_K || staged_fits(type, p, x),
                 "zse_cuda_integer_matvec: the staged products (mma_rows 0) take cols a multiple of 256 and weights and "
                 "activations 16-byte aligned");
+    ZSE_REQUIRE(mma_rows != 0 || n <= 8 || type == Q6_K || (total_rows + kStagedRows - 1) / kStagedRows <= 65535,
+                "zse_cuda_integer_matvec: the staged products take at most 65535 blocks of 64 rows");
     by_type(type, [&](auto t) {
         launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows,
                                                   TensorCoreLaunch{mma_rows, splits, workspace, counters},

@@ -27,8 +27,8 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 14
-/* The most activation rows zse_cuda_integer_matvec takes. */
+#define ZSE_CUDA_ABI_VERSION 15
+/* The most activation rows zse_cuda_integer_matvec takes, but for its staged products. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
 #define ZSE_CUDA_STAGED_ROWS 64
@@ -102,7 +102,8 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
  * s = d * sum(q): q [n * cols], d and s [n * cols / 32]. integer_matvec then computes out_j[n, rows_j] = x . w_j^T for
  * `count` (1 to 3) weights of one type (Q8, Q4, Q4_K or Q6_K), group size and column count that share that input, in
  * one launch: data, scales, rows and out are host arrays of `count` entries (device pointers, as for
- * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS; from 9 rows on, Q8, Q4 and Q4_K run on
+ * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS, but for the staged products (mma_rows 0,
+ * splits 1, not Q6_K), which take any n (a prompt) in tiles of 64 tokens; from 9 rows on, Q8, Q4 and Q4_K run on
  * int8 tensor cores (tiles of 16, 32 or 64 tokens) and Q6_K 16 rows a launch. mma_rows: how the tensor-core products
  * take their weight rows: 0, blocks of ZSE_CUDA_STAGED_ROWS staged through shared memory (cols a multiple of 256,
  * every weight's data and scales and xq, xd and xs 16-byte aligned; Q6_K as for 32); 32 or 16, blocks of that many

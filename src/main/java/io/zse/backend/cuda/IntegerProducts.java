@@ -10,7 +10,8 @@ import java.util.Set;
 
 /**
  * The CUDA backend's integer products (zse_cuda_integer_matvec): Q8, Q4, Q4_K and Q6_K weights times up to
- * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them.
+ * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them,
+ * and prompts of more rows times Q8, Q4 and Q4_K weights on the staged tensor-core products (where those run).
  * Decides which products take that path, finds an input's int8 form (written by the op that produced the input, a
  * norm, SwiGLU or the decode attention, or quantized here) and launches weights that share an input together.
  *
@@ -28,6 +29,8 @@ final class IntegerProducts implements AutoCloseable {
     private final boolean enabled;
     private final Variants variants;
     private final QuantizedActivations scratch;
+    /** Prompts' int8 input (above MAX_ROWS rows): apart, so that the recorded graphs' scratch never moves. */
+    private final QuantizedActivations promptScratch;
     /** The fused SwiGLU products' output in int8: apart from the scratch, where their own input may lie. */
     private final QuantizedActivations swigluScratch;
     /**
@@ -59,14 +62,16 @@ final class IntegerProducts implements AutoCloseable {
      * activation row, the output and down projections add to the residual stream and their last block norms it,
      * rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
      * products rotate each q and k head as it completes and write the caches, rather than the RoPE + KV kernel.
+     * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times Q8, Q4 and Q4_K
+     * weights take the staged products (with {@code mmaRows} 0) rather than the F16 tiles of zse_cuda_matmul.
      */
     record Variants(int mmaRows, int productSplits, int rowWarps, boolean fusedSwiglu, boolean fusedNorm,
-                    boolean fusedRope) {
-        static final Variants DEFAULT = new Variants(0, 0, 0, true, true, true);
+                    boolean fusedRope, boolean int8Prompts) {
+        static final Variants DEFAULT = new Variants(0, 0, 0, true, true, true, true);
 
         /**
-         * ZSE_CUDA_MMA_ROWS, ZSE_CUDA_PRODUCT_SPLITS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM and
-         * ZSE_CUDA_ROPE.
+         * ZSE_CUDA_MMA_ROWS, ZSE_CUDA_PRODUCT_SPLITS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM,
+         * ZSE_CUDA_ROPE and ZSE_CUDA_PROMPT_PRODUCTS.
          */
         static Variants fromEnvironment() {
             return new Variants(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
@@ -74,7 +79,8 @@ final class IntegerProducts implements AutoCloseable {
                     rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")),
                     fusedSetting("ZSE_CUDA_SWIGLU", System.getenv("ZSE_CUDA_SWIGLU")),
                     fusedSetting("ZSE_CUDA_NORM", System.getenv("ZSE_CUDA_NORM")),
-                    fusedSetting("ZSE_CUDA_ROPE", System.getenv("ZSE_CUDA_ROPE")));
+                    fusedSetting("ZSE_CUDA_ROPE", System.getenv("ZSE_CUDA_ROPE")),
+                    int8PromptsSetting(System.getenv("ZSE_CUDA_PROMPT_PRODUCTS")));
         }
     }
 
@@ -89,6 +95,7 @@ final class IntegerProducts implements AutoCloseable {
         this.variants = variants;
         this.scratch = new QuantizedActivations(cuda);
         this.swigluScratch = new QuantizedActivations(cuda);
+        this.promptScratch = new QuantizedActivations(cuda);
         this.arguments = Arena.ofAuto().allocate(3 * POINTERS + (long) Integer.BYTES * MAX_SHARED_WEIGHTS, 8);
     }
 
@@ -138,9 +145,26 @@ final class IntegerProducts implements AutoCloseable {
         return BenchmarkSwitch.choice(variable, value, "fused", "fused", "separate").equals("fused");
     }
 
-    /** Whether w times n activation rows is an integer product. */
+    /**
+     * ZSE_CUDA_PROMPT_PRODUCTS: "f16" gives prompts of Q8, Q4 and Q4_K weights the F16 tiles of zse_cuda_matmul (the
+     * products before the staged ones took prompts), to compare on a GPU; unset or "int8", the default (true);
+     * anything else refused.
+     */
+    static boolean int8PromptsSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_PROMPT_PRODUCTS", value, "int8", "int8", "f16").equals("int8");
+    }
+
+    /**
+     * Whether w times n activation rows is an integer product: up to MAX_ROWS rows of the integer types, and prompts of
+     * more rows where the staged products take w.
+     */
     boolean takes(CudaWeight w, int n) {
-        return enabled && n <= QuantizedActivations.MAX_ROWS && TYPES.contains(w.type());
+        if (!enabled || !TYPES.contains(w.type())) {
+            return false;
+        }
+        return n <= QuantizedActivations.MAX_ROWS || variants.int8Prompts() && variants.mmaRows() == 0
+                && w.type() != TensorType.Q6_K && w.cols() % LaunchShapes.STAGE_COLS == 0 && aligned(w.data())
+                && aligned(w.scales());
     }
 
     /**
@@ -180,14 +204,17 @@ final class IntegerProducts implements AutoCloseable {
             return w.parts();
         }
         quantizations++;
-        return scratch.quantize(at, n, cols, widestCols, stream);
+        return (n > QuantizedActivations.MAX_ROWS ? promptScratch : scratch).quantize(at, n, cols, widestCols, stream);
     }
 
-    /** How many of the weights from {@code from} on one launch takes: the same type and group, at most three. */
-    static int run(CudaWeight[] w, int from) {
+    /**
+     * How many of the weights from {@code from} on one launch of n rows takes ({@link #takes} w[from]): the same type
+     * and group, at most three.
+     */
+    int run(CudaWeight[] w, int from, int n) {
         int count = 1;
         while (from + count < w.length && count < MAX_SHARED_WEIGHTS && w[from + count].type() == w[from].type()
-                && w[from + count].groupSize() == w[from].groupSize()) {
+                && w[from + count].groupSize() == w[from].groupSize() && takes(w[from + count], n)) {
             count++;
         }
         return count;
@@ -205,7 +232,7 @@ final class IntegerProducts implements AutoCloseable {
         }
         boolean staged = variants.mmaRows() == 0 && staged(w, from, count, n, cols, x);
         int mmaRows = variants.mmaRows() == 0 && !staged ? 32 : variants.mmaRows();
-        int splits = staged
+        int splits = staged && n <= QuantizedActivations.MAX_ROWS
                 ? LaunchShapes.productSplits(totalRows, cols, multiprocessors, variants.productSplits()) : 1;
         if (staged) {
             stagedLaunches++;
@@ -304,7 +331,7 @@ final class IntegerProducts implements AutoCloseable {
      * ({@link #launchRopeKv}): integer weights of one type, group and width, head_dim a multiple of 8.
      */
     boolean fusesRope(CudaWeight[] qkv, int headDim) {
-        return variants.fusedRope() && headDim % 8 == 0 && IntegerProducts.run(qkv, 0) == qkv.length
+        return variants.fusedRope() && headDim % 8 == 0 && run(qkv, 0, 1) == qkv.length
                 && takes(qkv[0], 1) && qkv[1].cols() == qkv[0].cols() && qkv[2].cols() == qkv[0].cols();
     }
 
@@ -357,6 +384,7 @@ final class IntegerProducts implements AutoCloseable {
     public void close() {
         scratch.close();
         swigluScratch.close();
+        promptScratch.close();
         if (counters != null) {
             counters.close();
         }

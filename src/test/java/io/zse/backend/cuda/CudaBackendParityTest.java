@@ -167,9 +167,9 @@ class CudaBackendParityTest {
     /**
      * The integer products on rows long enough for every lane to take whole steps of several chunks and a remainder
      * (168 chunks of 32), Q4 in groups of 32, 64 and 128, Q8, Q4_K and Q6_K, at each kernel's row count (DP4A up to 8,
-     * int8 tensor cores in tiles of 16, 32 and 64 tokens, Q6_K 16 rows a launch) and on the F16 tensor-core tiles past
-     * 64; weights that share an
-     * input in one launch give what separate calls give, bit for bit, also when a weight of another type splits them.
+     * int8 tensor cores in tiles of 16, 32 and 64 tokens, Q6_K 16 rows a launch) and past 64 (a prompt: the staged
+     * int8 products, Q6_K the F16 tensor-core tiles); weights that share an input in one launch give what separate
+     * calls give, bit for bit, also when a weight of another type splits them.
      */
     @Test
     void integerProductsOnLongRowsAndSharedInputs() {
@@ -183,7 +183,10 @@ class CudaBackendParityTest {
             ZseTensor[] tensors = randomWeights(type, group, cols, 9, 3, 5);
             WeightMatrix[] onGpu = uploaded(cuda, tensors);
             WeightMatrix onCpu = cpu.weight(tensors[0]);
-            for (int n : new int[]{1, 2, 4, 7, 9, 16, 24, 33, 64}) {
+            for (int n : new int[]{1, 2, 4, 7, 9, 16, 24, 33, 64, 68}) {
+                if (n > QuantizedActivations.MAX_ROWS && !stagedPrompt(onGpu[0])) {
+                    continue;
+                }
                 String what = type + " g" + group + " n=" + n;
                 float[] x = random(n * cols, 100 + n);
                 float[] alone = BackendArrays.matmul(cuda, x, n, onGpu[0]);
@@ -197,11 +200,15 @@ class CudaBackendParityTest {
                 }
                 assertArrayEquals(BackendArrays.matmul(cuda, x, n, f16OnGpu), split[1], 0f, what + ": the F16 one");
             }
-            int n = QuantizedActivations.MAX_ROWS + 4; // past the integer kernels: the F16 tensor-core tiles
+            int n = QuantizedActivations.MAX_ROWS + 4; // the F16 tensor-core tiles (ZSE_CUDA_PROMPT_PRODUCTS=f16)
             float[] x = random(n * cols, 200);
             float[] decoded = BackendArrays.embed(cpu, onCpu, allRows(onCpu.rows()));
-            assertClose(roundedProduct(x, n, decoded, onCpu.rows(), cols, false),
-                    BackendArrays.matmul(cuda, x, n, onGpu[0]), 1e-5, type + " g" + group + " n=" + n);
+            try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(),
+                    true, true, null, new IntegerProducts.Variants(0, 0, 0, true, true, true, false))) {
+                assertClose(roundedProduct(x, n, decoded, onCpu.rows(), cols, false),
+                        BackendArrays.matmul(f16Prompts, x, n, uploaded(f16Prompts, tensors)[0]), 1e-5,
+                        type + " g" + group + " n=" + n);
+            }
         }
     }
 
@@ -256,7 +263,7 @@ class CudaBackendParityTest {
     @Test
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
         try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(16, 0, 0, true, true, true))) {
+                true, null, new IntegerProducts.Variants(16, 0, 0, true, true, true, true))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
                     {TensorType.Q4_K.ordinal(), 256}}) {
                 TensorType type = TensorType.values()[kind[0]];
@@ -282,13 +289,14 @@ class CudaBackendParityTest {
      * Q4_K at 9, 16, 24, 33 and 64 rows against the CPU's product of the int8 activations, on 5 stages of 256 columns
      * split into 1, 2 (of 2 and 3 stages) and 5 parts (8 asked), three weights of 200, 130 and 9 rows in one launch, so
      * that blocks of 64 rows straddle the weights and end past the last. One launch after another on the same split
-     * counters: one left behind would spoil the next launch's sums.
+     * counters: one left behind would spoil the next launch's sums. Prompts of 65 and 130 rows take them too, in tiles
+     * of 64 tokens (the last of 1 and 2), whatever the splits asked; with ZSE_CUDA_PROMPT_PRODUCTS=f16, not.
      */
     @Test
     void stagedTensorCoreBlocksMatchTheCpu() {
         for (int splits : new int[]{1, 2, 8}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Variants(0, splits, 0, true, true, true))) {
+                    true, null, new IntegerProducts.Variants(0, splits, 0, true, true, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
                         {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32},
                         {TensorType.Q4_K.ordinal(), 256}}) {
@@ -296,7 +304,7 @@ class CudaBackendParityTest {
                     int cols = 5 * LaunchShapes.STAGE_COLS;
                     ZseTensor[] tensors = randomWeights(type, kind[1], cols, 200, 130, 9);
                     WeightMatrix[] onGpu = uploaded(backend, tensors);
-                    for (int n : new int[]{9, 16, 24, 33, 64}) {
+                    for (int n : new int[]{9, 16, 24, 33, 64, 65, 130}) {  // above 64: a prompt, in tiles of 64
                         float[] x = random(n * cols, 500 + n + splits);
                         float[] int8 = TestKernels.int8Activations(x);
                         long staged = backend.stagedLaunches();
@@ -311,6 +319,13 @@ class CudaBackendParityTest {
                 }
             }
         }
+        try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+                true, null, new IntegerProducts.Variants(0, 0, 0, true, true, true, false))) {
+            int cols = 2 * LaunchShapes.STAGE_COLS;
+            ZseTensor[] tensors = randomWeights(TensorType.Q4, 32, cols, 70);
+            BackendArrays.matmuls(f16Prompts, random(70 * cols, 7), 70, uploaded(f16Prompts, tensors));
+            assertEquals(0, f16Prompts.stagedLaunches(), "a prompt on the F16 tiles");
+        }
     }
 
     /**
@@ -323,7 +338,7 @@ class CudaBackendParityTest {
     void rowsSplitAmongWarpsMatchTheCpu() {
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Variants(0, 0, warps, true, true, true))) {
+                    true, null, new IntegerProducts.Variants(0, 0, warps, true, true, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
                         {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                         {TensorType.Q6_K.ordinal(), 256}}) {
@@ -361,7 +376,7 @@ class CudaBackendParityTest {
         for (int n : new int[]{1, 2, 3, 8, 9, 16, 17, 70}) {
             float[] x = random(n * onCpu.cols(), n);
             float[] actual = BackendArrays.matmul(cuda, x, n, onGpu);
-            if (integer && n <= QuantizedActivations.MAX_ROWS) {
+            if (integer && (n <= QuantizedActivations.MAX_ROWS || stagedPrompt(onGpu))) {
                 float[] expected = BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu);
                 assertClose(expected, actual, 1e-5, type + " " + name + " n=" + n + " (int8 activations)");
             } else if (n > 8 && type != TensorType.F32) {
@@ -380,6 +395,11 @@ class CudaBackendParityTest {
         float[] expected = BackendArrays.embed(cpu, onCpu, tokens);
         float[] actual = BackendArrays.embed(cuda, onGpu, tokens);
         assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + name);
+    }
+
+    /** Whether prompts times w take the staged int8 products (Q8, Q4 and Q4_K whole stages of 256 columns). */
+    private static boolean stagedPrompt(WeightMatrix w) {
+        return w.type() != TensorType.Q6_K && w.cols() % LaunchShapes.STAGE_COLS == 0;
     }
 
     /**

@@ -48,4 +48,14 @@ class IntegerProductsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.fusedSetting("ZSE_CUDA_NORM",
                 "off")).getMessage().contains("ZSE_CUDA_NORM must be fused or separate"));
     }
+
+    /** ZSE_CUDA_PROMPT_PRODUCTS: int8 (also unset) or f16; anything else refused, named. */
+    @Test
+    void promptProductsSettingTakesInt8OrF16() {
+        assertTrue(IntegerProducts.int8PromptsSetting(null));
+        assertTrue(IntegerProducts.int8PromptsSetting("INT8"));
+        assertEquals(false, IntegerProducts.int8PromptsSetting("f16 "));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.int8PromptsSetting("bf16"))
+                .getMessage().contains("ZSE_CUDA_PROMPT_PRODUCTS must be int8 or f16"));
+    }
 }

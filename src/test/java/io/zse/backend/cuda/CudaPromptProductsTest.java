@@ -1,0 +1,144 @@
+package io.zse.backend.cuda;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.TestModels;
+import io.zse.backend.KvCache;
+import io.zse.backend.cpu.CpuBackend;
+import io.zse.backend.cpu.TestKernels;
+import io.zse.convert.ConvertOptions;
+import io.zse.convert.SafetensorsDtype;
+import io.zse.convert.SyntheticCheckpointWriter;
+import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.model.LlamaModel;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A prompt of more than 64 tokens through a whole model whose widths are whole stages of 256 columns (a synthetic
+ * Llama of TinyStories' layout with hidden 256 and ff 768): every product of its layers runs as a staged int8
+ * tensor-core product in tiles of 64 tokens. The logits of the prompt's last position are those of the same prompt
+ * fed in chunks of 50 tokens (products of 50 rows, which CudaBackendParityTest checks against the CPU's int8 product),
+ * and for Q8 those of the CPU's native kernels, which take the activations in int8 as well (their Q4 kernel sums a
+ * group's minimum term otherwise). ZSE_CUDA_PROMPT_PRODUCTS=f16 takes the F16 tiles instead.
+ */
+class CudaPromptProductsTest {
+    private static final int PROMPT = 150; // tiles of 64, 64 and 22 tokens
+    private static final int CHUNK = 50;
+    @TempDir
+    static Path dir;
+    private static CudaProbe probe;
+    private static Path checkpoint;
+
+    @BeforeAll
+    static void open() throws IOException {
+        probe = TestCudaLibrary.probe();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> config = new ObjectMapper().readValue(
+                TestModels.tinyStories().resolve("config.json").toFile(), Map.class);
+        config.put("hidden_size", 256);
+        config.put("intermediate_size", 768);
+        config.put("num_attention_heads", 4);
+        config.put("num_key_value_heads", 2);
+        checkpoint = Files.createDirectories(dir.resolve("wide"));
+        new SyntheticCheckpointWriter(config, SafetensorsDtype.F32, 11, 1, TestModels.tinyStories(),
+                new PrintStream(OutputStream.nullOutputStream())).write(checkpoint);
+    }
+
+    @BeforeEach
+    void requireCuda() {
+        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
+        assumeTrue(TestKernels.nativeUnavailable().isEmpty(), "no native CPU kernels");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = TensorType.class, names = {"Q4", "Q8"})
+    void aLongPromptTakesTheStagedProductsAndGivesTheChunkedLogits(TensorType type) throws IOException {
+        Path zse = TestModels.convert(checkpoint, ConvertOptions.of(type), dir.resolve(type + ".zse"));
+        int[] prompt = new Random(5).ints(PROMPT, 3, 2048).toArray();
+        try (ZseFile file = ZseFile.open(zse);
+             CudaBackend int8 = backend(true);
+             CudaBackend f16 = backend(false);
+             CpuBackend cpu = TestKernels.backend("native", 2)) {
+            LlamaModel onGpu = LlamaModel.load(file, int8);
+            float[] chunked = lastLogits(onGpu, prompt, CHUNK);
+            long before = int8.stagedLaunches();
+            float[] whole = lastLogits(onGpu, prompt, PROMPT);
+            // per layer q/k/v, o, gate/up and down; the output layer takes the last position only
+            assertEquals(before + 2 * 4, int8.stagedLaunches(), "staged launches of the whole prompt");
+            float scale = maxAbs(chunked);
+            assertClose(chunked, whole, 1e-5f * scale, type + ": whole prompt against chunks");
+            assertEquals(argmax(chunked), argmax(whole), type + ": the greedy id");
+            if (type == TensorType.Q8) {
+                assertClose(lastLogits(LlamaModel.load(file, cpu), prompt, PROMPT), whole, 1e-4f * scale,
+                        "Q8: against the CPU's native kernels");
+            }
+            float[] tiles = lastLogits(LlamaModel.load(file, f16), prompt, PROMPT);
+            assertEquals(0, f16.stagedLaunches(), "the F16 tiles' run");
+            assertClose(chunked, tiles, 5e-2f * scale, type + ": F16 tiles");
+        }
+    }
+
+    private static CudaBackend backend(boolean int8Prompts) {
+        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), false, true, null,
+                new IntegerProducts.Variants(0, 0, 0, true, true, true, int8Prompts));
+    }
+
+    /** The last position's logits of {@code prompt} fed in chunks of {@code chunk} tokens into a new cache. */
+    private static float[] lastLogits(LlamaModel model, int[] prompt, int chunk) {
+        KvCache cache = model.newCache(PROMPT + 8);
+        float[] logits = null;
+        for (int at = 0; at < prompt.length; at += chunk) {
+            logits = model.forward(Arrays.copyOfRange(prompt, at, Math.min(prompt.length, at + chunk)), at, cache);
+        }
+        return logits;
+    }
+
+    private static void assertClose(float[] expected, float[] actual, float tolerance, String what) {
+        assertTrue(maxDifference(expected, actual) <= tolerance, what + ": off by " + maxDifference(expected, actual)
+                + ", more than " + tolerance);
+    }
+
+    private static float maxAbs(float[] v) {
+        float m = 0;
+        for (float x : v) {
+            m = Math.max(m, Math.abs(x));
+        }
+        return m;
+    }
+
+    private static float maxDifference(float[] a, float[] b) {
+        assertEquals(a.length, b.length);
+        float m = 0;
+        for (int i = 0; i < a.length; i++) {
+            m = Math.max(m, Math.abs(a[i] - b[i]));
+        }
+        return m;
+    }
+
+    private static int argmax(float[] v) {
+        int best = 0;
+        for (int i = 1; i < v.length; i++) {
+            if (v[i] > v[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+}
