@@ -18,8 +18,8 @@ public final class ModelFootprint {
                                      KvCacheType kvType) {
         int kvDim = config.numKvHeads() * config.headDim();
         int qDim = config.numHeads() * config.headDim();
-        // Per token: residual, normed, projected (3 d), q and attended (2 q), k and v (2 kv), gate and up (2 ff), logits,
-        // and the int8 form of the widest product input (ff codes and two floats per 32: 5/16 float a value).
+        // Per token: residual, normed, projected (3 d), q and attended (2 q), k and v (2 kv), gate and up (2 ff),
+        // logits, and the int8 form of the widest product input (ff codes and two floats per 32: 5/16 float a value).
         long rowFloats = 3L * config.hiddenSize() + 2L * qDim + 2L * kvDim + 2L * config.intermediateSize()
                 + config.vocabSize() + (5L * config.intermediateSize() + 15) / 16;
         return MemoryFootprint.of(file.tensors(), config.numLayers(), kvDim, positions, batchRows, rowFloats,
