@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -62,6 +63,22 @@ class CudaEmulationCliTest {
                 "first token")), timings);
     }
 
+    /** ZSE_CUDA_UPLOAD_SOURCE=reads: the lanes read the file into staging instead of the mapping; the same ids. */
+    @Test
+    void weightsReadFromTheFileGiveTheSameIds() throws IOException, InterruptedException {
+        assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
+        Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
+        List<JsonNode> ids = new java.util.ArrayList<>();
+        for (String source : List.of("reads", "mapping")) {
+            zseOnTheEmulation(Map.of("ZSE_CUDA_UPLOAD_SOURCE", source), "generate", "--model", zse.toString(),
+                    "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--json",
+                    "--backend", "cuda");
+            ids.add(new ObjectMapper().readTree(dir.resolve("out.json").toFile()).get("ids"));
+        }
+        assertEquals(8, ids.get(0).size());
+        assertEquals(ids.get(1), ids.get(0));
+    }
+
     @Test
     void benchReplaysTheMeasuredDecodeStepsAsGraphs() throws IOException, InterruptedException {
         assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
@@ -92,8 +109,16 @@ class CudaEmulationCliTest {
         assertTrue(table.matches("(?s).*\\nmatmul Q8 \\[2048 x 128\\] +3 .*"), out);
     }
 
-    /** Runs zse in a child JVM with ZSE_CUDA_LIBRARY naming the emulation; stdout to out.json; returns stderr. */
     private String zseOnTheEmulation(String... args) throws IOException, InterruptedException {
+        return zseOnTheEmulation(Map.of(), args);
+    }
+
+    /**
+     * Runs zse in a child JVM with ZSE_CUDA_LIBRARY naming the emulation and {@code environment} set; stdout to
+     * out.json; returns stderr.
+     */
+    private String zseOnTheEmulation(Map<String, String> environment, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new java.util.ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
@@ -103,6 +128,7 @@ class CudaEmulationCliTest {
                 .redirectOutput(dir.resolve("out.json").toFile())
                 .redirectError(dir.resolve("err.txt").toFile());
         builder.environment().put("ZSE_CUDA_LIBRARY", EMULATION.toString());
+        builder.environment().putAll(environment);
         builder.environment().keySet().removeAll(List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "ZSE_BACKEND"));
         Process child = builder.start();
         if (!child.waitFor(300, TimeUnit.SECONDS)) {

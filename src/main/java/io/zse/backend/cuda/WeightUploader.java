@@ -3,6 +3,7 @@ package io.zse.backend.cuda;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,6 +36,13 @@ final class WeightUploader implements AutoCloseable {
      */
     static final int LANES = lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
             Runtime.getRuntime().availableProcessors());
+    /**
+     * Whether the lanes read the file into staging (positional reads) rather than copy out of the mapping and let its
+     * pages go: ZSE_CUDA_UPLOAD_SOURCE, to compare them on a GPU. The mapping won on an H100 before its pages were let
+     * go after each chunk (19.2-20.5 against 15.5-16.7 GB/s); letting them go costs a copy here about a fifth (2 cores:
+     * 12.1 against 15.7 GB/s kept, reads 18.2), so the comparison is open again.
+     */
+    static final boolean READS = sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads");
 
     private final CudaLibrary cuda;
     private final int device;
@@ -287,6 +295,11 @@ final class WeightUploader implements AutoCloseable {
         }
     }
 
+    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused. */
+    static String sourceSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_SOURCE", value, "mapping", "mapping", "reads");
+    }
+
     /** ZSE_CUDA_UPLOAD_LANES: 4, 8, 12 or 16; unset, a lane per two of {@code cores}, 2 to 8. */
     static int lanesSetting(String value, int cores) {
         String lanes = BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_LANES", value, "", "4", "8", "12", "16");
@@ -309,7 +322,7 @@ final class WeightUploader implements AutoCloseable {
 
     /**
      * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}, then lets its pages go from the resident
-     * set. The mapping of a file cut short since it was mapped would fault past the file's end: the file's size is
+     * set (with {@link #READS}, reads it from the file instead). The mapping of a file cut short since it was mapped would fault past the file's end: the file's size is
      * checked first, and a fault (it was cut during the copy) fails the upload by name too rather than ending the
      * lane's thread.
      */
@@ -320,6 +333,10 @@ final class WeightUploader implements AutoCloseable {
                 throw new IllegalStateException(u.name + ": the file ends at byte " + end
                         + ", inside the tensor (was it cut short while open?)");
             }
+        }
+        if (READS && u.file != null) {
+            readFully(u, u.fileOffset + c.at(), into);
+            return;
         }
         MemorySegment copied = u.source.asSlice(c.at(), c.length());
         try {
@@ -333,6 +350,24 @@ final class WeightUploader implements AutoCloseable {
             throw new IllegalStateException(u.name + ": reading it from the mapped file failed"
                     + (u.file == null ? "" : " (the file is now " + fileSize(u) + " bytes)") + ": " + e.getMessage(),
                     e);
+        }
+    }
+
+    /**
+     * Fills {@code into} from {@code u}'s file at {@code position}. (The lanes are never interrupted: an interrupt
+     * during a read would close the file's channel for every reader.)
+     */
+    private static void readFully(Upload u, long position, MemorySegment into) {
+        ByteBuffer buffer = into.asByteBuffer();
+        try {
+            while (buffer.hasRemaining()) {
+                if (u.file.read(buffer, position + buffer.position()) < 0) {
+                    throw new IllegalStateException(u.name + ": the file ends at byte " + (position
+                            + buffer.position()) + ", inside the tensor (was it cut short while open?)");
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + u.name + " from its file: " + e.getMessage(), e);
         }
     }
 

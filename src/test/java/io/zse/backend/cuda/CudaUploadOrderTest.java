@@ -172,6 +172,15 @@ class CudaUploadOrderTest {
                 .getMessage().contains("ZSE_CUDA_UPLOAD_LANES"));
     }
 
+    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused, named. */
+    @Test
+    void uploadSourceSettingTakesTheMappingOrReads() {
+        assertEquals("mapping", WeightUploader.sourceSetting(null));
+        assertEquals("reads", WeightUploader.sourceSetting(" Reads"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.sourceSetting("direct"))
+                .getMessage().contains("ZSE_CUDA_UPLOAD_SOURCE must be mapping or reads"));
+    }
+
     /**
      * Once uploaded, a model's weights are no longer resident in the process through its mapping (the upload copies
      * each chunk out of the mapping and lets its pages go): the mapping's resident bytes, as /proc/self/smaps counts
