@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
-# JVM image: the Quarkus fast-jar on JDK 25 over an NVIDIA CUDA base, libzse_cuda.so next to the app, and a JDK AOT
-# cache (JEP 483/514) trained at build time by serving the bundled demo model and calling the API.
+# JVM image: the Quarkus app (aot-jar packaging) on JDK 25 over an NVIDIA CUDA base, libzse_cuda.so next to the app,
+# and a JDK AOT cache (JEP 483/514) trained at build time by serving the bundled demo model and calling the API.
 #   docker build -t zse:jvm .
 #   docker run --gpus all -p 8080:8080 -v "$PWD/models:/models" -e ZSE_MODEL_PATH=/models/model.zse zse:jvm
 # Any zse command runs too: docker run --rm -v "$PWD/models:/models" zse:jvm convert /models/hf -o /models/model.zse

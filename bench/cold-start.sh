@@ -1,86 +1,105 @@
 #!/usr/bin/env bash
-# Cold start of `zse serve`: process start -> HTTP up (/q/health/live), -> ready (/q/health/ready UP), -> first
-# streamed token of a chat request. For: no model (a path that does not exist: HTTP and health only), the demo model,
-# and a .zse given as $1 (e.g. a synthetic 1B Q4); each on the plain JVM and with the JDK AOT cache (-XX:AOTCache,
-# trained once per model by a run that serves a few requests). Median of RUNS (default 3). Prints a table.
-# Usage: bench/cold-start.sh [MODEL.zse]
+# Cold start of `zse serve` as the launcher runs it (./zse serve): process start -> HTTP up (/q/health/live), -> ready
+# (/q/health/ready UP), -> first streamed token of a chat request. For: no model (a path that does not exist: HTTP and
+# health only), the demo model, and a .zse given as $1 (e.g. a synthetic 1B Q4); each with the server's JDK AOT cache
+# (the launcher's, trained once per build) and without it (ZSE_AOT_CACHE=off). With LLAMA_SERVER (a llama-server
+# binary) and a GGUF of the same weights as $2, llama-server beside them (ready: /health 200). The rows of a model run
+# in turn, round by round; medians of RUNS rounds (default 3). Prints a table.
+# Usage: [LLAMA_SERVER=.../llama-server] bench/cold-start.sh [MODEL.zse [SAME-WEIGHTS.gguf]]
 # Make the 1B Q4: ./zse synth --preset llama-3.2-1b -o /tmp/l1b && ./zse convert /tmp/l1b -o /tmp/l1b-q4.zse --quant q4
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$root/tools/jdk.sh"
 big="${1:-}"
+gguf="${2:-}"
 runs="${RUNS:-3}"
 port="${ZSE_BENCH_PORT:-18482}"
-jar="$root/target/quarkus-app/quarkus-run.jar"
-[ -f "$jar" ] || (cd "$root" && ./mvnw -q -B -DskipTests package)
-aot_dir="$root/target/aot"
-mkdir -p "$aot_dir"
-flags=(--enable-native-access=ALL-UNNAMED -XX:+UseSerialGC --add-modules jdk.incubator.vector)
+threads="${THREADS:-$(nproc)}"
 now() { date +%s%N; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
+log="$(mktemp)"
+server_pid=""
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -f "$log"; true' EXIT
 
-# one run: prints "live_ms ready_ms first_token_ms" (ready/first token "-" when the model is absent)
-measure() { # $1 model arg ("" demo, "none" no model, else a path)  $2 extra JVM flags
-  local model="$1" extra="$2" args=(serve --port "$port") t0 pid live ready first
-  case "$model" in
-    "") ;;
-    none) args+=(--model /nonexistent.zse) ;;
-    *) args+=(--model "$model") ;;
-  esac
-  t0=$(now)
-  # shellcheck disable=SC2086
-  "$JAVA_HOME/bin/java" "${flags[@]}" $extra -jar "$jar" "${args[@]}" > /tmp/zse-cold.log 2>&1 &
-  pid=$!
-  server_pid=$pid
-  until curl -sf -o /dev/null "localhost:$port/q/health/live"; do sleep 0.005; done
-  live=$(now)
-  if [ "$model" = none ]; then
-    kill $pid; wait $pid 2>/dev/null || true
-    echo "$(ms "$t0" "$live") - -"; return
-  fi
-  until curl -sf -o /dev/null "localhost:$port/q/health/ready"; do sleep 0.005; done
-  ready=$(now)
-  local id
-  id="$(curl -s "localhost:$port/v1/models" | sed -E 's/.*"id":"([^"]+)".*/\1/')"
-  curl -sN "localhost:$port/v1/chat/completions" -H 'Content-Type: application/json' \
-    -d "{\"model\":\"$id\",\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],\"max_tokens\":8,\"stream\":true}" |
+# Streams a chat completion until its first content token, then stops reading (curl dies of SIGPIPE).
+first_token() { # URL MODEL_ID
+  local body="{\"model\":\"$2\",\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],"
+  body+="\"max_tokens\":8,\"stream\":true}"
+  curl -sN "$1/v1/chat/completions" -H 'Content-Type: application/json' -d "$body" |
     while IFS= read -r line; do
       case "$line" in *'"content":"'[!\"]*) break ;; esac
-    done || true # curl dies of SIGPIPE once we stop reading
+    done || true
+}
+
+# One run; prints "live_ms ready_ms first_token_ms" ("-" for what a run without a model cannot reach).
+measure() { # ENGINE (zse, zse-plain, llama) MODEL ("" demo, "none", or a path)
+  local engine="$1" model="$2" t0 live ready first base="http://localhost:$port"
+  t0=$(now)
+  if [ "$engine" = llama ]; then
+    "$LLAMA_SERVER" -m "$model" --port "$port" -t "$threads" > "$log" 2>&1 &
+  else
+    local args=(serve --port "$port")
+    case "$model" in
+      "") ;;
+      none) args+=(--model /nonexistent.zse) ;;
+      *) args+=(--model "$model") ;;
+    esac
+    local cache=""
+    [ "$engine" = zse-plain ] && cache=off
+    ZSE_AOT_CACHE="$cache" ZSE_VERIFY_WEIGHTS=off "$root/zse" "${args[@]}" > "$log" 2>&1 &
+  fi
+  server_pid=$!
+  if [ "$engine" = llama ]; then
+    # llama-server answers /health with 503 while it loads and 200 once ready
+    until curl -sf -o /dev/null "$base/health"; do sleep 0.005; done
+    live=$(now)
+    ready=$live
+  else
+    until curl -sf -o /dev/null "$base/q/health/live"; do sleep 0.005; done
+    live=$(now)
+    if [ "$model" = none ]; then
+      kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+      echo "$(ms "$t0" "$live") - -"; return
+    fi
+    until curl -sf -o /dev/null "$base/q/health/ready"; do sleep 0.005; done
+    ready=$(now)
+  fi
+  local id
+  id="$(curl -s "$base/v1/models" | sed -E 's/.*"id" *: *"([^"]+)".*/\1/')"
+  first_token "$base" "$id"
   first=$(now)
-  kill $pid; wait $pid 2>/dev/null || true
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  server_pid=""
   echo "$(ms "$t0" "$live") $(ms "$t0" "$ready") $(ms "$t0" "$first")"
 }
 
-server_pid=""
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
-
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0 || a[1]=="-") print "-"; else print a[int((NR+1)/2)]}'; }
 
-train() { # $1 model arg, $2 cache file: a run that serves requests, then exits and writes the AOT cache
-  local model="$1" cache="$2"
-  [ -f "$cache" ] && return
-  echo "training AOT cache $cache ..." >&2
-  measure "$model" "-XX:AOTCacheOutput=$cache" > /dev/null
-  sleep 1
-}
-
-printf '%-28s %-6s %10s %10s %16s\n' "model" "JVM" "HTTP up ms" "ready ms" "first token ms"
+# a first run builds the app where needed and trains the launcher's cache, outside the timings
+measure zse none > /dev/null
+printf '%-28s %-22s %10s %10s %16s\n' "model" "server" "HTTP up ms" "ready ms" "first token ms"
 models=(none "")
 [ -n "$big" ] && models+=("$big")
 for model in "${models[@]}"; do
   name="${model:-demo (tinystories-656k q8)}"
   [ "$model" = none ] && name="no model"
-  for mode in plain aot; do
-    extra=""
-    if [ "$mode" = aot ]; then
-      cache="$aot_dir/$(basename "${model:-demo}" .zse).aot"
-      train "$model" "$cache"
-      extra="-XX:AOTCache=$cache"
-    fi
-    results=()
-    for _ in $(seq "$runs"); do results+=("$(measure "$model" "$extra")"); done
-    col() { printf '%s\n' "${results[@]}" | awk -v c="$1" '{print $c}' | median; }
-    printf '%-28s %-6s %10s %10s %16s\n' "$(basename "$name")" "$mode" "$(col 1)" "$(col 2)" "$(col 3)"
+  engines=(zse zse-plain)
+  [ -n "$gguf" ] && [ "$model" = "$big" ] && [ -n "${LLAMA_SERVER:-}" ] && engines+=(llama)
+  declare -A results=()
+  for _ in $(seq "$runs"); do
+    for engine in "${engines[@]}"; do
+      weights="$model"
+      [ "$engine" = llama ] && weights="$gguf"
+      results[$engine]+="$(measure "$engine" "$weights")"$'\n'
+    done
   done
+  for engine in "${engines[@]}"; do
+    col() { printf '%s' "${results[$engine]}" | awk -v c="$1" 'NF {print $c}' | median; }
+    case "$engine" in
+      zse) label="zse serve, AOT cache" ;;
+      zse-plain) label="zse serve, no cache" ;;
+      llama) label="llama-server ($(basename "$gguf"))" ;;
+    esac
+    printf '%-28s %-22s %10s %10s %16s\n' "$(basename "$name")" "$label" "$(col 1)" "$(col 2)" "$(col 3)"
+  done
+  unset results
 done

@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Training run for the JDK AOT cache, run once while the JVM image is built: converts the bundled demo model, starts
+# Training run for the server's JDK AOT cache, run once while the JVM image is built (and by ./zse serve once per
+# build in a checkout): converts the bundled demo model, starts
 # `zse serve` on the CPU with -XX:AOTCacheOutput, waits for readiness, calls the OpenAI API (models, a streamed and a
 # plain chat completion), then stops the server with SIGTERM; the JVM assembles the cache as it exits.
-# Usage: train-aot-cache.sh OUTPUT.aot   (run from the image's /app, or a checkout with target/quarkus-app built)
+# Usage: train-aot-cache.sh OUTPUT.aot   (run from the image's /app, or a checkout with target/quarkus-app built;
+# ZSE_DEMO_CHECKPOINT names the demo model's folder where it is not at demo/tinystories-656k)
 set -euo pipefail
 out="${1:?usage: train-aot-cache.sh OUTPUT.aot}"
 app="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+[ -x "$app/zse" ] || app="$(cd "$app/.." && pwd)"  # a checkout: the script lies in deploy/docker/
 demo="${ZSE_DEMO_CHECKPOINT:-$app/demo/tinystories-656k}"
 work="$(mktemp -d)"
 port="${ZSE_TRAINING_PORT:-18080}"
 base="http://127.0.0.1:$port"
 trap 'rm -rf "$work"' EXIT
+# the launcher's server takes no cache of its own while one is being trained (nor trains one)
+export ZSE_AOT_TRAINING=1
 
-"$app/zse" convert "$demo" -o "$work/demo.zse" --quant q8 --force
+"$app/zse" convert "$demo" -o "$work/demo.zse" --quant q8 --force > "$work/convert.log" 2>&1 \
+  || { cat "$work/convert.log" >&2; exit 1; }
 
 ZSE_MODEL_PATH="$work/demo.zse" ZSE_BACKEND=cpu PORT="$port" \
   ZSE_JAVA_OPTS="-XX:AOTCacheOutput=$out ${ZSE_JAVA_OPTS:-}" \

@@ -75,6 +75,23 @@ class DeployConfigTest {
         assertTrue(DeployFiles.read(ROOT.resolve("deploy/docker/entrypoint.sh")).contains("-XX:AOTCache=$ZSE_AOT_CACHE"));
     }
 
+    /**
+     * A checkout's ./zse serve trains its server cache with the image's training script and passes it; the script's
+     * own server (run through the same launcher) neither takes one nor trains one, and the packaging puts every class
+     * on the JVM's class path, where the cache can hold it.
+     */
+    @Test
+    void theLauncherTrainsAndUsesTheServersAotCache() {
+        String launcher = DeployFiles.read(ROOT.resolve("zse"));
+        assertTrue(launcher.contains("deploy/docker/train-aot-cache.sh\" \"$serve_cache\"")
+                && launcher.contains("flags+=(-XX:AOTCache=\"$serve_cache\")"),
+                "./zse serve trains and passes its cache");
+        assertTrue(launcher.contains("[ -z \"${ZSE_AOT_TRAINING:-}\" ]"), "no cache inside a training run");
+        assertTrue(DeployFiles.read(ROOT.resolve("deploy/docker/train-aot-cache.sh"))
+                .contains("export ZSE_AOT_TRAINING=1"), "the training script marks its server");
+        assertTrue(DeployFiles.read(DeployFiles.PROPERTIES).contains("\nquarkus.package.jar.type=aot-jar\n"));
+    }
+
     @Test
     void probedPathsAreServed() {
         assumeTrue(DeployFiles.serverPresent(), "the HTTP server (issue 5) is not merged into this build yet");
