@@ -10,6 +10,7 @@ import io.zse.convert.SafetensorsDtype;
 import io.zse.convert.SyntheticCheckpointWriter;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
+import io.zse.generate.Sampler;
 import io.zse.model.LlamaModel;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -84,7 +85,7 @@ class CudaPromptProductsTest {
             assertEquals(before + 2 * 4, int8.stagedLaunches(), "staged launches of the whole prompt");
             float scale = maxAbs(chunked);
             assertClose(chunked, whole, 1e-5f * scale, type + ": whole prompt against chunks");
-            assertEquals(argmax(chunked), argmax(whole), type + ": the greedy id");
+            assertEquals(Sampler.argmax(chunked), Sampler.argmax(whole), type + ": the greedy id");
             if (type == TensorType.Q8) {
                 assertClose(lastLogits(LlamaModel.load(file, cpu), prompt, PROMPT), whole, 1e-4f * scale,
                         "Q8: against the CPU's native kernels");
@@ -130,15 +131,5 @@ class CudaPromptProductsTest {
             m = Math.max(m, Math.abs(a[i] - b[i]));
         }
         return m;
-    }
-
-    private static int argmax(float[] v) {
-        int best = 0;
-        for (int i = 1; i < v.length; i++) {
-            if (v[i] > v[best]) {
-                best = i;
-            }
-        }
-        return best;
     }
 }
