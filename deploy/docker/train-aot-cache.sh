@@ -33,7 +33,7 @@ fail() {
 }
 
 for _ in $(seq 1 240); do
-  if curl -fsS -o /dev/null "$base/q/health/ready"; then ready=1; break; fi
+  if curl -fs -o /dev/null "$base/q/health/ready"; then ready=1; break; fi  # quiet while it starts
   kill -0 "$server" 2>/dev/null || fail "the server exited before it was ready"
   sleep 0.5
 done
