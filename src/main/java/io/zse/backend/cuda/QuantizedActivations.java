@@ -5,9 +5,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * Device scratch for activations quantized to int8 ({@code zse_cuda_quantize_rows}), the input of the integer
  * products: the codes [n * cols], then the block scales d and the block sums s [n * cols / 32] F32, each part at a
- * 256-byte boundary. It grows to the largest input asked for (an allocation drops the recorded graphs, so the first
- * request reserves room for {@link #MAX_ROWS} rows of the widest input the backend knows of). Rows of a multiple of 32
- * values quantize block by block alike whatever their width, so the parts depend on the number of values only.
+ * 256-byte boundary. It grows to the largest input asked for, at least doubling (an allocation drops the recorded
+ * graphs, so the first request reserves room for {@link #MAX_ROWS} rows of the widest input the backend knows of).
+ * Rows of a multiple of 32 values quantize block by block alike whatever their width, so the parts depend on the
+ * number of values only.
  */
 final class QuantizedActivations implements AutoCloseable {
     /** ZSE_CUDA_INTEGER_ROWS: the most activation rows zse_cuda_integer_matvec takes. */
@@ -32,8 +33,11 @@ final class QuantizedActivations implements AutoCloseable {
     Parts parts(long values, int widestCols) {
         long bytes = bytes(values);
         if (buffer == null || buffer.bytes() < bytes) {
+            // at least twice the last size: prompts of growing lengths reallocate (and drop the graphs) a few times
+            long size = Math.max(bytes, Math.max(bytes((long) MAX_ROWS * widestCols),
+                    buffer == null ? 0 : 2 * buffer.bytes()));
             close();
-            buffer = new DeviceBuffer(cuda, Math.max(bytes, bytes((long) MAX_ROWS * widestCols)));
+            buffer = new DeviceBuffer(cuda, size);
         }
         long blockBytes = values / BLOCK * Float.BYTES;
         long scalesAt = aligned(values);
