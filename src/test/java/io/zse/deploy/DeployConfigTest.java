@@ -83,7 +83,8 @@ class DeployConfigTest {
     @Test
     void theLauncherTrainsAndUsesTheServersAotCache() {
         String launcher = DeployFiles.read(ROOT.resolve("zse"));
-        assertTrue(launcher.contains("deploy/docker/train-aot-cache.sh\" \"$serve_cache\"")
+        assertTrue(launcher.contains("deploy/docker/train-aot-cache.sh\" \"$serve_cache.$$\"")
+                && launcher.contains("mv -f \"$serve_cache.$$\" \"$serve_cache\"")
                 && launcher.contains("flags+=(-XX:AOTCache=\"$serve_cache\")"),
                 "./zse serve trains and passes its cache");
         assertTrue(launcher.contains("[ -z \"${ZSE_AOT_TRAINING:-}\" ]"), "no cache inside a training run");
