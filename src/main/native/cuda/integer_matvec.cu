@@ -1370,10 +1370,11 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
         return status;
     }
     const QuantizedRows x{xq, xd, xs};
-    ZSE_REQUIRE(mma_rows != 0 || n <= 8 || type == Q6_K || staged_fits(type, p, x),
+    const bool staged = mma_rows == 0 && n > 8 && type != Q6_K;
+    ZSE_REQUIRE(!staged || staged_fits(type, p, x),
                 "zse_cuda_integer_matvec: the staged products (mma_rows 0) take cols a multiple of 256 and weights and "
                 "activations 16-byte aligned");
-    ZSE_REQUIRE(mma_rows != 0 || n <= 8 || type == Q6_K || (total_rows + kStagedRows - 1) / kStagedRows <= 65535,
+    ZSE_REQUIRE(!staged || (total_rows + kStagedRows - 1) / kStagedRows <= 65535,
                 "zse_cuda_integer_matvec: the staged products take at most 65535 blocks of 64 rows");
     by_type(type, [&](auto t) {
         launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows,

@@ -162,9 +162,7 @@ final class IntegerProducts implements AutoCloseable {
         if (!enabled || !TYPES.contains(w.type())) {
             return false;
         }
-        return n <= QuantizedActivations.MAX_ROWS || variants.int8Prompts() && variants.mmaRows() == 0
-                && w.type() != TensorType.Q6_K && w.cols() % LaunchShapes.STAGE_COLS == 0 && aligned(w.data())
-                && aligned(w.scales());
+        return n <= QuantizedActivations.MAX_ROWS || variants.int8Prompts() && variants.mmaRows() == 0 && stages(w);
     }
 
     /**
@@ -230,7 +228,7 @@ final class IntegerProducts implements AutoCloseable {
             arguments.setAtIndex(ValueLayout.JAVA_INT, 6L * MAX_SHARED_WEIGHTS + i, w[from + i].rows());
             totalRows += w[from + i].rows();
         }
-        boolean staged = variants.mmaRows() == 0 && staged(w, from, count, n, cols, x);
+        boolean staged = variants.mmaRows() == 0 && staged(w, from, count, n, x);
         int mmaRows = variants.mmaRows() == 0 && !staged ? 32 : variants.mmaRows();
         int splits = staged && n <= QuantizedActivations.MAX_ROWS
                 ? LaunchShapes.productSplits(totalRows, cols, multiprocessors, variants.productSplits()) : 1;
@@ -251,15 +249,20 @@ final class IntegerProducts implements AutoCloseable {
 
     /**
      * Whether w[from .. from + count) times n activation rows at {@code x} run as staged tensor-core products: 9 rows
-     * or more of Q8, Q4 or Q4_K, whole stages of columns, and every pointer aligned for the kernel's 16-byte copies.
+     * or more, weights the staged kernel takes, and the activations aligned for its 16-byte copies.
      */
-    private static boolean staged(CudaWeight[] w, int from, int count, int n, int cols, QuantizedActivations.Parts x) {
-        boolean fits = n > 8 && w[from].type() != TensorType.Q6_K && cols % LaunchShapes.STAGE_COLS == 0
-                && aligned(x.codes()) && aligned(x.scales()) && aligned(x.sums());
+    private static boolean staged(CudaWeight[] w, int from, int count, int n, QuantizedActivations.Parts x) {
+        boolean fits = n > 8 && aligned(x.codes()) && aligned(x.scales()) && aligned(x.sums());
         for (int i = from; i < from + count; i++) {
-            fits &= aligned(w[i].data()) && aligned(w[i].scales());
+            fits &= stages(w[i]);
         }
         return fits;
+    }
+
+    /** Whether the staged kernel takes w: Q8, Q4 or Q4_K, whole stages of columns, aligned for 16-byte copies. */
+    private static boolean stages(CudaWeight w) {
+        return w.type() != TensorType.Q6_K && w.cols() % LaunchShapes.STAGE_COLS == 0 && aligned(w.data())
+                && aligned(w.scales());
     }
 
     private static boolean aligned(MemorySegment at) {

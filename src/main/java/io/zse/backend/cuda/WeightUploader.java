@@ -322,16 +322,15 @@ final class WeightUploader implements AutoCloseable {
 
     /**
      * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}, then lets its pages go from the resident
-     * set (with {@link #READS}, reads it from the file instead). The mapping of a file cut short since it was mapped would fault past the file's end: the file's size is
-     * checked first, and a fault (it was cut during the copy) fails the upload by name too rather than ending the
-     * lane's thread.
+     * set (with {@link #READS}, reads it from the file instead). The mapping of a file cut short since it was mapped
+     * would fault past the file's end: the file's size is checked first, and a fault (it was cut during the copy) fails
+     * the upload by name too rather than ending the lane's thread.
      */
     private static void copyOut(Upload u, Chunk c, MemorySegment into) {
         if (u.file != null) {
             long end = fileSize(u);
             if (end < u.fileOffset + c.at() + c.length()) {
-                throw new IllegalStateException(u.name + ": the file ends at byte " + end
-                        + ", inside the tensor (was it cut short while open?)");
+                throw cutShort(u, end);
             }
         }
         if (READS && u.file != null) {
@@ -362,13 +361,17 @@ final class WeightUploader implements AutoCloseable {
         try {
             while (buffer.hasRemaining()) {
                 if (u.file.read(buffer, position + buffer.position()) < 0) {
-                    throw new IllegalStateException(u.name + ": the file ends at byte " + (position
-                            + buffer.position()) + ", inside the tensor (was it cut short while open?)");
+                    throw cutShort(u, position + buffer.position());
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("reading " + u.name + " from its file: " + e.getMessage(), e);
         }
+    }
+
+    private static IllegalStateException cutShort(Upload u, long end) {
+        return new IllegalStateException(u.name + ": the file ends at byte " + end
+                + ", inside the tensor (was it cut short while open?)");
     }
 
     private static long fileSize(Upload u) {

@@ -75,7 +75,7 @@ class CudaBackendParityTest {
     }
 
     /** No NaN, and every element within tolerance x the largest CPU magnitude (summation order differs). */
-    private static void assertClose(float[] expected, float[] actual, double tolerance, String what) {
+    static void assertClose(float[] expected, float[] actual, double tolerance, String what) {
         double scale = 1e-6;
         for (float e : expected) {
             scale = Math.max(scale, Math.abs(e));
