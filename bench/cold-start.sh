@@ -4,8 +4,9 @@
 # health only), the demo model, and a .zse given as $1 (e.g. a synthetic 1B Q4); each with the server's JDK AOT cache
 # (the launcher's, trained once per build) and without it (ZSE_AOT_CACHE=off). With LLAMA_SERVER (a llama-server
 # binary) and a GGUF of the same weights as $2, llama-server beside them (ready: /health 200). The rows of a model run
-# in turn, round by round; medians of RUNS rounds (default 3). Prints a table.
-# Usage: [LLAMA_SERVER=.../llama-server] bench/cold-start.sh [MODEL.zse [SAME-WEIGHTS.gguf]]
+# in turn, round by round; medians of RUNS rounds (default 3). With BASELINE (another checkout of this project, built),
+# its launcher's rows beside (with its cache), to compare two versions. Prints a table.
+# Usage: [LLAMA_SERVER=.../llama-server] [BASELINE=DIR] bench/cold-start.sh [MODEL.zse [SAME-WEIGHTS.gguf]]
 # Make the 1B Q4: ./zse synth --preset llama-3.2-1b -o /tmp/l1b && ./zse convert /tmp/l1b -o /tmp/l1b-q4.zse --quant q4
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,7 +32,7 @@ first_token() { # URL MODEL_ID
 }
 
 # One run; prints "live_ms ready_ms first_token_ms" ("-" for what a run without a model cannot reach).
-measure() { # ENGINE (zse, zse-plain, llama) MODEL ("" demo, "none", or a path)
+measure() { # ENGINE (zse, zse-plain, baseline, llama) MODEL ("" demo, "none", or a path)
   local engine="$1" model="$2" t0 live ready first base="http://localhost:$port"
   t0=$(now)
   if [ "$engine" = llama ]; then
@@ -43,9 +44,10 @@ measure() { # ENGINE (zse, zse-plain, llama) MODEL ("" demo, "none", or a path)
       none) args+=(--model /nonexistent.zse) ;;
       *) args+=(--model "$model") ;;
     esac
-    local cache=""
+    local cache="" launcher="$root/zse"
     [ "$engine" = zse-plain ] && cache=off
-    ZSE_AOT_CACHE="$cache" ZSE_VERIFY_WEIGHTS=off "$root/zse" "${args[@]}" > "$log" 2>&1 &
+    [ "$engine" = baseline ] && launcher="$BASELINE/zse"
+    ZSE_AOT_CACHE="$cache" ZSE_VERIFY_WEIGHTS=off "$launcher" "${args[@]}" > "$log" 2>&1 &
   fi
   server_pid=$!
   if [ "$engine" = llama ]; then
@@ -76,6 +78,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR==0 || a[1]=="-") print "-"; els
 
 # a first run builds the app where needed and trains the launcher's cache, outside the timings
 measure zse none > /dev/null
+[ -n "${BASELINE:-}" ] && measure baseline none > /dev/null
 printf '%-28s %-22s %10s %10s %16s\n' "model" "server" "HTTP up ms" "ready ms" "first token ms"
 models=(none "")
 [ -n "$big" ] && models+=("$big")
@@ -83,6 +86,7 @@ for model in "${models[@]}"; do
   name="${model:-demo (tinystories-656k q8)}"
   [ "$model" = none ] && name="no model"
   engines=(zse zse-plain)
+  [ -n "${BASELINE:-}" ] && engines+=(baseline)
   [ -n "$gguf" ] && [ "$model" = "$big" ] && [ -n "${LLAMA_SERVER:-}" ] && engines+=(llama)
   declare -A results=()
   for _ in $(seq "$runs"); do
@@ -97,6 +101,7 @@ for model in "${models[@]}"; do
     case "$engine" in
       zse) label="zse serve, AOT cache" ;;
       zse-plain) label="zse serve, no cache" ;;
+      baseline) label="baseline, AOT cache" ;;
       llama) label="llama-server ($(basename "$gguf"))" ;;
     esac
     printf '%-28s %-22s %10s %10s %16s\n' "$(basename "$name")" "$label" "$(col 1)" "$(col 2)" "$(col 3)"

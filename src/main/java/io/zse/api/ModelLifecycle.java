@@ -6,13 +6,8 @@ import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.zse.convert.ModelConverter;
-import io.zse.convert.ModelImport;
-import io.zse.serve.DemoModel;
-import io.zse.serve.EngineLimits;
 import io.zse.serve.LoadedModel;
 import io.zse.serve.ModelHost;
-import io.zse.serve.ModelLoader;
 import io.zse.serve.WeightVerifier;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -20,10 +15,12 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 import sun.misc.Signal;
 
-import java.io.IOException;
-import java.nio.file.Path;
+import java.util.Optional;
 
-/** Loads the model on a background thread once the port is open, and drains it at shutdown. */
+/**
+ * Brings the model up on a background thread at Quarkus's start (taking over the load {@code zse serve} started before
+ * Quarkus, when it loads what the settings name), and drains it at shutdown.
+ */
 @ApplicationScoped
 public class ModelLifecycle {
     private static final Logger LOG = Logger.getLogger(ModelLifecycle.class);
@@ -48,33 +45,18 @@ public class ModelLifecycle {
     }
 
     private void load() {
-        long start = System.nanoTime();
         try {
-            Path configured = config.modelPath().map(Path::of).orElse(null);
-            Path path;
-            if (configured == null) {
-                LOG.info("no model configured (zse.model-path / ZSE_MODEL_PATH / --model): serving the demo model");
-                path = DemoModel.ensureConverted(Path.of(config.cacheDir()));
-            } else {
-                // A GGUF, zse-engine file or checkpoint directory is converted once into the cache (startup DOWN meanwhile).
-                path = ModelImport.servable(configured, Path.of(config.cacheDir()), new LoggedProgress());
-            }
-            String id = config.modelId().orElse(configured != null ? ModelLoader.defaultId(configured) : DemoModel.ID);
-            EngineLimits limits = new EngineLimits(config.maxRunning(), config.maxQueued(), config.maxModelLen(),
-                    config.maxBatchTokens());
-            LoadedModel model = ModelLoader.load(path, new ModelLoader.Options(id, config.backend(), config.kvCache(),
-                    config.threads().orElse(0), limits, config.kvCacheMemory(), config.prefixCache()), registry);
-            if (config.verifyWeights() == ZseConfig.WeightVerification.STARTUP
-                    && model.weights().verifyNow() instanceof WeightVerifier.Failed failed) {
-                model.close();
-                throw new IOException(failed.message());
-            }
-            long millis = (System.nanoTime() - start) / 1_000_000;
-            host.ready(model, millis);
-            Gauge.builder("zse.model.load.seconds", () -> millis / 1000.0).description("Time the model took to load")
-                    .register(registry);
-            LOG.infof("model %s ready (%s, %d ms)", id, path, millis);
-            if (config.verifyWeights() == ZseConfig.WeightVerification.BACKGROUND) {
+            ModelSettings settings = ModelSettings.of(config);
+            Optional<EarlyModelLoad> early = EarlyModelLoad.claim(settings);
+            ModelStartup.Loaded loaded = early.isPresent() ? early.get().await() : ModelStartup.load(settings);
+            loaded.meters().add(registry);
+            LoadedModel model = loaded.model();
+            host.ready(model, loaded.millis());
+            Gauge.builder("zse.model.load.seconds", () -> loaded.millis() / 1000.0)
+                    .description("Time the model took to load").register(registry);
+            LOG.infof("model %s ready (%s, %d ms%s)", model.id(), loaded.path(), loaded.millis(),
+                    early.isPresent() ? ", loaded while the server started" : "");
+            if (settings.verification() == ZseConfig.WeightVerification.BACKGROUND) {
                 model.weights().startInBackground(this::weightsChecked);
             }
         } catch (Exception | Error e) {
@@ -82,25 +64,6 @@ public class ModelLifecycle {
             host.failed(reason);
             LOG.errorf("the model failed to load: %s", reason);
             LOG.debug("model load failure", e);
-        }
-    }
-
-    /** Conversion progress in the log: every 10 % and each note. */
-    private static final class LoggedProgress implements ModelConverter.Progress {
-        private int lastDecile = -1;
-
-        @Override
-        public void advanced(String tensor, long done, long total) {
-            int decile = total == 0 ? 10 : (int) (10 * done / total);
-            if (decile > lastDecile) {
-                lastDecile = decile;
-                LOG.infof("converting the model: %d %%", decile * 10);
-            }
-        }
-
-        @Override
-        public void note(String message) {
-            LOG.infof("convert: %s", message);
         }
     }
 

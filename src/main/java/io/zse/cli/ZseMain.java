@@ -1,6 +1,7 @@
 package io.zse.cli;
 
 import io.quarkus.runtime.Quarkus;
+import io.zse.api.EarlyModelLoad;
 import io.zse.backend.BackendChoice;
 import io.zse.backend.cuda.CudaProbe;
 import io.quarkus.runtime.annotations.QuarkusMain;
@@ -73,6 +74,8 @@ public final class ZseMain {
         if (rest == null) {
             System.exit(2);
         }
+        // the model loads while Quarkus starts, not after it
+        EarlyModelLoad.start();
         Quarkus.run(rest);
     }
 

@@ -1,15 +1,18 @@
 package io.zse.deploy;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -21,6 +24,7 @@ class ServeMemoryFlagsTest {
     private static List<String> flags(Map<String, String> env) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder("bash", "tools/serve-jvm-flags.sh");
         pb.environment().remove("ZSE_HEAP");
+        pb.environment().remove("ZSE_THP_SETTING");
         pb.environment().putAll(env);
         Process p = pb.redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -28,8 +32,12 @@ class ServeMemoryFlagsTest {
         return out.lines().toList();
     }
 
-    /** What the JVM makes of the flags: -XX:+PrintFlagsFinal's value of {@code name}. */
     private static long finalValue(List<String> flags, String name) throws IOException, InterruptedException {
+        return Long.parseLong(finalSetting(flags, name));
+    }
+
+    /** What the JVM makes of the flags: -XX:+PrintFlagsFinal's value of {@code name}. */
+    private static String finalSetting(List<String> flags, String name) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(flags);
@@ -40,7 +48,7 @@ class ServeMemoryFlagsTest {
         for (String line : out.lines().toList()) {
             String[] cells = line.trim().split("\\s+");
             if (cells.length >= 4 && cells[1].equals(name)) {
-                return Long.parseLong(cells[3]);
+                return cells[3];
             }
         }
         throw new AssertionError(name + " not in -XX:+PrintFlagsFinal");
@@ -54,6 +62,26 @@ class ServeMemoryFlagsTest {
         assertEquals(256L << 20, finalValue(defaults, "MaxDirectMemorySize"));
         assertEquals(128L << 20, finalValue(defaults, "ReservedCodeCacheSize"));
         assertEquals(256L << 20, finalValue(defaults, "MaxMetaspaceSize"));
+    }
+
+    /** Huge pages for the heap where the kernel offers them (always or madvise), and no flag where it does not. */
+    @Test
+    void theHeapTakesTransparentHugePagesOnlyWhereTheKernelOffersThem(@TempDir Path dir) throws Exception {
+        String flag = "-XX:+UseTransparentHugePages";
+        for (String setting : List.of("always [madvise] never", "[always] madvise never", "always madvise [never]")) {
+            Path file = dir.resolve("enabled");
+            Files.writeString(file, setting + "\n");
+            List<String> flags = flags(Map.of("ZSE_THP_SETTING", file.toString()));
+            assertEquals(!setting.contains("[never]"), flags.contains(flag), setting + ": " + flags);
+        }
+        assertFalse(flags(Map.of("ZSE_THP_SETTING", dir.resolve("absent").toString())).contains(flag),
+                "a kernel without the setting");
+        Path real = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+        if (Files.isReadable(real) && !Files.readString(real).contains("[never]")) {
+            List<String> flags = flags(Map.of());
+            assertTrue(flags.contains(flag), flags.toString());
+            assertEquals("true", finalSetting(flags, "UseTransparentHugePages"), "the JVM keeps it on");
+        }
     }
 
     @Test
