@@ -8,7 +8,8 @@
 #      background from the start, at low priority; benchmarked last);
 #   ab. variants of the backend beside each other on that model (bench/gpu-ab.sh), one experiment a line of
 #      $AB_PLAN (default tools/gpu/ab.plan): "BENCH OPTIONS ; PATTERN ; VARIANT..." (AB_ROUNDS rounds, default 2),
-#      into ab.txt.
+#      into ab.txt; a line stops at the call's AB_BY-th second (default 570) and the lines left are listed as skipped,
+#      so the call ends in time for its logs to come back.
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
 # sanitizer bench peer"); TEST_CLASSES replaces step 1's classes (Class or Class#method); SANITIZER_TOOLS (default
 # "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
@@ -124,10 +125,20 @@ case " $steps " in *" ab "*)
   wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$out/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
   while IFS=';' read -r options pattern variants; do
     [ -n "${options// /}" ] || continue
+    left=$(( ${AB_BY:-570} - ($(date +%s) - started) ))
+    if [ "$left" -lt 30 ]; then
+      echo "== skipped, the call's time is spent: bench $options" >> "$out/ab.txt"
+      continue
+    fi
     echo "== bench $options" >> "$out/ab.txt"
     # shellcheck disable=SC2086
-    bench/gpu-ab.sh "$work/llama-3-8b-q4.zse" "${AB_ROUNDS:-2}" "$options" "$(echo $pattern)" $variants \
-      >> "$out/ab.txt" 2>&1
+    timeout -k 5 "$left" bench/gpu-ab.sh "$work/llama-3-8b-q4.zse" "${AB_ROUNDS:-2}" "$options" "$(echo $pattern)" \
+      $variants >> "$out/ab.txt" 2>&1
+    status=$?
+    if [ "$status" -ne 0 ]; then
+      echo "(stopped or failed: exit $status)" >> "$out/ab.txt"
+      pkill -f "io.zse.cli.ZseMain bench" 2>/dev/null  # a stopped line's bench would outlive its script
+    fi
   done < "${AB_PLAN:-tools/gpu/ab.plan}"
   echo "ab: done at $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt";;
 esac
