@@ -23,33 +23,38 @@ final class EarlyLoads {
         return Path.of("target", "early-load-" + name + "-" + ProcessHandle.current().pid() + ".log");
     }
 
-    private static Map<String, String> logTo(String name) {
-        return Map.of("quarkus.log.file.enabled", "true", "quarkus.log.file.path", log(name).toString());
-    }
+    /** A profile whose run logs to {@link #log}(name) and starts {@code resource} before the server boots. */
+    private abstract static class StartsEarly implements QuarkusTestProfile {
+        private final String name;
+        private final Class<? extends QuarkusTestResourceLifecycleManager> resource;
 
-    /** The launcher's early load: the settings read from the configuration before Quarkus boots. */
-    public static final class SameSettings implements QuarkusTestProfile {
+        StartsEarly(String name, Class<? extends QuarkusTestResourceLifecycleManager> resource) {
+            this.name = name;
+            this.resource = resource;
+        }
+
         @Override
         public Map<String, String> getConfigOverrides() {
-            return logTo("same");
+            return Map.of("quarkus.log.file.enabled", "true", "quarkus.log.file.path", log(name).toString());
         }
 
         @Override
         public List<TestResourceEntry> testResources() {
-            return List.of(new TestResourceEntry(StartsFromConfig.class));
+            return List.of(new TestResourceEntry(resource));
+        }
+    }
+
+    /** The launcher's early load: the settings read from the configuration before Quarkus boots. */
+    public static final class SameSettings extends StartsEarly {
+        public SameSettings() {
+            super("same", StartsFromConfig.class);
         }
     }
 
     /** An early load of the demo model under another name, with other limits: not what the server wants. */
-    public static final class OtherSettings implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return logTo("other");
-        }
-
-        @Override
-        public List<TestResourceEntry> testResources() {
-            return List.of(new TestResourceEntry(StartsOtherModel.class));
+    public static final class OtherSettings extends StartsEarly {
+        public OtherSettings() {
+            super("other", StartsOtherModel.class);
         }
     }
 
