@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cold start of `zse serve` as the launcher runs it (./zse serve): process start -> HTTP up (/q/health/live), -> ready
-# (/q/health/ready UP), -> first streamed token of a chat request. For: no model (a path that does not exist: HTTP and
+# (/q/health/ready UP), -> first streamed token of a chat request, and the server's RSS then (its whole process: the
+# launcher execs the JVM). For: no model (a path that does not exist: HTTP and
 # health only), the demo model, and a .zse given as $1 (e.g. a synthetic 1B Q4); each with the server's JDK AOT cache
 # (the launcher's, trained once per build) and without it (ZSE_AOT_CACHE=off). With LLAMA_SERVER (a llama-server
 # binary) and a GGUF of the same weights as $2, llama-server beside them (ready: /health 200). The rows of a model run
@@ -31,7 +32,7 @@ first_token() { # URL MODEL_ID
     done || true
 }
 
-# One run; prints "live_ms ready_ms first_token_ms" ("-" for what a run without a model cannot reach).
+# One run; prints "live_ms ready_ms first_token_ms rss_mib" ("-" for what a run without a model cannot reach).
 measure() { # ENGINE (zse, zse-plain, baseline, llama) MODEL ("" demo, "none", or a path)
   local engine="$1" model="$2" t0 live ready first base="http://localhost:$port"
   t0=$(now)
@@ -60,7 +61,7 @@ measure() { # ENGINE (zse, zse-plain, baseline, llama) MODEL ("" demo, "none", o
     live=$(now)
     if [ "$model" = none ]; then
       kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
-      echo "$(ms "$t0" "$live") - -"; return
+      echo "$(ms "$t0" "$live") - - -"; return
     fi
     until curl -sf -o /dev/null "$base/q/health/ready"; do sleep 0.005; done
     ready=$(now)
@@ -69,9 +70,11 @@ measure() { # ENGINE (zse, zse-plain, baseline, llama) MODEL ("" demo, "none", o
   id="$(curl -s "$base/v1/models" | sed -E 's/.*"id" *: *"([^"]+)".*/\1/')"
   first_token "$base" "$id"
   first=$(now)
+  local rss
+  rss=$(awk '/^VmRSS:/ {print int($2 / 1024)}' "/proc/$server_pid/status" 2>/dev/null || echo -)
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   server_pid=""
-  echo "$(ms "$t0" "$live") $(ms "$t0" "$ready") $(ms "$t0" "$first")"
+  echo "$(ms "$t0" "$live") $(ms "$t0" "$ready") $(ms "$t0" "$first") ${rss:--}"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0 || a[1]=="-") print "-"; else print a[int((NR+1)/2)]}'; }
@@ -79,7 +82,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR==0 || a[1]=="-") print "-"; els
 # a first run builds the app where needed and trains the launcher's cache, outside the timings
 measure zse none > /dev/null
 [ -n "${BASELINE:-}" ] && measure baseline none > /dev/null
-printf '%-28s %-22s %10s %10s %16s\n' "model" "server" "HTTP up ms" "ready ms" "first token ms"
+printf '%-28s %-22s %10s %10s %16s %9s\n' "model" "server" "HTTP up ms" "ready ms" "first token ms" "RSS MiB"
 models=(none "")
 [ -n "$big" ] && models+=("$big")
 for model in "${models[@]}"; do
@@ -104,7 +107,8 @@ for model in "${models[@]}"; do
       baseline) label="baseline, AOT cache" ;;
       llama) label="llama-server ($(basename "$gguf"))" ;;
     esac
-    printf '%-28s %-22s %10s %10s %16s\n' "$(basename "$name")" "$label" "$(col 1)" "$(col 2)" "$(col 3)"
+    printf '%-28s %-22s %10s %10s %16s %9s\n' "$(basename "$name")" "$label" "$(col 1)" "$(col 2)" "$(col 3)" \
+      "$(col 4)"
   done
   unset results
 done
