@@ -14,8 +14,8 @@ esac
 printf '%s\n' -XX:MaxDirectMemorySize=256m -XX:ReservedCodeCacheSize=128m -XX:MaxMetaspaceSize=256m
 # The heap in transparent huge pages where the kernel offers them: a start fills about 100 MB of young generation with
 # fresh pages, and taking them 2 MiB rather than 4 KiB at a time made ./zse serve ready 5-12 % sooner on a 2-core VM
-# that backs its memory lazily (bench/README.md, "Server cold start"), for 16-25 MB more RSS. Only there: a JVM asked for
-# them where the kernel has them off warns at each start.
+# that backs its memory lazily (bench/README.md, "Server cold start"), for 16-25 MB more RSS. Only there: a JVM
+# asked for them where the kernel has them off warns at each start.
 thp="${ZSE_THP_SETTING:-/sys/kernel/mm/transparent_hugepage/enabled}"
 if [ -r "$thp" ] && grep -qE '\[(always|madvise)\]' "$thp"; then
   echo -XX:+UseTransparentHugePages

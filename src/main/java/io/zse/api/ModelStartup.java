@@ -35,7 +35,8 @@ final class ModelStartup {
             LOG.info("no model configured (zse.model-path / ZSE_MODEL_PATH / --model): serving the demo model");
             path = DemoModel.ensureConverted(settings.cacheDir());
         } else {
-            // A GGUF, zse-engine file or checkpoint directory is converted once into the cache (startup DOWN meanwhile).
+            // A GGUF, zse-engine file or checkpoint directory is converted once into the cache (readiness DOWN
+            // meanwhile).
             path = ModelImport.servable(settings.configured().get(), settings.cacheDir(), new LoggedProgress());
         }
         CompositeMeterRegistry meters = new CompositeMeterRegistry();

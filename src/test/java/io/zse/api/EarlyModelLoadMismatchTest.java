@@ -29,9 +29,8 @@ class EarlyModelLoadMismatchTest extends ApiTestBase {
             Thread.sleep(20);
             lines = Files.readAllLines(EarlyLoads.log("other"));
         }
-        List<String> log = lines;
-        assertTrue(log.stream().anyMatch(l -> l.contains("model " + MODEL + " ready (") && !l.contains("while the server")),
-                "the server's own load: " + log);
-        assertTrue(log.stream().anyMatch(l -> l.contains("closed the model loaded with them")), "closed: " + log);
+        assertTrue(lines.stream().anyMatch(l -> l.contains("model " + MODEL + " ready (")
+                && !l.contains("while the server")), "the server's own load: " + lines);
+        assertTrue(lines.stream().anyMatch(l -> l.contains("closed the model loaded with them")), "closed: " + lines);
     }
 }
