@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Cold start of `zse serve` as the launcher runs it (./zse serve): process start -> HTTP up (/q/health/live), -> ready
 # (/q/health/ready UP), -> first streamed token of a chat request, and the server's RSS then (its whole process: the
-# launcher execs the JVM). For: no model (a path that does not exist: HTTP and
-# health only), the demo model, and a .zse given as $1 (e.g. a synthetic 1B Q4); each with the server's JDK AOT cache
-# (the launcher's, trained once per build) and without it (ZSE_AOT_CACHE=off). With LLAMA_SERVER (a llama-server
-# binary) and a GGUF of the same weights as $2, llama-server beside them (ready: /health 200). The rows of a model run
-# in turn, round by round; medians of RUNS rounds (default 3). With BASELINE (another checkout of this project, built),
-# its launcher's rows beside (with its cache), to compare two versions. Prints a table.
+# launcher execs the JVM). For: no model (a path that does not exist: HTTP and health only), the demo model, and a
+# .zse given as $1 (e.g. a synthetic 1B Q4); each with the server's JDK AOT cache (the launcher's, trained once per
+# build) and without it (ZSE_AOT_CACHE=off). With LLAMA_SERVER (a llama-server binary) and a GGUF of the same weights
+# as $2, llama-server beside them (ready: /health 200). The rows of a model run in turn, round by round; medians of
+# RUNS rounds (default 3). With BASELINE (another checkout of this project, built), its launcher's rows beside (with
+# its cache), to compare two versions. Prints a table.
 # Usage: [LLAMA_SERVER=.../llama-server] [BASELINE=DIR] bench/cold-start.sh [MODEL.zse [SAME-WEIGHTS.gguf]]
 # Make the 1B Q4: ./zse synth --preset llama-3.2-1b -o /tmp/l1b && ./zse convert /tmp/l1b -o /tmp/l1b-q4.zse --quant q4
 set -euo pipefail

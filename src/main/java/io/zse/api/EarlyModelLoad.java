@@ -6,6 +6,7 @@ import org.jboss.logging.Logger;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -16,8 +17,7 @@ import java.util.function.Supplier;
  */
 public final class EarlyModelLoad {
     private static final Logger LOG = Logger.getLogger(EarlyModelLoad.class);
-    private static final Object LOCK = new Object();
-    private static EarlyModelLoad pending;
+    private static final AtomicReference<EarlyModelLoad> PENDING = new AtomicReference<>();
 
     private final CompletableFuture<ModelSettings> settings = new CompletableFuture<>();
     private final CompletableFuture<ModelStartup.Loaded> loaded = new CompletableFuture<>();
@@ -38,9 +38,7 @@ public final class EarlyModelLoad {
 
     private static void begin(Supplier<ModelSettings> read) {
         EarlyModelLoad load = new EarlyModelLoad();
-        synchronized (LOCK) {
-            pending = load;
-        }
+        PENDING.set(load);
         Thread.ofPlatform().name("zse-model-loader").daemon().start(() -> load.run(read));
     }
 
@@ -67,11 +65,7 @@ public final class EarlyModelLoad {
      * other settings is dropped: its model is closed once it is loaded.
      */
     static Optional<EarlyModelLoad> claim(ModelSettings wanted) {
-        EarlyModelLoad load;
-        synchronized (LOCK) {
-            load = pending;
-            pending = null;
-        }
+        EarlyModelLoad load = PENDING.getAndSet(null);
         if (load == null) {
             return Optional.empty();
         }
