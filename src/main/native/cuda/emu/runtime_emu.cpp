@@ -587,6 +587,8 @@ const char *cudaGetErrorString(cudaError_t error) {
     switch (error) {
         case cudaSuccess: return "no error";
         case cudaErrorInvalidValue: return "invalid argument";
+        case cudaErrorHostMemoryAlreadyRegistered: return "part or all of the requested memory range is already mapped";
+        case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
         case cudaErrorMemoryAllocation: return "out of memory";
         case cudaErrorInvalidConfiguration: return "invalid configuration argument";
         case cudaErrorInvalidDevice: return "invalid device ordinal";
@@ -687,15 +689,24 @@ cudaError_t cudaFreeHost(void *pointer) { return release(pointer, Memory::Pinned
 
 cudaError_t cudaHostRegister(void *pointer, size_t bytes, unsigned) {
     std::lock_guard<std::recursive_mutex> hold(device_lock);
-    if (pointer == nullptr || bytes == 0 || find(pointer, 1) != nullptr) return set_error(cudaErrorInvalidValue);
-    allocations[reinterpret_cast<uintptr_t>(pointer)] = Allocation{bytes, Memory::Registered};
+    if (pointer == nullptr || bytes == 0) return set_error(cudaErrorInvalidValue);
+    // Any overlap with memory already registered or allocated is refused, as the driver refuses a page pinned twice:
+    // the allocation starting last before the range's end must end before its start.
+    uintptr_t p = reinterpret_cast<uintptr_t>(pointer);
+    auto after = allocations.lower_bound(p + bytes);
+    if (after != allocations.begin() && std::prev(after)->first + std::prev(after)->second.bytes > p) {
+        return set_error(cudaErrorHostMemoryAlreadyRegistered);
+    }
+    allocations[p] = Allocation{bytes, Memory::Registered};
     return cudaSuccess;
 }
 
 cudaError_t cudaHostUnregister(void *pointer) {
     std::lock_guard<std::recursive_mutex> hold(device_lock);
     auto it = allocations.find(reinterpret_cast<uintptr_t>(pointer));
-    if (it == allocations.end() || it->second.kind != Memory::Registered) return set_error(cudaErrorInvalidValue);
+    if (it == allocations.end() || it->second.kind != Memory::Registered) {
+        return set_error(cudaErrorHostMemoryNotRegistered);
+    }
     allocations.erase(it);
     return cudaSuccess;
 }
