@@ -35,7 +35,7 @@ find "$stage/test-classes/gguf" -type f ! -name 'tiny-kquant-*' ! -name 'tiny-ph
 mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers"
 # zse synth --preset llama-3-8b takes its vocabulary from here (the device has no ../shared).
 cp -a ../shared/tokenizers/llama3_1 "$stage/tokenizers/"
-./mvnw -B -q -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$stage/cp.txt" >&2
+./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$stage/cp.txt" >&2
 tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|opentest4j|apiguardian-api)-[0-9]' \
   | xargs -I{} cp {} "$stage/junit/"
 "$JAVA_HOME/bin/javac" -d "$stage/tools" -cp "$(ls "$stage"/junit/*.jar | paste -sd:)" tools/gpu/RunTests.java

@@ -27,7 +27,9 @@ bundle=/tmp/zse-bundle
 rm -rf "$bundle" && mkdir -p "$bundle" && tar -xJf .gpu/bundle.tar.xz -C "$bundle" || exit 1
 export JAVA_HOME="$bundle/runtime"
 export ZSE_COMMIT="$(cat "$bundle/COMMIT" 2>/dev/null)"  # what bench/gpu.sh names as the code it measured
-library="$bundle/app/lib/native/libzse_cuda.so"
+# ZSE_CUDA_LIBRARY (the backend's own override) names another build for the tests and benches too: the emulation's,
+# to rehearse this script on a machine without a GPU
+library="${ZSE_CUDA_LIBRARY:-$bundle/app/lib/native/libzse_cuda.so}"
 # Where the launcher and the tests look for the app and the built library.
 mkdir -p target/native && rm -rf target/quarkus-app && ln -s "$bundle/app" target/quarkus-app \
   && ln -sf "$library" target/native/libzse_cuda.so
@@ -56,17 +58,22 @@ case " $steps " in *" peer "*)
       | tee -a "$out/summary.txt"
   fi;;
 esac
-# The 7B-class weights for steps 3 and 4, made on the CPUs while the GPU runs the tests.
+# The 7B-class weights for steps 3, 4 and ab (PRESET, another zse synth preset of the Llama 3 vocabulary, to rehearse
+# with a smaller one), made on the CPUs while the GPU runs the tests; not made for a call without those steps.
+preset="${PRESET:-llama-3-8b}"
+prepare=""
+case " $steps " in *" bench "*|*" ab "*|*" peer "*)
 (zse() { "$JAVA_HOME/bin/java" "${vm[@]}" -jar target/quarkus-app/quarkus-run.jar "$@"; }
  t=$(date +%s)
- zse synth --preset llama-3-8b -o "$work/llama-3-8b" --force --tokenizer "$bundle/tokenizers/llama3_1" \
+ zse synth --preset "$preset" -o "$work/$preset" --force --tokenizer "$bundle/tokenizers/llama3_1" \
    && echo "synth $(( $(date +%s) - t )) s" || exit 1
  # the peer's GGUF goes on after this job ends (step 3 waits for this job only)
- [ -n "$peer" ] && { setsid tools/gpu/peer.sh gguf "$work/llama-3-8b" "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+ [ -n "$peer" ] && { setsid tools/gpu/peer.sh gguf "$work/$preset" "$peer" >> "$out/peer-prepare.txt" 2>&1 &
    echo $! >> "$BACKGROUND_GROUPS"; }
- t=$(date +%s) && zse convert "$work/llama-3-8b" -o "$work/llama-3-8b-q4.zse" --quant q4 --force \
+ t=$(date +%s) && zse convert "$work/$preset" -o "$work/$preset-q4.zse" --quant q4 --force \
    && echo "convert q4 $(( $(date +%s) - t )) s") > "$out/prepare.txt" 2>&1 &
-prepare=$!
+prepare=$!;;
+esac
 
 classpath="$bundle/test-classes:$bundle/tools:$(ls "$bundle"/junit/*.jar "$bundle"/app/app/*.jar \
   "$bundle"/app/lib/main/*.jar "$bundle"/app/lib/boot/*.jar | paste -sd:)"
@@ -116,7 +123,7 @@ esac
 case " $steps " in *" bench "*)
   wait "$prepare"; cat "$out/prepare.txt" | grep -vE "^(synth|convert): [0-9]+%" | tail -3 | tee -a "$out/summary.txt"
   TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" \
-    timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh llama-3-8b "$work" > "$out/gpu-bench.log" 2>&1
+    timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh "$preset" "$work" > "$out/gpu-bench.log" 2>&1
   echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt"
   # the peer's jobs go on even where gpu.sh was stopped by its time limit while they were stopped
   while read -r group; do kill -CONT -- "-$group" 2>/dev/null; done < "$BACKGROUND_GROUPS";;
@@ -132,12 +139,12 @@ case " $steps " in *" ab "*)
     fi
     echo "== bench $options" >> "$out/ab.txt"
     # shellcheck disable=SC2086
-    timeout -k 5 "$left" bench/gpu-ab.sh "$work/llama-3-8b-q4.zse" "${AB_ROUNDS:-2}" "$options" "$(echo $pattern)" \
+    timeout -k 5 "$left" bench/gpu-ab.sh "$work/$preset-q4.zse" "${AB_ROUNDS:-2}" "$options" "$(echo $pattern)" \
       $variants >> "$out/ab.txt" 2>&1
     status=$?
     if [ "$status" -ne 0 ]; then
       echo "(stopped or failed: exit $status)" >> "$out/ab.txt"
-      pkill -f "io.zse.cli.ZseMain bench" 2>/dev/null  # a stopped line's bench would outlive its script
+      pkill -f "quarkus-run.jar bench" 2>/dev/null  # a stopped line's bench would outlive its script
     fi
   done < "${AB_PLAN:-tools/gpu/ab.plan}"
   echo "ab: done at $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt";;
