@@ -8,10 +8,12 @@
 #      background from the start, at low priority; benchmarked last);
 #   ab. variants of the backend beside each other on that model (bench/gpu-ab.sh), one experiment a line of
 #      $AB_PLAN (default tools/gpu/ab.plan): "BENCH OPTIONS ; PATTERN ; VARIANT..." (AB_ROUNDS rounds, default 2),
-#      into ab.txt; a line stops at the call's AB_BY-th second (default 570) and the lines left are listed as skipped,
-#      so the call ends in time for its logs to come back.
+#      into ab.txt; a line stops at the call's AB_BY-th second (default 570, or 470 when the peer's step comes after
+#      it) and the lines left are listed as skipped, so the call ends in time for its logs to come back.
+# A session's device time is 15 minutes, machine start included: one call of "tests sanitizer bench ab peer" (the
+# default below) under a 595 s timeout, the goal figures first and the variants in what time is left.
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
-# sanitizer bench peer"); TEST_CLASSES replaces step 1's classes (Class or Class#method); SANITIZER_TOOLS (default
+# sanitizer bench ab peer"); TEST_CLASSES replaces step 1's classes (Class or Class#method); SANITIZER_TOOLS (default
 # "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
 # Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
 # BENCH_SECONDS (240), PEER_SECONDS (100, after waiting for the peer's preparation until the call's PEER_READY_BY-th
@@ -19,7 +21,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-steps="${1:-tests sanitizer bench peer}"
+steps="${1:-tests sanitizer bench ab peer}"
 started=$(date +%s)
 out="${OUT:-/tmp/zse-gpu-out}"
 mkdir -p "$out"
@@ -43,6 +45,9 @@ nvidia-smi 2>&1 | head -15 | tee "$out/summary.txt"
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 work=/tmp/zse-gpu
 mkdir -p "$work"
+# The device returns 8 files of $OUT at most: the preparations' logs stay in $work, their tails go to summary.txt (the
+# peer's whole log to peer-bench.txt), so that a call of every step leaves 7 (summary, tests, sanitizer, gpu-bench.log,
+# gpu.sh's result file, ab, peer-bench).
 # The peer's preparation runs in process groups of its own, listed here: bench/gpu.sh stops them while it times what
 # the CPUs take part in (the upload, the first token, the server's start) and lets them go on after.
 export BACKGROUND_GROUPS="$work/background.pgids"
@@ -51,7 +56,7 @@ peer=""
 case " $steps " in *" peer "*)
   if [ -f .gpu/llama.cpp.tar.xz ]; then
     peer="$work/peer"
-    setsid tools/gpu/peer.sh build "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+    setsid tools/gpu/peer.sh build "$peer" >> "$work/peer-prepare.txt" 2>&1 &
     echo $! >> "$BACKGROUND_GROUPS"
   else
     echo "peer: no .gpu/llama.cpp.tar.xz (tools/gpu/bundle.sh packs it when it finds the llama.cpp source)" \
@@ -68,10 +73,10 @@ case " $steps " in *" bench "*|*" ab "*|*" peer "*)
  zse synth --preset "$preset" -o "$work/$preset" --force --tokenizer "$bundle/tokenizers/llama3_1" \
    && echo "synth $(( $(date +%s) - t )) s" || exit 1
  # the peer's GGUF goes on after this job ends (step 3 waits for this job only)
- [ -n "$peer" ] && { setsid tools/gpu/peer.sh gguf "$work/$preset" "$peer" >> "$out/peer-prepare.txt" 2>&1 &
+ [ -n "$peer" ] && { setsid tools/gpu/peer.sh gguf "$work/$preset" "$peer" >> "$work/peer-prepare.txt" 2>&1 &
    echo $! >> "$BACKGROUND_GROUPS"; }
  t=$(date +%s) && zse convert "$work/$preset" -o "$work/$preset-q4.zse" --quant q4 --force \
-   && echo "convert q4 $(( $(date +%s) - t )) s") > "$out/prepare.txt" 2>&1 &
+   && echo "convert q4 $(( $(date +%s) - t )) s") > "$work/prepare.txt" 2>&1 &
 prepare=$!;;
 esac
 
@@ -121,7 +126,7 @@ case " $steps " in *" sanitizer "*)
   done;;
 esac
 case " $steps " in *" bench "*)
-  wait "$prepare"; cat "$out/prepare.txt" | grep -vE "^(synth|convert): [0-9]+%" | tail -3 | tee -a "$out/summary.txt"
+  wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$work/prepare.txt" | tail -3 | tee -a "$out/summary.txt"
   TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" \
     timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh "$preset" "$work" > "$out/gpu-bench.log" 2>&1
   echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt"
@@ -129,10 +134,12 @@ case " $steps " in *" bench "*)
   while read -r group; do kill -CONT -- "-$group" 2>/dev/null; done < "$BACKGROUND_GROUPS";;
 esac
 case " $steps " in *" ab "*)
-  wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$out/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
+  wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$work/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
   while IFS=';' read -r options pattern variants; do
     [ -n "${options// /}" ] || continue
-    left=$(( ${AB_BY:-570} - ($(date +%s) - started) ))
+    ab_by=570
+    case " $steps " in *" peer "*) ab_by=470;; esac  # the peer's bench (PEER_SECONDS) still has to fit
+    left=$(( ${AB_BY:-$ab_by} - ($(date +%s) - started) ))
     if [ "$left" -lt 30 ]; then
       echo "== skipped, the call's time is spent: bench $options" >> "$out/ab.txt"
       continue
@@ -154,8 +161,9 @@ case " $steps " in *" peer "*)
   # the preparation runs in the background: wait for it while the call has time left
   until [ -f "$peer/q4_0.gguf" ] && ! pgrep -f llama-quantize > /dev/null || [ -f "$peer/build-failed" ] \
       || [ $(( $(date +%s) - started )) -gt "${PEER_READY_BY:-480}" ]; do sleep 2; done
-  cat "$out/peer-prepare.txt" 2>/dev/null | grep -vE "^\[" | tail -8 | tee -a "$out/summary.txt"
+  cat "$work/peer-prepare.txt" 2>/dev/null | grep -vE "^\[" | tail -8 | tee -a "$out/summary.txt"
   ENGINE_LOAD_CP="$bundle/tools" timeout -k 5 "${PEER_SECONDS:-100}" tools/gpu/peer.sh bench "$peer" \
     > "$out/peer-bench.txt" 2>&1
-  echo "peer bench: exit $?" | tee -a "$out/summary.txt";;
+  echo "peer bench: exit $?" | tee -a "$out/summary.txt"
+  { echo "=== tools/gpu/peer.sh build and gguf"; grep -vE "^\[" "$work/peer-prepare.txt"; } >> "$out/peer-bench.txt";;
 esac
