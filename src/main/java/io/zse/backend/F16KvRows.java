@@ -4,31 +4,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** Rows stored as IEEE binary16 bit patterns: element [slot * kvDim + kvHead * headDim + i] of an off-heap segment. */
-public final class F16KvRows implements KvRows {
-    private final int kvDim;
-    private final int slots;
-    private final MemorySegment data;
-
+/** Rows stored as IEEE binary16 bit patterns (see {@link ElementKvRows}). */
+public final class F16KvRows extends ElementKvRows {
     F16KvRows(int slots, int kvDim, Arena arena) {
-        this.kvDim = kvDim;
-        this.slots = slots;
-        this.data = OffHeapMemory.allocate(Math.multiplyExact((long) slots * kvDim, Short.BYTES), arena);
-    }
-
-    @Override
-    public int kvDim() {
-        return kvDim;
-    }
-
-    @Override
-    public int slots() {
-        return slots;
-    }
-
-    /** [slots, kvDim] binary16 bit patterns, read in place by the attention kernels. */
-    public MemorySegment data() {
-        return data;
+        super(slots, kvDim, Short.BYTES, arena);
     }
 
     @Override

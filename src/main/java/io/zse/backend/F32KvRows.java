@@ -4,31 +4,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** Rows stored as F32: element [slot * kvDim + kvHead * headDim + i] of an off-heap segment. */
-public final class F32KvRows implements KvRows {
-    private final int kvDim;
-    private final int slots;
-    private final MemorySegment data;
-
+/** Rows stored as F32 (see {@link ElementKvRows}). */
+public final class F32KvRows extends ElementKvRows {
     F32KvRows(int slots, int kvDim, Arena arena) {
-        this.kvDim = kvDim;
-        this.slots = slots;
-        this.data = OffHeapMemory.allocate(Math.multiplyExact((long) slots * kvDim, Float.BYTES), arena);
-    }
-
-    @Override
-    public int kvDim() {
-        return kvDim;
-    }
-
-    @Override
-    public int slots() {
-        return slots;
-    }
-
-    /** [slots, kvDim] F32, read in place by the attention kernels. */
-    public MemorySegment data() {
-        return data;
+        super(slots, kvDim, Float.BYTES, arena);
     }
 
     @Override

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * a {@link KvCacheType}. A slot is a physical row; a {@link KvCache} maps each position of its sequence to a slot of
  * its blocks. Backends read the storage of each type directly.
  */
-public sealed interface KvRows permits F32KvRows, F16KvRows, Int8KvRows {
+public sealed interface KvRows permits ElementKvRows, Int8KvRows {
 
     /** Rows for {@code slots} slots of {@code numKvHeads} heads of width {@code headDim}, freed with {@code arena}. */
     static KvRows create(KvCacheType type, int slots, int numKvHeads, int headDim, Arena arena) {
