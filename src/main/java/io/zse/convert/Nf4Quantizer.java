@@ -8,7 +8,7 @@ import io.zse.format.TensorType;
 import java.lang.foreign.MemorySegment;
 
 /** NF4: one 4-bit {@link Nf4} code per element (nibble-packed) and one F16 absmax per group of 64. */
-public final class Nf4Quantizer implements Quantizer {
+public final class Nf4Quantizer extends NativeFirstQuantizer {
     private static final int GROUP_SIZE = 64;
 
     /**
@@ -34,32 +34,7 @@ public final class Nf4Quantizer implements Quantizer {
             }, SCALE_FACTORS);
 
     Nf4Quantizer() {
-    }
-
-    @Override
-    public TensorType type() {
-        return TensorType.NF4;
-    }
-
-    @Override
-    public int groupSize() {
-        return GROUP_SIZE;
-    }
-
-    @Override
-    public void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
-            MemorySegment scales, long scalesOffset) {
-        GroupInput.check(src, srcOffset, count, GROUP_SIZE);
-        if (!quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset)) {
-            quantizeInJava(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
-        }
-    }
-
-    /** The native path alone ({@link NativeQuantize}): false where it cannot run or a scale overflows. */
-    boolean quantizeNatively(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
-            MemorySegment scales, long scalesOffset) {
-        return NativeQuantize.run(TensorType.NF4, GROUP_SIZE, src, srcOffset, count, data, dataOffset, scales,
-                scalesOffset, SCALE_FACTORS, CODEBOOK, Nf4.MAX_HALF_GAP);
+        super(TensorType.NF4, GROUP_SIZE, SCALE_FACTORS, CODEBOOK, Nf4.MAX_HALF_GAP);
     }
 
     @Override

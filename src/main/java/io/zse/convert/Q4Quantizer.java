@@ -16,59 +16,31 @@ import java.lang.foreign.MemorySegment;
  * pair with the lowest squared error whose worst element stays within {@link QuantErrorBound}. Stateless apart from
  * the group size, so one instance serves any number of threads.
  */
-public final class Q4Quantizer implements Quantizer {
+public final class Q4Quantizer extends NativeFirstQuantizer {
     private static final int MAX_CODE = 15;
     /** Level spacings tried, as (15 + offset) levels across the group's range. */
     private static final float[] LEVEL_OFFSETS = {-1f, -0.8f, -0.6f, -0.4f, -0.2f, 0f, 0.2f, 0.4f, 0.6f, 0.8f, 1f};
 
-    private final int groupSize;
-
     Q4Quantizer(int groupSize) {
-        this.groupSize = groupSize;
-    }
-
-    @Override
-    public TensorType type() {
-        return TensorType.Q4;
-    }
-
-    @Override
-    public int groupSize() {
-        return groupSize;
-    }
-
-    @Override
-    public void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
-            MemorySegment scales, long scalesOffset) {
-        GroupInput.check(src, srcOffset, count, groupSize);
-        if (!quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset)) {
-            quantizeInJava(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
-        }
-    }
-
-    /** The native path alone ({@link NativeQuantize}): false where it cannot run or a scale overflows. */
-    boolean quantizeNatively(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
-            MemorySegment scales, long scalesOffset) {
-        return NativeQuantize.run(TensorType.Q4, groupSize, src, srcOffset, count, data, dataOffset, scales,
-                scalesOffset, LEVEL_OFFSETS, null, 0);
+        super(TensorType.Q4, groupSize, LEVEL_OFFSETS, null, 0);
     }
 
     @Override
     public void quantizeInJava(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
             MemorySegment scales, long scalesOffset) {
-        GroupInput.check(src, srcOffset, count, groupSize);
-        byte[] codes = new byte[groupSize];
+        GroupInput.check(src, srcOffset, count, groupSize());
+        byte[] codes = new byte[groupSize()];
         float[] scaleAndMin = new float[2];
-        for (int group = 0; group < count / groupSize; group++) {
-            int offset = srcOffset + group * groupSize;
+        for (int group = 0; group < count / groupSize(); group++) {
+            int offset = srcOffset + group * groupSize();
             chooseScales(src, offset, scaleAndMin, group);
             float d = scaleAndMin[0];
             float m = scaleAndMin[1];
             float inverse = d == 0 ? 0 : 1 / d;
-            for (int i = 0; i < groupSize; i++) {
+            for (int i = 0; i < groupSize(); i++) {
                 codes[i] = (byte) nearestCode(src[offset + i], m, inverse);
             }
-            Nibbles.packGroup(codes, groupSize, data, dataOffset + (long) group * groupSize / 2);
+            Nibbles.packGroup(codes, groupSize(), data, dataOffset + (long) group * groupSize() / 2);
             scales.set(LittleEndian.SHORT, scalesOffset + 4L * group, HalfFloats.toF16(d));
             scales.set(LittleEndian.SHORT, scalesOffset + 4L * group + 2, HalfFloats.toF16(m));
         }
@@ -78,7 +50,7 @@ public final class Q4Quantizer implements Quantizer {
     private void chooseScales(float[] src, int offset, float[] out, int groupIndex) {
         float min = Float.POSITIVE_INFINITY;
         float max = Float.NEGATIVE_INFINITY;
-        for (int i = offset; i < offset + groupSize; i++) {
+        for (int i = offset; i < offset + groupSize(); i++) {
             min = Math.min(min, src[i]);
             max = Math.max(max, src[i]);
         }
@@ -92,7 +64,7 @@ public final class Q4Quantizer implements Quantizer {
             throw GroupInput.scaleOverflow("Q4 offset m = min =", min, groupIndex);
         }
         if (bestD != 0) {
-            double bound = QuantErrorBound.forGroup(TensorType.Q4, src, offset, groupSize);
+            double bound = QuantErrorBound.forGroup(TensorType.Q4, src, offset, groupSize());
             // Plain rounding always meets the bound, so it is accepted without a check.
             double bestError = squaredError(src, offset, bestD, bestM, Double.POSITIVE_INFINITY, Double.MAX_VALUE);
             for (float levelOffset : LEVEL_OFFSETS) {
@@ -125,7 +97,7 @@ public final class Q4Quantizer implements Quantizer {
         double sumLL = 0;
         double sumW = 0;
         double sumLW = 0;
-        for (int i = offset; i < offset + groupSize; i++) {
+        for (int i = offset; i < offset + groupSize(); i++) {
             float w = src[i];
             int level = Math.clamp(Math.round((w - min) * levelsPerUnit), 0, MAX_CODE);
             sumL += level;
@@ -133,11 +105,11 @@ public final class Q4Quantizer implements Quantizer {
             sumW += w;
             sumLW += level * (double) w;
         }
-        double determinant = groupSize * sumLL - sumL * sumL;
+        double determinant = groupSize() * sumLL - sumL * sumL;
         if (determinant <= 0) {
             return false;
         }
-        out[0] = (float) ((groupSize * sumLW - sumL * sumW) / determinant);
+        out[0] = (float) ((groupSize() * sumLW - sumL * sumW) / determinant);
         out[1] = (float) ((sumLL * sumW - sumL * sumLW) / determinant);
         return true;
     }
@@ -149,7 +121,7 @@ public final class Q4Quantizer implements Quantizer {
     private double squaredError(float[] src, int offset, float d, float m, double bound, double stopAbove) {
         float inverse = 1 / d;
         double sum = 0;
-        for (int i = offset; i < offset + groupSize; i++) {
+        for (int i = offset; i < offset + groupSize(); i++) {
             float w = src[i];
             float decoded = nearestCode(w, m, inverse) * d + m; // exactly what the decoder computes
             double error = w - (double) decoded;

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /** Q8: one int8 code q in [-127, 127] per element and one F16 scale d per group of 32; w = q * d. */
-public final class Q8Quantizer implements Quantizer {
+public final class Q8Quantizer extends NativeFirstQuantizer {
     private static final int GROUP_SIZE = 32;
     private static final int MAX_CODE = 127;
 
@@ -33,32 +33,7 @@ public final class Q8Quantizer implements Quantizer {
             }, SCALE_FACTORS);
 
     Q8Quantizer() {
-    }
-
-    @Override
-    public TensorType type() {
-        return TensorType.Q8;
-    }
-
-    @Override
-    public int groupSize() {
-        return GROUP_SIZE;
-    }
-
-    @Override
-    public void quantize(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
-            MemorySegment scales, long scalesOffset) {
-        GroupInput.check(src, srcOffset, count, GROUP_SIZE);
-        if (!quantizeNatively(src, srcOffset, count, data, dataOffset, scales, scalesOffset)) {
-            quantizeInJava(src, srcOffset, count, data, dataOffset, scales, scalesOffset);
-        }
-    }
-
-    /** The native path alone ({@link NativeQuantize}): false where it cannot run or a scale overflows. */
-    boolean quantizeNatively(float[] src, int srcOffset, int count, MemorySegment data, long dataOffset,
-            MemorySegment scales, long scalesOffset) {
-        return NativeQuantize.run(TensorType.Q8, GROUP_SIZE, src, srcOffset, count, data, dataOffset, scales,
-                scalesOffset, SCALE_FACTORS, null, 0);
+        super(TensorType.Q8, GROUP_SIZE, SCALE_FACTORS, null, 0);
     }
 
     @Override

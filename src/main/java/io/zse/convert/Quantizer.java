@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * consecutive elements, each with its own F16 scale(s). Byte layouts are those of docs/zse-format.md, which
  * {@link io.zse.format.TensorDecoder} decodes.
  */
-public sealed interface Quantizer permits Q8Quantizer, Q4Quantizer, Nf4Quantizer, Q6KQuantizer {
+public sealed interface Quantizer permits NativeFirstQuantizer, Q6KQuantizer {
 
     TensorType type();
 
