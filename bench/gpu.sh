@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU figures on a CUDA machine, one result file per run: the link's and the HBM's measured peaks (PyTorch copies), the
-# weight upload in GB/s, process start -> first token with the page cache dropped and warm, 1-stream prefill (512
-# prompt tokens) and decode tok/s with the share of the HBM roofline (zse bench), the server's aggregate decode at 1, 16
-# and 64 streams (continuous batching on the GPU; bench/EngineLoad), peak VRAM, and ncu on the decode kernels.
+# weight upload in GB/s (by default and from the mapping's registered pages), process start -> first token with the
+# page cache dropped and warm, 1-stream prefill (512 prompt tokens) and decode tok/s with the share of the HBM roofline
+# (zse bench), the server's aggregate decode at 1, 16 and 64 streams (continuous batching on the GPU;
+# bench/EngineLoad), peak VRAM, and ncu on the decode kernels.
 #
 # Usage: bench/gpu.sh [preset] [workdir]   (default: a synthetic llama-3-8b, 7B-class, converted to q4, in /tmp/zse-gpu;
 #                                           ~16 GB for the BF16 synth + ~5 GB for the .zse)
@@ -125,11 +126,13 @@ log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
-# The prefill tiles fixed at each size (by shape above: 128 x 128 where those tiles give every multiprocessor a block)
-for tile in 64 128; do
-  log "== the same, ZSE_CUDA_PREFILL_TILE=$tile, 16 tokens decoded"
-  ZSE_CUDA_PREFILL_TILE=$tile zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 \
-    --tokens 16 --warmup 1 --bandwidth-mb 0 2>&1 | grep -E '^ +[0-9]+ ' | tee -a "$out"
+# The upload with the DMA reading the mapping's own pages, locked in place (ZSE_CUDA_UPLOAD_SOURCE=registered: no copy
+# into staging, which limited the fourth run's upload to 21 of 55 GB/s) against the default, interleaved
+for round in 1 2; do
+  for source in mapping registered; do
+    ZSE_CUDA_UPLOAD_SOURCE=$source zse bench --model "$model" --backend cuda --prompt-tokens 16 --tokens 2 \
+      --warmup 0 --bandwidth-mb 0 2>&1 | grep -E '^upload' | sed "s/^/$source, round $round: /" | tee -a "$out"
+  done
 done
 # Where the time of a prefill, a 1-row step and a 16-row step goes, op by op (each op waited for: no graphs, no
 # overlap; the ops' shares are what to read, not the totals)
