@@ -15,7 +15,7 @@
 # Logs go to $OUT (the device tool's folder) or /tmp/zse-gpu-out. Usage: tools/gpu/device.sh [STEPS] (default "tests
 # sanitizer bench ab peer"); TEST_CLASSES replaces step 1's classes (Class or Class#method); SANITIZER_TOOLS (default
 # "memcheck racecheck synccheck") and RACECHECK_CLASSES narrow step 2.
-# Time limits in seconds: TEST_SECONDS (60), SANITIZER_SECONDS (45 each; racecheck twice that),
+# Time limits in seconds: TEST_SECONDS (90), SANITIZER_SECONDS (45 each; racecheck twice that),
 # BENCH_SECONDS (240), PEER_SECONDS (100, after waiting for the peer's preparation until the call's PEER_READY_BY-th
 # second, default 480: the device's calls end at 600 s).
 set -uo pipefail
@@ -97,10 +97,11 @@ kernels=(io.zse.backend.cuda.CudaSamplingTest io.zse.backend.cuda.CudaFusionTest
   io.zse.backend.cuda.CudaPagedAttentionTest io.zse.backend.cuda.CudaBackendParityTest)
 case " $steps " in *" tests "*)
   all=("${kernels[@]}" io.zse.backend.cuda.CudaProbeTest io.zse.backend.cuda.CudaUploadOrderTest
+    io.zse.backend.cuda.CudaPromptProductsTest io.zse.backend.cuda.QuantizedActivationsTest
     io.zse.model.CudaGoldenTest io.zse.model.CudaDecodeGraphTest io.zse.serve.CudaEngineSamplingTest)
   # shellcheck disable=SC2206
   [ -n "${TEST_CLASSES:-}" ] && all=($TEST_CLASSES)
-  tests "${TEST_SECONDS:-60}" tests.txt -- "${all[@]}"
+  tests "${TEST_SECONDS:-90}" tests.txt -- "${all[@]}"
   grep -cE "^SUCCESSFUL" "$out/tests.txt" | sed 's/^/successful: /' | tee -a "$out/summary.txt"
   grep -E "^(FAILED|ABORTED|SKIPPED)" "$out/tests.txt" | head -40 | tee -a "$out/summary.txt";;
 esac
