@@ -98,6 +98,7 @@ kernels=(io.zse.backend.cuda.CudaSamplingTest io.zse.backend.cuda.CudaFusionTest
 case " $steps " in *" tests "*)
   all=("${kernels[@]}" io.zse.backend.cuda.CudaProbeTest io.zse.backend.cuda.CudaUploadOrderTest
     io.zse.backend.cuda.CudaPromptProductsTest io.zse.backend.cuda.QuantizedActivationsTest
+    io.zse.backend.cuda.CudaHeaderBindingTest
     io.zse.model.CudaGoldenTest io.zse.model.CudaDecodeGraphTest io.zse.serve.CudaEngineSamplingTest)
   # shellcheck disable=SC2206
   [ -n "${TEST_CLASSES:-}" ] && all=($TEST_CLASSES)
