@@ -427,17 +427,21 @@ final class WeightUploader implements AutoCloseable {
             while (registered.size() > keep) {
                 Registration r = registered.poll();
                 Upload u = r.chunk().upload();
+                long t0 = System.nanoTime();
                 try {
-                    long t0 = System.nanoTime();
                     r.read().synchronize();
-                    long t1 = System.nanoTime();
+                } catch (RuntimeException e) {
+                    u.fail(e); // a device fault: the DMA is over either way, and the pages are still let go of
+                }
+                long t1 = System.nanoTime();
+                try {
                     cuda.call("zse_cuda_host_unregister", r.pages());
                     r.pages().unload(); // as a copy out of the mapping does: the pages leave the resident set
-                    waitNanos.addAndGet(t1 - t0);
-                    registerNanos.addAndGet(System.nanoTime() - t1);
                 } catch (RuntimeException e) {
                     u.fail(e);
                 } finally {
+                    waitNanos.addAndGet(t1 - t0);
+                    registerNanos.addAndGet(System.nanoTime() - t1);
                     r.read().close();
                     u.chunkDone();
                 }
