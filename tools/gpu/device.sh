@@ -137,10 +137,10 @@ case " $steps " in *" bench "*)
 esac
 case " $steps " in *" ab "*)
   wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$work/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
+  ab_by=570
+  case " $steps " in *" peer "*) ab_by=470;; esac  # the peer's bench (PEER_SECONDS) still has to fit
   while IFS=';' read -r options pattern variants; do
     [ -n "${options// /}" ] || continue
-    ab_by=570
-    case " $steps " in *" peer "*) ab_by=470;; esac  # the peer's bench (PEER_SECONDS) still has to fit
     left=$(( ${AB_BY:-$ab_by} - ($(date +%s) - started) ))
     if [ "$left" -lt 30 ]; then
       echo "== skipped, the call's time is spent: bench $options" >> "$out/ab.txt"
