@@ -17,6 +17,8 @@
 #   KV_CACHE        the KV cache type of zse's runs (default f16, as llama.cpp's)
 #   BATCHES         sequences zse bench decodes together (--batch; default 16,64)
 #   NCU             0 skips the ncu section (default 1, when ncu is on PATH)
+#   BENCH           0 skips the zse bench sections (decode, batches, upload, profile): the start's figures alone
+#   WARM_RUNS       process start -> first token runs with the page cache warm (default 1)
 #   ZSE_COMMIT      the commit printed as the code measured (tools/gpu/device.sh sets the bundle's)
 #   BACKGROUND_GROUPS  a file of process group ids (one a line) stopped while the CPU-bound figures are taken
 #                   (tools/gpu/device.sh lists the peer's build and conversion there)
@@ -109,8 +111,8 @@ background STOP
 # the file (8 threads, as 8 lanes)
 staging=("$java" "$root/bench/StagingCopy.java")
 [ -n "${ENGINE_LOAD_CP:-}" ] && staging=("$java" -cp "$ENGINE_LOAD_CP" StagingCopy)
-"${staging[@]}" "$model" 8 3 2>&1 | tee -a "$out"
-for cache in dropped warm; do
+[ "${BENCH:-1}" != 0 ] && "${staging[@]}" "$model" 8 3 2>&1 | tee -a "$out"
+for cache in dropped $(printf 'warm %.0s' $(seq "${WARM_RUNS:-1}")); do
   if [ "$cache" = dropped ]; then
     sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || log "(page cache not dropped: not root)"
   fi
@@ -121,6 +123,7 @@ for cache in dropped warm; do
     || { log "generate failed:"; tail -5 "$work/generate-$cache.err" | tee -a "$out"; }
   grep "^timings" "$work/generate-$cache.err" | tee -a "$out"
 done
+if [ "${BENCH:-1}" != 0 ]; then
 log "== zse bench --backend cuda --kv-cache $kv --prompt-tokens 512 --tokens $tokens --batch $batches"
 log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
@@ -144,6 +147,7 @@ decode=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ && NF >= 5 {print $5}' "$work/
 streamed=$(awk -v d="${decode:-0}" -v s="$size" 'BEGIN { printf "%.1f", d * s / 1e9 }')
 [ -n "$decode" ] && log "weights streamed at 1 stream: $streamed GB/s \
 (tok/s x file size; against the HBM ceiling above)"
+fi
 
 # The server: continuous batching on the GPU, the same client as bench/engine-v2.sh. Started as users start it
 # (./zse serve, with the JDK AOT cache the launcher trains once per build: trained here before the timing).

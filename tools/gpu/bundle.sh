@@ -29,14 +29,20 @@ cp -a target/quarkus-app "$stage/app"
 ZSE_CUDA_ARCHS=90 src/main/native/cuda/build.sh target/native-sm90 >&2
 cp target/native-sm90/libzse_cuda.so "$stage/app/lib/native/libzse_cuda.so"
 cp -a target/test-classes "$stage/test-classes" && rm -rf "$stage"/test-classes/zse-engine
-# No CUDA test reads the Qwen3 and Mistral tokenizers (3.9 MB): left out, to keep the call under its 64 MiB.
+# The test classes' Qwen3 and Mistral tokenizers (3.9 MB) are left out: the CUDA tests that read them read
+# ../shared's copies, packed below.
 rm -rf "$stage"/test-classes/tokenizers/{qwen3,mistral-7b-v0.1}
 # of the GGUF fixtures (26 MB), only those the CUDA tests read (CudaGoldenTest's K-quant files)
 find "$stage/test-classes/gguf" -type f ! -name 'tiny-kquant-*' ! -name 'tiny-phi3-q4_k_m.*' \
   ! -name 'tiny-gemma3-q4_k_m.*' -delete
-mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers"
-# zse synth --preset llama-3-8b takes its vocabulary from here (the device has no ../shared).
-cp -a ../shared/tokenizers/llama3_1 "$stage/tokenizers/"
+mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers" "$stage/demo"
+# The device has no ../shared: zse synth --preset llama-3-8b takes its vocabulary from llama3_1, and CudaGoldenTest and
+# CudaDecodeGraphTest read all three (without them the sixth run skipped 10 of their architectures).
+cp -a ../shared/tokenizers/{llama3_1,mistral-7b-v0.1,qwen3} "$stage/tokenizers/"
+# The demo checkpoint the JDK AOT caches are trained on (tools/train-aot-cache.sh, deploy/docker/train-aot-cache.sh):
+# the device's tree travels without src/test/resources, and without the caches the sixth run's first token and
+# server start were timed untrained.
+cp -a src/test/resources/models/tinystories-656k "$stage/demo/"
 ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$stage/cp.txt" >&2
 tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|opentest4j|apiguardian-api)-[0-9]' \
   | xargs -I{} cp {} "$stage/junit/"
@@ -45,7 +51,7 @@ tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|open
 # the commit the app was built from (the device's copy of the tree need not have it), "+" when the tree had changes
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src pom.xml || echo +)" > "$stage/COMMIT"
 mkdir -p .gpu
-tar -C "$stage" -cf - COMMIT runtime app test-classes junit tools tokenizers | xz -T0 -6 > .gpu/bundle.tar.xz
+tar -C "$stage" -cf - COMMIT runtime app test-classes junit tools tokenizers demo | xz -T0 -6 > .gpu/bundle.tar.xz
 peer="${LLAMA_CPP_SOURCE:-$root/../peer/llama.cpp}"
 if [ -f "$peer/CMakeLists.txt" ]; then
   # without the backends the CUDA build leaves out (ggml adds a backend's folder only when it is enabled)

@@ -38,9 +38,13 @@ mkdir -p target/native && rm -rf target/quarkus-app && ln -s "$bundle/app" targe
 # ./zse rebuilds when a source is newer than the app (the copied tree's times are the copy's): the app is the build
 touch "$bundle/app/quarkus-run.jar"
 nvidia-smi 2>&1 | head -15 | tee "$out/summary.txt"
-# The tests that read ../shared/tokenizers/llama3_1 (Llama 3 and BitNet goldens) find the bundle's copy.
-[ -e ../shared/tokenizers/llama3_1 ] || { mkdir -p ../shared/tokenizers \
-  && ln -s "$bundle/tokenizers/llama3_1" ../shared/tokenizers/llama3_1; }
+# The tests that read ../shared/tokenizers find the bundle's copies, and the AOT caches' training its demo checkpoint
+# where a checkout keeps it (the tree travels without src/test/resources).
+mkdir -p ../shared/tokenizers src/test/resources/models
+for tokenizer in "$bundle"/tokenizers/*; do
+  [ -e "../shared/tokenizers/${tokenizer##*/}" ] || ln -s "$tokenizer" ../shared/tokenizers/
+done
+[ -e src/test/resources/models/tinystories-656k ] || ln -s "$bundle/demo/tinystories-656k" src/test/resources/models/
 
 vm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED)
 work=/tmp/zse-gpu
