@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU figures on a CUDA machine, one result file per run: the link's and the HBM's measured peaks (PyTorch copies), the
-# weight upload in GB/s (by default and from the mapping's registered pages), process start -> first token with the
+# weight upload in GB/s (copied out of the mapping and read from the file), process start -> first token with the
 # page cache dropped and warm, 1-stream prefill (512 prompt tokens) and decode tok/s with the share of the HBM roofline
 # (zse bench), the server's aggregate decode at 1, 16 and 64 streams (continuous batching on the GPU;
 # bench/EngineLoad), peak VRAM, and ncu on the decode kernels.
@@ -106,6 +106,9 @@ log "read the .zse file once (cat > /dev/null): $read_rate"
 "$root/zse" generate --model "$model" --backend cuda --prompt "Once upon a time" --max-tokens 1 --temperature 0 \
   > "$work/generate-train.log" 2>&1 || { log "zse generate (training the AOT cache) failed:"; \
   tail -5 "$work/generate-train.log" | tee -a "$out"; }
+# ./zse goes on without its cache where the training fails (and tries again on every run, a JVM start each time)
+[ -f "$root/target/zse-cli.aot" ] || { log "the compute commands' AOT cache was not trained:"; \
+  grep -vE "^WARNING" "$work/generate-train.log" | tail -5 | tee -a "$out"; }
 background STOP
 # (page cache warm) What the upload's lanes can copy into staging: out of the mapping against positional reads of
 # the file (8 threads, as 8 lanes)
@@ -129,10 +132,12 @@ log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
-# The upload with the DMA reading the mapping's own pages, locked in place (ZSE_CUDA_UPLOAD_SOURCE=registered: no copy
-# into staging, which limited the fourth run's upload to 21 of 55 GB/s) against the default, interleaved
+# The upload out of the mapping (the default) against positional reads of the file (ZSE_CUDA_UPLOAD_SOURCE=reads),
+# interleaved: the fourth run's mapping won before its pages were let go after each chunk, which costs it a copy.
+# (The fifth run's third source, the DMA reading the mapping's pages registered in place, gave 4.8-6.2 GB/s against
+# 16-17: registering pinned the page cache at 1.6 GB/s a lane. It is gone.)
 for round in 1 2; do
-  for source in mapping registered; do
+  for source in mapping reads; do
     ZSE_CUDA_UPLOAD_SOURCE=$source zse bench --model "$model" --backend cuda --prompt-tokens 16 --tokens 2 \
       --warmup 0 --bandwidth-mb 0 2>&1 | grep -E '^upload' | sed "s/^/$source, round $round: /" | tee -a "$out"
   done

@@ -63,25 +63,20 @@ class CudaEmulationCliTest {
                 "first token")), timings);
     }
 
-    /**
-     * ZSE_CUDA_UPLOAD_SOURCE=reads: the lanes read the file into staging instead of the mapping; =registered: the
-     * DMA reads the mapping's pages, locked in place (this model's tensors are too small: they go through staging);
-     * the same ids.
-     */
+    /** ZSE_CUDA_UPLOAD_SOURCE=reads: the lanes read the file into staging instead of the mapping; the same ids. */
     @Test
-    void everyUploadSourceGivesTheSameIds() throws IOException, InterruptedException {
+    void weightsReadFromTheFileGiveTheSameIds() throws IOException, InterruptedException {
         assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
         Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
         List<JsonNode> ids = new java.util.ArrayList<>();
-        for (String source : List.of("reads", "registered", "mapping")) {
+        for (String source : List.of("reads", "mapping")) {
             zseOnTheEmulation(Map.of("ZSE_CUDA_UPLOAD_SOURCE", source), "generate", "--model", zse.toString(),
                     "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--json",
                     "--backend", "cuda");
             ids.add(new ObjectMapper().readTree(dir.resolve("out.json").toFile()).get("ids"));
         }
         assertEquals(8, ids.get(0).size());
-        assertEquals(ids.get(2), ids.get(0));
-        assertEquals(ids.get(2), ids.get(1));
+        assertEquals(ids.get(1), ids.get(0));
     }
 
     @Test

@@ -56,8 +56,6 @@ public final class CudaBackend implements Backend {
     private static final int MAX_GRAPHS = 64;
     /** Streams (each with its pinned staging buffer) the weight upload runs on. */
     public static final int UPLOAD_STREAMS = WeightUploader.LANES;
-    /** How the weights' bytes travel to the device (ZSE_CUDA_UPLOAD_SOURCE). */
-    public static final String UPLOAD_SOURCE = WeightUploader.SOURCE.description;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -136,7 +134,7 @@ public final class CudaBackend implements Backend {
         cuda.setDevice(device.index());
         cuda.call("zse_cuda_set_overlap", overlapSetting(System.getenv("ZSE_CUDA_OVERLAP")) ? 1 : 0);
         this.stream = new CudaStream(cuda);
-        this.uploader = new WeightUploader(cuda, device.index(), pacedUploads, WeightUploader.SOURCE);
+        this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
     }
 
     public CudaDevice device() {

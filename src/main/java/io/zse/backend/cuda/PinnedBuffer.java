@@ -46,12 +46,7 @@ public final class PinnedBuffer implements AutoCloseable {
      * work queued now (the backend uploads nothing inside a recording).
      */
     void copyTo(DeviceBuffer target, long bytes, long offset, CudaStream stream) {
-        copyTo(target, 0, bytes, offset, stream);
-    }
-
-    /** The same for the {@code bytes} at {@code from}: each copy queued so far is waited for by {@link #writable}. */
-    void copyTo(DeviceBuffer target, long from, long bytes, long offset, CudaStream stream) {
-        target.copyFrom(segment().asSlice(from, bytes), offset, stream);
+        target.copyFrom(segment().asSlice(0, bytes), offset, stream);
         if (stream.capturing()) {
             return;
         }

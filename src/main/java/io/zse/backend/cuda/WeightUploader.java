@@ -5,12 +5,10 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -38,50 +36,16 @@ final class WeightUploader implements AutoCloseable {
      */
     static final int LANES = lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
             Runtime.getRuntime().availableProcessors());
-    /** Where the lanes take the weights' bytes from by default: ZSE_CUDA_UPLOAD_SOURCE, to compare them on a GPU. */
-    static final Source SOURCE = sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE"));
     /**
-     * A registered range starts and ends on this boundary, so that no page is in two chunks' ranges whatever the page
-     * size up to 64 KiB (the driver refuses a page registered twice); the bytes of a chunk outside it go through
-     * staging.
+     * Whether the lanes read the file into staging (positional reads) rather than copy out of the mapping and let its
+     * pages go: ZSE_CUDA_UPLOAD_SOURCE, to compare them on a GPU. The mapping won on an H100 before its pages were let
+     * go after each chunk (19.2-20.5 against 15.5-16.7 GB/s); letting them go costs a copy here about a fifth (2 cores:
+     * 12.1 against 15.7 GB/s kept, reads 18.2), so the comparison is open again.
      */
-    static final long REGISTERED_ALIGNMENT = 64L << 10;
-    /** Chunks with fewer whole aligned bytes than this go through staging: a registration costs a driver call. */
-    static final long REGISTERED_MIN_BYTES = 1L << 20;
-    /** Registered chunks a lane may have in flight, their DMA queued, before it waits for the oldest to be read. */
-    private static final int REGISTERED_IN_FLIGHT = 2;
-
-    /**
-     * Where a chunk's bytes come from. On an H100 (8 lanes, 5.35 GB) copies out of the mapping gave 19.2-20.5 GB/s and
-     * positional reads 15.5-16.7, before the mapping's pages were let go after each chunk; letting them go costs a copy
-     * about a fifth here (2 cores: 12.1 against 15.7 GB/s kept, reads 18.2), so the comparison is open again. The lanes
-     * filled staging at 5.5 GB/s each, the upload's limit: {@link #REGISTERED} skips that copy. Not yet measured.
-     */
-    enum Source {
-        /** Copied out of the mapping into the lane's pinned staging buffer, whose DMA then runs at the link's speed. */
-        MAPPING("copied out of the mapping into pinned staging"),
-        /** Read from the file into staging by positional reads. */
-        READS("read from the file into pinned staging"),
-        /**
-         * The mapping's own pages are page-locked in place (cudaHostRegister, read-only) and the DMA reads them: no
-         * copy on the host. Refused by the driver (some platforms), the lanes go back to {@link #MAPPING}, saying why.
-         */
-        REGISTERED("the mapping's pages locked in place, their chunks' ends through pinned staging");
-
-        /** How the bytes travel, for the bench's upload line. */
-        final String description;
-
-        Source(String description) {
-            this.description = description;
-        }
-    }
+    static final boolean READS = sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads");
 
     private final CudaLibrary cuda;
     private final int device;
-    private final Source source;
-    private volatile String registrationRefused;             // the driver's answer once it refused a registration
-    private final AtomicLong registeredBytes = new AtomicLong();
-    private final AtomicLong registerNanos = new AtomicLong(); // registering and unregistering the mapping's pages
     // the lanes' time, summed over them: pinning staging, waiting for a buffer's DMA, filling staging, queueing copies
     private final AtomicLong pinNanos = new AtomicLong();
     private final AtomicLong waitNanos = new AtomicLong();
@@ -97,18 +61,14 @@ final class WeightUploader implements AutoCloseable {
     private int next;                                        // the lane the next chunk goes to
 
     WeightUploader(CudaLibrary cuda, int device) {
-        this(cuda, device, null, SOURCE);
+        this(cuda, device, null);
     }
 
-    /**
-     * With {@code paced} non-null the dispatcher takes one of its permits before each upload (for tests); the lanes
-     * take the bytes from {@code source}.
-     */
-    WeightUploader(CudaLibrary cuda, int device, Semaphore paced, Source source) {
+    /** With {@code paced} non-null the dispatcher takes one of its permits before each upload (for tests). */
+    WeightUploader(CudaLibrary cuda, int device, Semaphore paced) {
         this.cuda = cuda;
         this.device = device;
         this.paced = paced;
-        this.source = source;
         try {
             for (int i = 0; i < LANES; i++) {
                 lanes[i] = new Lane(i);
@@ -175,10 +135,7 @@ final class WeightUploader implements AutoCloseable {
             }
         }
 
-        /**
-         * A chunk was issued (or failed); once all were, the mapping may go: its bytes are in staging or sent (a
-         * registered chunk counts once its DMA has read the mapping and its pages are unregistered).
-         */
+        /** A chunk was issued (or failed); once all were, the mapping may go (its bytes are in staging or sent). */
         private void chunkDone() {
             issued.countDown();
             if (issued.getCount() == 0) {
@@ -255,10 +212,6 @@ final class WeightUploader implements AutoCloseable {
         next = (next + u.chunks) % LANES;
     }
 
-    /** A chunk whose middle the DMA reads straight from the mapping's registered {@code pages}, until {@code read}. */
-    private record Registration(Chunk chunk, MemorySegment pages, CudaEvent read) {
-    }
-
     /** A pinned staging buffer, its stream and the thread that fills it from the mapping. */
     private final class Lane {
         // made on the lane's thread when its first chunk comes: the lanes pin their memory side by side once the upload
@@ -266,7 +219,6 @@ final class WeightUploader implements AutoCloseable {
         private PinnedBuffer staging;
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
-        private final ArrayDeque<Registration> registered = new ArrayDeque<>(); // oldest first
         private final int index;
         private Thread thread;
 
@@ -283,175 +235,47 @@ final class WeightUploader implements AutoCloseable {
             try {
                 cuda.setDevice(device);
                 while (true) {
-                    Chunk c = chunks.poll();
-                    if (c == null) {
-                        releaseRegistered(0); // nothing else to do: no page stays locked while the lane waits
-                        c = chunks.take();
-                    }
+                    Chunk c = chunks.take();
                     if (c.upload() == null) {
-                        releaseRegistered(0);
                         return; // close()
                     }
-                    boolean held = false;
                     try {
-                        held = copy(c);
+                        copy(c);
                     } catch (RuntimeException e) {
                         c.upload().fail(e);
                     }
-                    if (!held) {
-                        c.upload().chunkDone();
-                    }
+                    c.upload().chunkDone();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
 
-        /** Queues chunk {@code c}'s copy; true when its DMA reads the mapping itself, so it is done once released. */
-        private boolean copy(Chunk c) {
+        private void copy(Chunk c) {
             Upload u = c.upload();
-            checkFileLength(u, c);
-            MemorySegment pages = source == Source.REGISTERED ? registeredPages(u, c) : null;
-            try {
-                // the bytes before and after the registered pages (all of them when none are) go through staging
-                long head = pages == null ? c.length() : pages.address() - u.source.address() - c.at();
-                long tail = pages == null ? 0 : c.length() - head - pages.byteSize();
-                if (head + tail > 0) {
-                    stage(u, c, head, tail);
-                }
-                if (pages != null) {
-                    long t0 = System.nanoTime();
-                    u.target.copyFrom(pages, u.targetOffset + c.at() + head, stream);
-                    queueNanos.addAndGet(System.nanoTime() - t0);
-                }
-                bytesUploaded.addAndGet(c.length());
-                if (c.lastOnLane()) {
-                    CudaEvent landed = new CudaEvent(cuda);
-                    landed.record(stream);
-                    u.landed.add(landed);
-                }
-                if (pages == null) {
-                    return false;
-                }
-                CudaEvent read = new CudaEvent(cuda);
-                try {
-                    read.record(stream);
-                } catch (RuntimeException e) {
-                    read.close();
-                    throw e;
-                }
-                registered.add(new Registration(c, pages, read));
-            } catch (RuntimeException e) {
-                if (pages != null) {
-                    unregisterAfterDma(pages);
-                }
-                throw e;
-            }
-            releaseRegistered(REGISTERED_IN_FLIGHT);
-            return true;
-        }
-
-        /** After a failure: waits for whatever DMA the lane queued, then unlocks {@code pages}. */
-        private void unregisterAfterDma(MemorySegment pages) {
-            try {
-                stream.synchronize();
-            } catch (RuntimeException e) {
-                // a device fault, reported by the failure itself; the DMA is over either way
-            }
-            try {
-                cuda.call("zse_cuda_host_unregister", pages);
-            } catch (RuntimeException e) {
-                // nothing more to do: the failure that got here is the one reported
-            }
-        }
-
-        /**
-         * Copies the first {@code head} and last {@code tail} bytes of chunk {@code c} side by side into staging and
-         * queues their DMA (one wait for the staging buffer: the DMA queued before them may be a long one).
-         */
-        private void stage(Upload u, Chunk c, long head, long tail) {
             long t0 = System.nanoTime();
             if (staging == null) {
                 staging = new PinnedBuffer(cuda, CHUNK_BYTES);
             }
             long t1 = System.nanoTime();
-            MemorySegment into = staging.writable(head + tail);
+            MemorySegment into = staging.writable(c.length());
             long t2 = System.nanoTime();
-            copyOut(u, c.at(), into.asSlice(0, head));
-            copyOut(u, c.at() + c.length() - tail, into.asSlice(head, tail));
+            copyOut(u, c, into);
             long t3 = System.nanoTime();
-            long at = u.targetOffset + c.at();
-            staging.copyTo(u.target, 0, head, at, stream);
-            if (tail > 0) {
-                staging.copyTo(u.target, head, tail, at + c.length() - tail, stream);
-            }
+            staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
             pinNanos.addAndGet(t1 - t0);
             waitNanos.addAndGet(t2 - t1);
             fillNanos.addAndGet(t3 - t2);
             queueNanos.addAndGet(System.nanoTime() - t3);
-        }
-
-        /**
-         * The whole aligned part of chunk {@code c} of the mapping, registered with the driver; null when it is too
-         * small, the source is not a mapping, or the driver refuses (then no lane asks again).
-         */
-        private MemorySegment registeredPages(Upload u, Chunk c) {
-            if (registrationRefused != null || !u.source.isMapped()) {
-                return null;
-            }
-            long start = u.source.address() + c.at();
-            long from = (start + REGISTERED_ALIGNMENT - 1) & -REGISTERED_ALIGNMENT;
-            long to = (start + c.length()) & -REGISTERED_ALIGNMENT;
-            if (to - from < REGISTERED_MIN_BYTES) {
-                return null;
-            }
-            MemorySegment pages = u.source.asSlice(c.at() + from - start, to - from);
-            long t0 = System.nanoTime();
-            try {
-                cuda.call("zse_cuda_host_register", pages, pages.byteSize());
-            } catch (CudaException e) {
-                registrationRefused = e.getMessage();
-                return null;
-            } finally {
-                registerNanos.addAndGet(System.nanoTime() - t0);
-            }
-            registeredBytes.addAndGet(pages.byteSize());
-            return pages;
-        }
-
-        /**
-         * Lets go of the oldest registrations until {@code keep} are left: waits for each one's DMA, unregisters and
-         * unloads its pages, then counts its chunk done.
-         */
-        private void releaseRegistered(int keep) {
-            while (registered.size() > keep) {
-                Registration r = registered.poll();
-                Upload u = r.chunk().upload();
-                long t0 = System.nanoTime();
-                try {
-                    r.read().synchronize();
-                } catch (RuntimeException e) {
-                    u.fail(e); // a device fault: the DMA is over either way, and the pages are still let go of
-                }
-                long t1 = System.nanoTime();
-                try {
-                    cuda.call("zse_cuda_host_unregister", r.pages());
-                    r.pages().unload(); // as a copy out of the mapping does: the pages leave the resident set
-                } catch (RuntimeException e) {
-                    u.fail(e);
-                } finally {
-                    waitNanos.addAndGet(t1 - t0);
-                    registerNanos.addAndGet(System.nanoTime() - t1);
-                    r.read().close();
-                    u.chunkDone();
-                }
+            bytesUploaded.addAndGet(c.length());
+            if (c.lastOnLane()) {
+                CudaEvent landed = new CudaEvent(cuda);
+                landed.record(stream);
+                u.landed.add(landed);
             }
         }
 
-        /**
-         * Ends the thread once the chunks queued before have been issued (and their registered pages released), then
-         * waits for their DMA.
-         */
+        /** Ends the thread once the chunks queued before have been issued, then waits for their DMA. */
         void stop() {
             if (thread != null) {
                 chunks.add(new Chunk(null, 0, 0, false));
@@ -471,10 +295,9 @@ final class WeightUploader implements AutoCloseable {
         }
     }
 
-    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset), reads or registered; anything else refused. */
-    static Source sourceSetting(String value) {
-        return Source.valueOf(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_SOURCE", value, "mapping", "mapping", "reads",
-                "registered").toUpperCase(Locale.ROOT));
+    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused. */
+    static String sourceSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_SOURCE", value, "mapping", "mapping", "reads");
     }
 
     /** ZSE_CUDA_UPLOAD_LANES: 4, 8, 12 or 16; unset, a lane per two of {@code cores}, 2 to 8. */
@@ -483,54 +306,38 @@ final class WeightUploader implements AutoCloseable {
         return lanes.isEmpty() ? Math.clamp(cores / 2, 2, 8) : Integer.parseInt(lanes);
     }
 
-    /**
-     * Where the lanes' time went so far, in milliseconds summed over the lanes; with {@link Source#REGISTERED}, the
-     * mapping's bytes registered and the time that took, or why the driver refused.
-     */
-    record LaneTimes(double pinMs, double waitMs, double fillMs, double queueMs, long registeredBytes,
-                     double registerMs, String registrationRefused) {
+    /** Where the lanes' time went so far, in milliseconds summed over the lanes. */
+    record LaneTimes(double pinMs, double waitMs, double fillMs, double queueMs) {
         @Override
         public String toString() {
             return String.format("lanes' time summed: pinning staging %.1f ms, waiting for a buffer's DMA %.1f ms, "
-                    + "filling staging %.1f ms, queueing copies %.1f ms", pinMs, waitMs, fillMs, queueMs)
-                    + (registeredBytes == 0 ? "" : String.format(", registering %.1f MB of the mapping %.1f ms",
-                    registeredBytes / 1e6, registerMs))
-                    + (registrationRefused == null ? "" : "; registering the mapping refused: " + registrationRefused);
+                    + "filling staging %.1f ms, queueing copies %.1f ms", pinMs, waitMs, fillMs, queueMs);
         }
     }
 
     LaneTimes laneTimes() {
         return new LaneTimes(pinNanos.get() / 1e6, waitNanos.get() / 1e6, fillNanos.get() / 1e6,
-                queueNanos.get() / 1e6, registeredBytes.get(), registerNanos.get() / 1e6, registrationRefused);
+                queueNanos.get() / 1e6);
     }
 
     /**
-     * The mapping of a file cut short since it was mapped would fault past the file's end (and the driver could not
-     * lock its pages): chunk {@code c} fails by the tensor's name first.
+     * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}, then lets its pages go from the resident
+     * set (with {@link #READS}, reads it from the file instead). The mapping of a file cut short since it was mapped
+     * would fault past the file's end: the file's size is checked first, and a fault (it was cut during the copy) fails
+     * the upload by name too rather than ending the lane's thread.
      */
-    private static void checkFileLength(Upload u, Chunk c) {
+    private static void copyOut(Upload u, Chunk c, MemorySegment into) {
         if (u.file != null) {
             long end = fileSize(u);
             if (end < u.fileOffset + c.at() + c.length()) {
                 throw cutShort(u, end);
             }
         }
-    }
-
-    /**
-     * Copies {@code into.byteSize()} bytes at {@code at} of {@code u} out of the mapping into {@code into}, then lets
-     * their pages go from the resident set (with {@link Source#READS}, reads them from the file instead). A fault (the
-     * file was cut during the copy) fails the upload by name rather than ending the lane's thread.
-     */
-    private void copyOut(Upload u, long at, MemorySegment into) {
-        if (into.byteSize() == 0) {
+        if (READS && u.file != null) {
+            readFully(u, u.fileOffset + c.at(), into);
             return;
         }
-        if (source == Source.READS && u.file != null) {
-            readFully(u, u.fileOffset + at, into);
-            return;
-        }
-        MemorySegment copied = u.source.asSlice(at, into.byteSize());
+        MemorySegment copied = u.source.asSlice(c.at(), c.length());
         try {
             into.copyFrom(copied);
             if (copied.isMapped()) {

@@ -172,82 +172,13 @@ class CudaUploadOrderTest {
                 .getMessage().contains("ZSE_CUDA_UPLOAD_LANES"));
     }
 
-    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset), reads or registered; anything else refused, named. */
+    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused, named. */
     @Test
-    void uploadSourceSettingTakesTheMappingReadsOrRegistered() {
-        assertEquals(WeightUploader.Source.MAPPING, WeightUploader.sourceSetting(null));
-        assertEquals(WeightUploader.Source.READS, WeightUploader.sourceSetting(" Reads"));
-        assertEquals(WeightUploader.Source.REGISTERED, WeightUploader.sourceSetting("registered"));
+    void uploadSourceSettingTakesTheMappingOrReads() {
+        assertEquals("mapping", WeightUploader.sourceSetting(null));
+        assertEquals("reads", WeightUploader.sourceSetting(" Reads"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.sourceSetting("direct"))
-                .getMessage().contains("ZSE_CUDA_UPLOAD_SOURCE must be mapping or reads or registered"));
-    }
-
-    /**
-     * ZSE_CUDA_UPLOAD_SOURCE=registered: the DMA reads the mapping's own pages, locked in place in 64 KiB-aligned
-     * ranges, and a chunk's bytes outside them go through staging. Every byte lands where it belongs, for tensors that
-     * start and end mid-page, span several chunks or are too small to register, and no page is still registered once
-     * the upload is over: the whole mapping registers again (the emulation, like the driver, refuses a page twice).
-     */
-    @Test
-    void registeredPagesUploadEveryByteAndAreLetGo() throws Exception {
-        WeightUploader.LaneTimes times = uploadRegistered(null);
-        assertTrue(times.registeredBytes() > 30L << 20, times.toString());
-        assertTrue(times.toString().contains("MB of the mapping"), times.toString());
-        assertEquals(null, times.registrationRefused(), times.toString());
-    }
-
-    /**
-     * A registration the driver refuses (here: pages another caller already registered) sends that chunk and every
-     * later one through staging; every byte still lands, and the lanes' report says why.
-     */
-    @Test
-    void aRefusedRegistrationFallsBackToStaging() throws Exception {
-        WeightUploader.LaneTimes times = uploadRegistered(16L << 20);
-        assertTrue(times.registrationRefused() != null && times.toString().contains("registering the mapping refused: "
-                + "cudaHostRegister"), times.toString());
-    }
-
-    /**
-     * Uploads three tensors of a 40 MiB file of random bytes with {@link WeightUploader.Source#REGISTERED}, checks
-     * them on the device, then that the whole mapping registers again; with {@code heldAt} set, 4 MiB of the mapping
-     * there stay registered by the test during the upload.
-     */
-    private static WeightUploader.LaneTimes uploadRegistered(Long heldAt) throws Exception {
-        CudaLibrary library = probe.library().orElseThrow();
-        byte[] bytes = new byte[40 << 20];
-        new SplittableRandom(7).nextBytes(bytes);
-        Path path = dir.resolve("registered-" + heldAt + ".bin");
-        Files.write(path, bytes);
-        long[][] tensors = {{12_345, 35L << 20}, {(35L << 20) + 12_345, 100_000}, {(36L << 20) + 1, (4L << 20) - 3}};
-        try (FileChannel channel = FileChannel.open(path); Arena arena = Arena.ofShared()) {
-            MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes.length, arena);
-            MemorySegment held = heldAt == null ? null : mapping.asSlice(heldAt, 4L << 20);
-            if (held != null) {
-                library.call("zse_cuda_host_register", held, held.byteSize());
-            }
-            WeightUploader.LaneTimes times;
-            try (WeightUploader uploader = new WeightUploader(library, 0, null, WeightUploader.Source.REGISTERED);
-                 DeviceBuffer target = new DeviceBuffer(library, bytes.length);
-                 CudaStream stream = new CudaStream(library)) {
-                for (long[] t : tensors) {
-                    uploader.upload("tensor at " + t[0], mapping.asSlice(t[0], t[1]), channel, t[0], target, t[0]);
-                }
-                uploader.finish();
-                times = uploader.laneTimes();
-                for (long[] t : tensors) {
-                    MemorySegment back = Arena.ofAuto().allocate(t[1]);
-                    target.copyTo(back, t[0], stream);
-                    stream.synchronize();
-                    assertEquals(-1L, back.mismatch(mapping.asSlice(t[0], t[1])), "tensor at " + t[0]);
-                }
-                if (held != null) {
-                    library.call("zse_cuda_host_unregister", held);
-                }
-                library.call("zse_cuda_host_register", mapping, mapping.byteSize());
-                library.call("zse_cuda_host_unregister", mapping);
-            }
-            return times;
-        }
+                .getMessage().contains("ZSE_CUDA_UPLOAD_SOURCE must be mapping or reads"));
     }
 
     /**
