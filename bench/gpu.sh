@@ -132,6 +132,11 @@ log "(load ms = open + upload)"
 zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 512 --tokens "$tokens" --warmup 1 \
   --batch "$batches" --bandwidth-mb 0 2>&1 \
   | tee "$work/bench-cuda.txt" | tee -a "$out"
+# The same decode at a 16-token prompt: what the context costs a step (the fifth run's 1-stream decode lost 15 % to
+# the third's at 512-token prompts and nothing at the server's 94)
+log "== the same, 1 stream, 16-token prompt"
+zse bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 16 --tokens "$tokens" --warmup 1 \
+  --bandwidth-mb 0 2>&1 | grep -E '^ +[0-9]+ +[0-9.]+ +[0-9.]+ ' | tee -a "$out"
 # The upload out of the mapping (the default) against positional reads of the file (ZSE_CUDA_UPLOAD_SOURCE=reads),
 # interleaved: the fourth run's mapping won before its pages were let go after each chunk, which costs it a copy.
 # (The fifth run's third source, the DMA reading the mapping's pages registered in place, gave 4.8-6.2 GB/s against
@@ -189,13 +194,16 @@ log "peak VRAM during the server run: $(sort -n "$work/vram.txt" | tail -1) MiB"
 grep -iE "exception|error" "$work/serve.log" | head -5 | tee -a "$out"
 
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
-  # 1 stream: every kernel of four decode steps (past the prefill and the first, unrecorded steps), summed by kernel
-  log "== ncu: the kernels of 1-stream decode steps, by time (clocks left alone)"
-  ncu --clock-control none --csv --page raw --print-units base --launch-skip 1200 --launch-count 1160 \
+  # 1 stream: every kernel of the decode steps in a window past the prefill and the first, unrecorded steps, summed by
+  # kernel; only 1-row steps count (the prompt's passes start with the embedding too). A prompt of about 500 tokens,
+  # as the bench's: attention's share grows with the context.
+  log "== ncu: the kernels of 1-stream decode steps after a ~500-token prompt, by time (clocks left alone)"
+  ncu --clock-control none --csv --page raw --print-units base --launch-skip 1400 --launch-count 1400 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
     "$java" "${vm[@]}" -jar "$app" generate --model "$model" --backend cuda --kv-cache "$kv" \
-    --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
-  python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" 2>&1 | tee -a "$out"
+    --prompt "$(printf 'Once upon a time there was a little girl who liked to play. %.0s' $(seq 40))" \
+    --max-tokens 24 --temperature 0 > "$work/ncu-steps.csv" 2> "$work/ncu-steps.err"
+  python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-steps.csv" embed_kernel "(1, 1, 1)" 2>&1 | tee -a "$out"
   # 16 sequences decoded together (zse bench --batch 16, 32-token prompts): every kernel of their steps. Before them
   # come about 7480 launches (the weights' deinterleave, about 450; the single-sequence run's prompt and 7 steps, and
   # the 16 prompts, about 293 a pass; counted on the emulation's trace for TinyStories and scaled to 32 layers); the
@@ -206,28 +214,20 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
     --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-batch.csv" 2> "$work/ncu-batch.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-batch.csv" embed_kernel "(16, 1, 1)" 2>&1 | tee -a "$out"
-  # 16 streams: the 16-token integer products (int8 tensor cores, staged) under the server's load, with their
-  # occupancy and what their warps wait on (the fourth run's kernel took 2.6-2.9 times a 1-row one's time on the
-  # H100, for the same bytes)
-  log "== ncu: the 16-token integer products of the server at 16 streams"
-  ncu --clock-control none --target-processes all --kernel-name-base demangled \
-    -k 'regex:staged_mma_kernel<[0-9]+, 16>' --launch-skip 8 --launch-count 4 \
+  # The 16-token integer products (int8 tensor cores, staged) of 16 sequences decoded together, with their occupancy
+  # and what their warps wait on. (Under the server's load, as before the fifth run, ncu profiled none: its steps
+  # mix prompt and decode rows.)
+  log "== ncu: the 16-token integer products of zse bench --batch 16"
+  ncu --clock-control none --kernel-name-base demangled -k 'regex:staged_mma_kernel<[0-9]+, 16>' \
+    --launch-skip 8 --launch-count 4 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis --metrics dram__bytes_read.sum,gpu__time_duration.sum \
-    env ZSE_BACKEND=cuda ZSE_KV_CACHE="$kv" ZSE_VERIFY_WEIGHTS=off \
-    "$java" "${vm[@]}" -Xmx2g -jar "$app" serve --model "$model" --port "$port" > "$work/ncu-serve.log" 2>&1 &
-  server=$!
-  until ready "localhost:$port/q/health/ready" || ! kill -0 "$server" 2>/dev/null; do sleep 0.2; done
-  # shellcheck disable=SC2086
-  "${load[@]}" "http://localhost:$port" zse-cuda-ncu load 16 80 16 > /dev/null 2>&1
-  # the server's own shutdown, so that ncu (which prints when its target exits) is not killed before it reports
-  pkill -f "serve --model $model" 2>/dev/null
-  for _ in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
-  kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
-  grep -vE "^==PROF==|^\s*$|^[0-9-]+ [0-9:,]+ (INFO|WARN)" "$work/ncu-serve.log" \
+    "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
+    --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-mma.log" 2>&1
+  grep -vE "^==PROF==|^\s*$" "$work/ncu-mma.log" \
     | grep -E "^  [a-z]|Throughput|Duration|dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config|Stall|\
-Warp Cycles|stalled|Hit Rate|Mem Busy|Max Bandwidth" | head -140 > "$work/ncu-serve.txt"
-  if [ -s "$work/ncu-serve.txt" ]; then tee -a "$out" < "$work/ncu-serve.txt"
-  else log "(no kernel profiled; the end of ncu's log:)"; tail -8 "$work/ncu-serve.log" | tee -a "$out"; fi
+Warp Cycles|stalled|Hit Rate|Mem Busy|Max Bandwidth" | head -140 > "$work/ncu-mma.txt"
+  if [ -s "$work/ncu-mma.txt" ]; then tee -a "$out" < "$work/ncu-mma.txt"
+  else log "(no kernel profiled; the end of ncu's log:)"; tail -8 "$work/ncu-mma.log" | tee -a "$out"; fi
 fi
 log "# result: $out"
