@@ -232,8 +232,11 @@ struct Chunk<Q6_K> {
     const uint8_t *record;
     uint32_t q[4][2];
     float scale[4];  // d times the part's 16-element scale
+    // An activation row's 8 codes of each part, their sum times 32 (the weights' offset: sum (q - 32) v = dot(q, v) -
+    // 32 sum v, taken once here rather than once for each weight row multiplied by them) and their blocks' d.
     struct Input {
         int2 codes[4];
+        int offset[4];
         float d[4];
     };
     __device__ __forceinline__ void load(const Row &r, int c, int) {
@@ -265,7 +268,9 @@ struct Chunk<Q6_K> {
         Input in;
 #pragma unroll
         for (int p = 0; p < 4; p++) {
-            in.codes[p] = __ldg(reinterpret_cast<const int2 *>(x.q + first + kBlock * p));
+            const int2 v = __ldg(reinterpret_cast<const int2 *>(x.q + first + kBlock * p));
+            in.codes[p] = v;
+            in.offset[p] = 32 * __dp4a(0x01010101, v.x, __dp4a(0x01010101, v.y, 0));
             in.d[p] = __ldg(x.d + (first + kBlock * p) / kBlock);
         }
         return in;
@@ -275,9 +280,8 @@ struct Chunk<Q6_K> {
 #pragma unroll
         for (int p = 0; p < 4; p++) {
             const int2 v = in.codes[p];
-            const int codes_sum = __dp4a(0x01010101, v.x, __dp4a(0x01010101, v.y, 0));
             const int dot = __dp4a(static_cast<int>(q[p][0]), v.x, __dp4a(static_cast<int>(q[p][1]), v.y, 0));
-            sum = fmaf(scale[p] * in.d[p], static_cast<float>(dot - 32 * codes_sum), sum);
+            sum = fmaf(scale[p] * in.d[p], static_cast<float>(dot - in.offset[p]), sum);
         }
         return sum;
     }

@@ -6,8 +6,12 @@ package io.zse.backend.cuda;
  * the shapes, where a recorded pass must keep its launches from step to step.
  */
 final class LaunchShapes {
-    /** Flash-decoding: the fewest positions of the longest row one split takes, and the most splits. */
-    private static final int MIN_SPLIT_POSITIONS = 32;
+    /**
+     * Flash-decoding: the fewest positions of the longest row one split takes (ZSE_CUDA_SPLIT_POSITIONS, to compare
+     * on a GPU: the fifth run's 1-row decode lost more to a 512-token context than the KV bytes it reads explain), and
+     * the most splits.
+     */
+    private static final int MIN_SPLIT_POSITIONS = splitPositionsSetting(System.getenv("ZSE_CUDA_SPLIT_POSITIONS"));
     private static final int MAX_SPLITS = 16;
     /** The prefill tiles' sizes (tokens and weight rows a block): the larger where it still fills the GPU. */
     static final int SMALL_PREFILL_TILE = 64;
@@ -83,6 +87,17 @@ final class LaunchShapes {
 
     /** maxEnd / MIN_SPLIT_POSITIONS rounded down to a power of two, at most MAX_SPLITS: all splits() reads of it. */
     static int positionsClass(int maxEnd) {
-        return Math.min(MAX_SPLITS, Integer.highestOneBit(Math.max(1, maxEnd / MIN_SPLIT_POSITIONS)));
+        return positionsClass(maxEnd, MIN_SPLIT_POSITIONS);
+    }
+
+    /** The same with {@code minSplitPositions} positions the fewest a split takes. */
+    static int positionsClass(int maxEnd, int minSplitPositions) {
+        return Math.min(MAX_SPLITS, Integer.highestOneBit(Math.max(1, maxEnd / minSplitPositions)));
+    }
+
+    /** 32 when unset; else 32, 64, 128 or 256, anything else refused. */
+    static int splitPositionsSetting(String value) {
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_SPLIT_POSITIONS", value, "32", "32", "64", "128",
+                "256"));
     }
 }

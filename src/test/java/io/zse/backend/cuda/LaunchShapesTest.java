@@ -30,6 +30,21 @@ class LaunchShapesTest {
     }
 
     /**
+     * ZSE_CUDA_SPLIT_POSITIONS (32 unset, 64, 128, 256) sets the fewest positions a flash-decoding split takes: Llama 3
+     * 8B at one row and 520 positions (8 blocks of 4 heads) on 132 multiprocessors takes 16 splits at 32, 4 at 128.
+     */
+    @Test
+    void splitPositionsSetTheSplitsOfALongRow() {
+        assertEquals(32, LaunchShapes.splitPositionsSetting(null));
+        assertEquals(128, LaunchShapes.splitPositionsSetting("128 "));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LaunchShapes.splitPositionsSetting("100"))
+                .getMessage().contains("ZSE_CUDA_SPLIT_POSITIONS"));
+        assertEquals(16, LaunchShapes.splits(1, 8, LaunchShapes.positionsClass(520, 32), 132));
+        assertEquals(4, LaunchShapes.splits(1, 8, LaunchShapes.positionsClass(520, 128), 132));
+        assertEquals(2, LaunchShapes.splits(1, 8, LaunchShapes.positionsClass(520, 256), 132));
+    }
+
+    /**
      * The staged products split the columns while their blocks of 64 rows give fewer than two a multiprocessor: Llama 3
      * 8B on 132 multiprocessors; at most 8 parts and one a stage of 256 columns; a fixed count within those limits.
      */
