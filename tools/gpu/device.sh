@@ -135,7 +135,8 @@ case " $steps " in *" sanitizer "*)
   done;;
 esac
 case " $steps " in *" bench "*)
-  wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$work/prepare.txt" | tail -3 | tee -a "$out/summary.txt"
+  wait "$prepare"; grep -vE "^(synth|convert): +[0-9]+%" "$work/prepare.txt" | tail -3 | tee -a "$out/summary.txt"
+  echo "bench: starts at the call's $(( $(date +%s) - started ))th second" | tee -a "$out/summary.txt"
   TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" \
     timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh "$preset" "$work" > "$out/gpu-bench.log" 2>&1
   echo "bench/gpu.sh: exit $?" | tee -a "$out/summary.txt"
@@ -143,7 +144,7 @@ case " $steps " in *" bench "*)
   while read -r group; do kill -CONT -- "-$group" 2>/dev/null; done < "$BACKGROUND_GROUPS";;
 esac
 case " $steps " in *" ab "*)
-  wait "$prepare"; grep -vE "^(synth|convert): [0-9]+%" "$work/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
+  wait "$prepare"; grep -vE "^(synth|convert): +[0-9]+%" "$work/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
   ab_by=570
   case " $steps " in *" peer "*) ab_by=470;; esac  # the peer's bench (PEER_SECONDS) still has to fit
   while IFS=';' read -r options pattern variants; do
