@@ -214,20 +214,5 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
     --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-batch.csv" 2> "$work/ncu-batch.err"
   python3 "$root/tools/gpu/ncu_steps.py" "$work/ncu-batch.csv" embed_kernel "(16, 1, 1)" 2>&1 | tee -a "$out"
-  # The 16-token integer products (int8 tensor cores, staged) of 16 sequences decoded together, with their occupancy
-  # and what their warps wait on. (Under the server's load, as before the fifth run, ncu profiled none: its steps
-  # mix prompt and decode rows.)
-  log "== ncu: the 16-token integer products of zse bench --batch 16"
-  ncu --clock-control none --kernel-name-base demangled -k 'regex:staged_mma_kernel<[0-9]+, 16>' \
-    --launch-skip 8 --launch-count 4 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis --metrics dram__bytes_read.sum,gpu__time_duration.sum \
-    "$java" "${vm[@]}" -jar "$app" bench --model "$model" --backend cuda --kv-cache "$kv" --prompt-tokens 32 \
-    --tokens 8 --warmup 0 --batch 16 --bandwidth-mb 0 > "$work/ncu-mma.log" 2>&1
-  grep -vE "^==PROF==|^\s*$" "$work/ncu-mma.log" \
-    | grep -E "^  [a-z]|Throughput|Duration|dram__|Occupancy|Registers|Block Limit|Waves|Shared Memory Config|Stall|\
-Warp Cycles|stalled|Hit Rate|Mem Busy|Max Bandwidth" | head -140 > "$work/ncu-mma.txt"
-  if [ -s "$work/ncu-mma.txt" ]; then tee -a "$out" < "$work/ncu-mma.txt"
-  else log "(no kernel profiled; the end of ncu's log:)"; tail -8 "$work/ncu-mma.log" | tee -a "$out"; fi
 fi
 log "# result: $out"
