@@ -37,10 +37,10 @@ find "$stage/test-classes/gguf" -type f ! -name 'tiny-kquant-*' ! -name 'tiny-ph
   ! -name 'tiny-gemma3-q4_k_m.*' -delete
 mkdir -p "$stage/junit" "$stage/tools" "$stage/tokenizers" "$stage/demo"
 # The device has no ../shared: zse synth --preset llama-3-8b takes its vocabulary from llama3_1, and CudaGoldenTest and
-# CudaDecodeGraphTest read all three (without them the sixth run skipped 10 of their architectures).
+# CudaDecodeGraphTest read all three (without them the fifth run skipped 10 of their architectures).
 cp -a ../shared/tokenizers/{llama3_1,mistral-7b-v0.1,qwen3} "$stage/tokenizers/"
 # The demo checkpoint the JDK AOT caches are trained on (tools/train-aot-cache.sh, deploy/docker/train-aot-cache.sh):
-# the device's tree travels without src/test/resources, and without the caches the sixth run's first token and
+# the device's tree travels without src/test/resources, and without the caches the fifth run's first token and
 # server start were timed untrained.
 cp -a src/test/resources/models/tinystories-656k "$stage/demo/"
 ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$stage/cp.txt" >&2

@@ -45,7 +45,7 @@ mkdir -p ../shared/tokenizers src/test/resources/models
 for tokenizer in "$bundle"/tokenizers/*; do
   [ -e "../shared/tokenizers/${tokenizer##*/}" ] || ln -s "$tokenizer" ../shared/tokenizers/
 done
-# (The device's copy of the tree can hold a folder there without the files: the sixth run's test for the path alone
+# (The device's copy of the tree can hold a folder there without the files: the fifth run's test for the path alone
 # left the training without its checkpoint.)
 demo=src/test/resources/models/tinystories-656k
 [ -f "$demo/config.json" ] || { rm -rf "$demo" && ln -s "$bundle/demo/tinystories-656k" "$demo"; }
@@ -87,6 +87,14 @@ case " $steps " in *" bench "*|*" ab "*|*" peer "*)
    && echo "convert q4 $(( $(date +%s) - t )) s") > "$work/prepare.txt" 2>&1 &
 prepare=$!;;
 esac
+
+# Waits for the weights of steps 3, 4 and ab; the first wait puts their preparation's times in summary.txt.
+weights_ready() {
+  wait "$prepare"
+  [ -n "${prepared:-}" ] && return 0
+  prepared=1
+  grep -vE "^(synth|convert): +[0-9]+%" "$work/prepare.txt" | tail -3 | tee -a "$out/summary.txt"
+}
 
 classpath="$bundle/test-classes:$bundle/tools:$(ls "$bundle"/junit/*.jar "$bundle"/app/app/*.jar \
   "$bundle"/app/lib/main/*.jar "$bundle"/app/lib/boot/*.jar | paste -sd:)"
@@ -135,7 +143,7 @@ case " $steps " in *" sanitizer "*)
   done;;
 esac
 case " $steps " in *" bench "*)
-  wait "$prepare"; grep -vE "^(synth|convert): +[0-9]+%" "$work/prepare.txt" | tail -3 | tee -a "$out/summary.txt"
+  weights_ready
   echo "bench: starts at the call's $(( $(date +%s) - started ))th second" | tee -a "$out/summary.txt"
   TOKENIZER="$bundle/tokenizers/llama3_1" RESULTS="$out" ENGINE_LOAD_CP="$bundle/tools" \
     timeout -k 5 "${BENCH_SECONDS:-240}" bench/gpu.sh "$preset" "$work" > "$out/gpu-bench.log" 2>&1
@@ -144,7 +152,7 @@ case " $steps " in *" bench "*)
   while read -r group; do kill -CONT -- "-$group" 2>/dev/null; done < "$BACKGROUND_GROUPS";;
 esac
 case " $steps " in *" ab "*)
-  wait "$prepare"; grep -vE "^(synth|convert): +[0-9]+%" "$work/prepare.txt" | tail -2 | tee -a "$out/summary.txt"
+  weights_ready
   ab_by=570
   case " $steps " in *" peer "*) ab_by=470;; esac  # the peer's bench (PEER_SECONDS) still has to fit
   while IFS=';' read -r options pattern variants; do
