@@ -560,55 +560,84 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
     }
 }
 
-// The feed-forward's gated products up to 8 activation rows: act[t, i] = swiglu(gate[t, i], up[t, i]) in F32 at
-// p.out[0] ([n, ff], ff = p.rows[0] = p.rows[1], a multiple of 32) and as int8 blocks for the down projection, the
-// gate and up sums never leaving the block: half of its row groups take gate rows, the other half the same up rows.
-// The block that completes a quantization block's 32 outputs (counted in counters[], one per block of 32 outputs,
-// each left at 0 for the next launch) quantizes them. Each gate and up sum is the bits integer_matvec_kernel gives at
-// the same split, and swiglu() the element-wise kernel's, so fusing changes no bit.
-template <int TYPE, int ROWS, int SPLIT>
-__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
-    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act, int *counters) {
-    constexpr int R = RowsPerWarp<ROWS>::value, kHalf = kWarps / SPLIT / 2, kOutputs = kHalf * R;
-    static_assert(kHalf >= 1 && kQuantBlock % kOutputs == 0 && ROWS * kOutputs <= kWarps * kWarp,
-                  "whole quantization blocks of whole blocks' outputs, a thread an output");
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, part = warp % SPLIT, group = warp / SPLIT;
-    const int ff = p.rows[0];
-    const bool up = group >= kHalf;
-    const int first = blockIdx.x * kOutputs + (up ? group - kHalf : group) * R;
-    const uint8_t *data = up ? p.data[1] : p.data[0];
-    const uint8_t *scales = reinterpret_cast<const uint8_t *>(up ? p.scales[1] : p.scales[0]);
-    Row rs[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) rs[r] = row_of<TYPE>(data, scales, first + r, p.cols, shift);
-    prefetch_rows<TYPE, R>(rs, p.cols, part, SPLIT);
-    let_next_grid_start();
-    wait_for_previous_grid();
-    float sums[ROWS][R];
-    warp_share<TYPE, ROWS, R, SPLIT>(rs, true, part, p, x, n, shift, sums);
-    __shared__ float partial[kWarps][ROWS][R];
-    if (lane == 0) {
+// A warp's sums of weight rows rs times activation rows t < ROWS over the whole row: its SPLIT shares one after
+// another, added in order as integer_matvec_kernel adds the shares of SPLIT warps, so the bits are the same.
+template <int TYPE, int ROWS, int R, int SPLIT>
+__device__ __forceinline__ void whole_rows(const Row (&rs)[R], const Products &p, const QuantizedRows &x, int n,
+                                           int shift, float (&sums)[ROWS][R]) {
+    if constexpr (SPLIT == 1) {
+        warp_share<TYPE, ROWS, R, 1>(rs, true, 0, p, x, n, shift, sums);
+    } else {
 #pragma unroll
         for (int t = 0; t < ROWS; t++) {
 #pragma unroll
-            for (int r = 0; r < R; r++) partial[warp][t][r] = sums[t][r];
+            for (int r = 0; r < R; r++) sums[t][r] = 0.f;
+        }
+        for (int part = 0; part < SPLIT; part++) {
+            float share[ROWS][R];
+            warp_share<TYPE, ROWS, R, SPLIT>(rs, true, part, p, x, n, shift, share);
+#pragma unroll
+            for (int t = 0; t < ROWS; t++) {
+#pragma unroll
+                for (int r = 0; r < R; r++) sums[t][r] += share[t][r];
+            }
+        }
+    }
+}
+
+// The feed-forward's gated products up to 8 activation rows: act[t, i] = swiglu(gate[t, i], up[t, i]) in F32 at
+// p.out[0] ([n, ff], ff = p.rows[0] = p.rows[1], a multiple of 32) and as int8 blocks for the down projection. A
+// block computes one quantization block, 32 outputs: each warp the gate rows of 4 of them, then their up rows, one
+// after another (RowsPerWarp at a time), so the block quantizes what it computed itself. Why: blocks of 4 outputs,
+// whose last to finish a quantization block was found by a fence and an atomic count at the end of every block, held
+// their multiprocessor's slots through those round trips with no load in flight (fifth GPU run, ncu, Llama 3 8B at
+// one row: 32.9 us a layer, 2232 GB/s; the plain gate and up products of the third run, whose blocks end with their
+// stores, 23.9 us at 3049 GB/s). Each gate and up sum is the bits integer_matvec_kernel gives at SPLIT, and swiglu()
+// the element-wise kernel's, so fusing changes no bit.
+template <int TYPE, int ROWS, int SPLIT>
+__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
+    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act) {
+    constexpr int R = RowsPerWarp<ROWS>::value, kOutputs = kQuantBlock / kWarps;  // outputs a warp
+    static_assert(kOutputs % R == 0 && ROWS <= kWarps, "whole row groups a warp, a warp a token to quantize");
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, ff = p.rows[0];
+    const int first = static_cast<int>(blockIdx.x) * kQuantBlock + warp * kOutputs;
+    // L2 may hold the first gate and up rows of every warp while the kernel ahead finishes (16 MB at Llama 3 8B's
+    // shape, less than L2; all of them would be more and evict each other)
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const Row first_row[1] = {
+            row_of<TYPE>(p.data[half], reinterpret_cast<const uint8_t *>(p.scales[half]), first, p.cols, shift)};
+        prefetch_rows<TYPE, 1>(first_row, p.cols, 0, 1);
+    }
+    let_next_grid_start();
+    wait_for_previous_grid();
+    __shared__ float sums_of[2][ROWS][kQuantBlock];  // [gate | up][token][output of the block]
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        for (int k = 0; k < kOutputs; k += R) {
+            Row rs[R];
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                rs[r] = row_of<TYPE>(p.data[half], reinterpret_cast<const uint8_t *>(p.scales[half]), first + k + r,
+                                     p.cols, shift);
+            }
+            float sums[ROWS][R];
+            whole_rows<TYPE, ROWS, R, SPLIT>(rs, p, x, n, shift, sums);
+            if (lane == 0) {
+#pragma unroll
+                for (int t = 0; t < ROWS; t++) {
+#pragma unroll
+                    for (int r = 0; r < R; r++) sums_of[half][t][warp * kOutputs + k + r] = sums[t][r];
+                }
+            }
         }
     }
     __syncthreads();
-    const int o = threadIdx.x % kOutputs, t = threadIdx.x / kOutputs;  // thread: output o of token t
-    if (t < n) {
-        float gate = 0.f, up_sum = 0.f;
-#pragma unroll
-        for (int j = 0; j < SPLIT; j++) {
-            gate += partial[o / R * SPLIT + j][t][o % R];
-            up_sum += partial[(kHalf + o / R) * SPLIT + j][t][o % R];
-        }
-        p.out[0][static_cast<int64_t>(t) * ff + blockIdx.x * kOutputs + o] = swiglu(gate, up_sum);
-    }
-    const int block = blockIdx.x * kOutputs / kQuantBlock;
-    if (completes(counters + block, kQuantBlock / kOutputs) && warp < n) {  // a warp a token; volatile: past L1, which holds no other block's writes
-        const int64_t at = static_cast<int64_t>(warp) * ff + block * kQuantBlock;
-        quantize_block(*reinterpret_cast<volatile const float *>(p.out[0] + at + lane), at / kQuantBlock, act);
+    if (warp < n) {  // warp t quantizes token t's 32 outputs, a lane each
+        const int64_t at = static_cast<int64_t>(warp) * ff + static_cast<int64_t>(blockIdx.x) * kQuantBlock + lane;
+        const float v = swiglu(sums_of[0][warp][lane], sums_of[1][warp][lane]);
+        p.out[0][at] = v;
+        quantize_block(v, at / kQuantBlock, act);
     }
 }
 
@@ -1197,35 +1226,35 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
 
 template <int TYPE, int ROWS, int SPLIT>
 void launch_swiglu_split(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                         int *counters, cudaStream_t stream) {
-    constexpr int outputs_per_block = kWarps / SPLIT / 2 * RowsPerWarp<ROWS>::value;
+                         cudaStream_t stream) {
     const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, SPLIT>;
-    ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / outputs_per_block), kWarps * kWarp, 0, stream)(
-        p, x, n, shift, act, counters);
+    ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / kQuantBlock), kWarps * kWarp, 0, stream)(
+        p, x, n, shift, act);
 }
 
-// The split as integer_matvec_kernel's, at most 4 warps a row (a block takes gate and up rows both).
+// The split as integer_matvec_kernel's, its shares taken one after another by one warp.
 template <int TYPE, int ROWS>
 void launch_swiglu_rows(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                        int *counters, int row_warps, cudaStream_t stream) {
-    switch (min(4, warps_per_row<ROWS>(p.cols, row_warps))) {
-        case 1: launch_swiglu_split<TYPE, ROWS, 1>(p, x, n, shift, act, counters, stream); break;
-        case 2: launch_swiglu_split<TYPE, ROWS, 2>(p, x, n, shift, act, counters, stream); break;
-        default: launch_swiglu_split<TYPE, ROWS, 4>(p, x, n, shift, act, counters, stream); break;
+                        int row_warps, cudaStream_t stream) {
+    switch (warps_per_row<ROWS>(p.cols, row_warps)) {
+        case 1: launch_swiglu_split<TYPE, ROWS, 1>(p, x, n, shift, act, stream); break;
+        case 2: launch_swiglu_split<TYPE, ROWS, 2>(p, x, n, shift, act, stream); break;
+        case 4: launch_swiglu_split<TYPE, ROWS, 4>(p, x, n, shift, act, stream); break;
+        default: launch_swiglu_split<TYPE, ROWS, 8>(p, x, n, shift, act, stream); break;
     }
 }
 
 template <int TYPE>
 void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                          int *counters, int row_warps, cudaStream_t stream) {
+                          int row_warps, cudaStream_t stream) {
     if (n == 1) {
-        launch_swiglu_rows<TYPE, 1>(p, x, n, shift, act, counters, row_warps, stream);
+        launch_swiglu_rows<TYPE, 1>(p, x, n, shift, act, row_warps, stream);
     } else if (n == 2) {
-        launch_swiglu_rows<TYPE, 2>(p, x, n, shift, act, counters, row_warps, stream);
+        launch_swiglu_rows<TYPE, 2>(p, x, n, shift, act, row_warps, stream);
     } else if (n <= 4) {
-        launch_swiglu_rows<TYPE, 4>(p, x, n, shift, act, counters, row_warps, stream);
+        launch_swiglu_rows<TYPE, 4>(p, x, n, shift, act, row_warps, stream);
     } else {
-        launch_swiglu_rows<TYPE, 8>(p, x, n, shift, act, counters, row_warps, stream);
+        launch_swiglu_rows<TYPE, 8>(p, x, n, shift, act, row_warps, stream);
     }
 }
 
@@ -1461,12 +1490,11 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
 int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,
                            const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
                            const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
-                           int *counters, int row_warps, void *stream) {
+                           int row_warps, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(n > 0 && n <= 8, "zse_cuda_swiglu_matvec: n must be 1 to 8");
     ZSE_REQUIRE(ff > 0 && ff % kQuantBlock == 0, "zse_cuda_swiglu_matvec: ff must be a positive multiple of 32");
-    ZSE_REQUIRE(q != nullptr && d != nullptr && s != nullptr && counters != nullptr,
-                "zse_cuda_swiglu_matvec: NULL int8 output or counters");
+    ZSE_REQUIRE(q != nullptr && d != nullptr && s != nullptr, "zse_cuda_swiglu_matvec: NULL int8 output");
     const void *data[2] = {gate_data, up_data};
     const void *scales[2] = {gate_scales, up_scales};
     const int rows[2] = {ff, ff};
@@ -1480,7 +1508,7 @@ int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const voi
     const QuantizedRows x{xq, xd, xs};
     const QuantizedOut act{q, d, s};
     by_type(type, [&](auto t) {
-        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, counters, row_warps,
+        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, row_warps,
                                                  static_cast<cudaStream_t>(stream));
     });
     return launched("swiglu_matvec_kernel");

@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 15
+#define ZSE_CUDA_ABI_VERSION 16
 /* The most activation rows zse_cuda_integer_matvec takes, but for its staged products. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
@@ -139,12 +139,11 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
 /* The feed-forward's gated products at n <= 8 activation rows in one launch: out[n, ff] = silu(x . gate^T) * (x . up^T)
  * in F32, and its int8 form (q, d, s as zse_cuda_quantize_rows writes them) for the down projection; gate and up
  * [ff, cols] of one type and group, ff a multiple of 32, x as for integer_matvec. The same bits as integer_matvec of
- * both weights (at the split this launch takes: row_warps as there, at most 4) then zse_cuda_swiglu. counters: ff / 32
- * device ints, zero before the first launch; each launch leaves them at zero (a graph may replay it). */
+ * both weights (at the same row_warps) then zse_cuda_swiglu. */
 int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,
                            const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
                            const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
-                           int *counters, int row_warps, void *stream);
+                           int row_warps, void *stream);
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
 int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                    const int32_t *tokens, int n, float *out, void *stream);

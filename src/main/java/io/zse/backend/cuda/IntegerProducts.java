@@ -301,8 +301,7 @@ final class IntegerProducts implements AutoCloseable {
         QuantizedActivations.Parts act = swigluScratch.parts((long) n * ff, widestCols);
         cuda.call("zse_cuda_swiglu_matvec", gate.type().code(), gate.groupSize(), gate.cols(), ff, gate.data(),
                 gate.scales(), up.data(), up.scales(), x.codes(), x.scales(), x.sums(), n, out, act.codes(),
-                act.scales(), act.sums(), counters(ff / QuantizedActivations.BLOCK, stream), variants.rowWarps(),
-                stream.handle());
+                act.scales(), act.sums(), variants.rowWarps(), stream.handle());
         return act;
     }
 

@@ -145,42 +145,47 @@ class CudaFusionTest {
     /**
      * The gate and up products with SwiGLU applied as they finish (zse_cuda_swiglu_matvec, up to 8 rows), for each
      * integer type: the bits of the two products then SwiGLU; their int8 form taken by the down projection with no
-     * quantization launch, giving the bits of quantizing the output anew; the same again (each launch leaves its
-     * blocks' counters at zero); and past 8 rows the separate ops (whose SwiGLU writes the int8 form).
+     * quantization launch, giving the bits of quantizing the output anew; the same again on other inputs; and past 8
+     * rows the separate ops (whose SwiGLU writes the int8 form). Rows of 4608 columns too, which the products split
+     * among warps (a warp of the fused launch takes the shares one after another and must add them in the same order).
      */
     @Test
     void swigluAppliedAsTheGateAndUpProductsFinish() {
         try (CudaBackend backend = fusing()) {
             for (int[] kind : INTEGER_KINDS) {
-                TensorType type = TensorType.values()[kind[0]];
-                int cols = kind[1] == 256 ? 512 : 384;
-                int ff = 96; // three blocks of 32 outputs, each finished by several thread blocks
-                WeightMatrix gate = backend.weight(TestCudaLibrary.randomWeight(type, kind[1], ff, cols, 11));
-                WeightMatrix up = backend.weight(TestCudaLibrary.randomWeight(type, kind[1], ff, cols, 12));
-                WeightMatrix down = backend.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, 64, ff, 13));
-                for (int n : new int[]{1, 2, 3, 8, 9}) {
-                    String what = type + " g" + kind[1] + " n=" + n;
-                    ActivationBuffer x = backend.allocate(n * cols);
-                    ActivationBuffer[] outs = {backend.allocate(n * ff), backend.allocate(n * ff)};
-                    ActivationBuffer projected = backend.allocate(n * 64);
-                    for (int round = 0; round < 2; round++) { // other inputs: a stale int8 form would show
-                        backend.write(random(n * cols, 20 + n + 100 * round), x);
-                        backend.matmuls(x, n, new WeightMatrix[]{gate, up}, outs);
-                        backend.swiglu(outs[0], outs[1], n * ff);
-                        float[] separate = read(backend, outs[0], n * ff);
-                        backend.swigluProducts(x, n, gate, up, outs[0], outs[1]);
-                        long quantizations = backend.quantizations();
-                        backend.matmul(outs[0], n, down, projected);
-                        float[] fused = read(backend, outs[0], n * ff);
-                        assertArrayEquals(separate, fused, 0f, what + ", round " + round);
-                        assertEquals(quantizations, backend.quantizations(), what + ": the int8 form taken");
-                        assertArrayEquals(BackendArrays.matmul(backend, fused, n, down),
-                                read(backend, projected, n * 64), 0f, what + ": down, round " + round);
-                    }
-                    for (ActivationBuffer b : new ActivationBuffer[]{x, outs[0], outs[1], projected}) {
-                        b.close();
-                    }
-                }
+                swigluAppliedAsTheProductsFinish(backend, kind, kind[1] == 256 ? 512 : 384, new int[]{1, 2, 3, 8, 9});
+                swigluAppliedAsTheProductsFinish(backend, kind, 4608, new int[]{1, 3});
+            }
+        }
+    }
+
+    private static void swigluAppliedAsTheProductsFinish(CudaBackend backend, int[] kind, int cols, int[] rows) {
+        TensorType type = TensorType.values()[kind[0]];
+        int ff = 96; // three blocks of 32 outputs, a thread block each
+        WeightMatrix gate = backend.weight(TestCudaLibrary.randomWeight(type, kind[1], ff, cols, 11));
+        WeightMatrix up = backend.weight(TestCudaLibrary.randomWeight(type, kind[1], ff, cols, 12));
+        WeightMatrix down = backend.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, 64, ff, 13));
+        for (int n : rows) {
+            String what = type + " g" + kind[1] + " cols=" + cols + " n=" + n;
+            ActivationBuffer x = backend.allocate(n * cols);
+            ActivationBuffer[] outs = {backend.allocate(n * ff), backend.allocate(n * ff)};
+            ActivationBuffer projected = backend.allocate(n * 64);
+            for (int round = 0; round < 2; round++) { // other inputs: a stale int8 form would show
+                backend.write(random(n * cols, 20 + n + 100 * round), x);
+                backend.matmuls(x, n, new WeightMatrix[]{gate, up}, outs);
+                backend.swiglu(outs[0], outs[1], n * ff);
+                float[] separate = read(backend, outs[0], n * ff);
+                backend.swigluProducts(x, n, gate, up, outs[0], outs[1]);
+                long quantizations = backend.quantizations();
+                backend.matmul(outs[0], n, down, projected);
+                float[] fused = read(backend, outs[0], n * ff);
+                assertArrayEquals(separate, fused, 0f, what + ", round " + round);
+                assertEquals(quantizations, backend.quantizations(), what + ": the int8 form taken");
+                assertArrayEquals(BackendArrays.matmul(backend, fused, n, down),
+                        read(backend, projected, n * 64), 0f, what + ": down, round " + round);
+            }
+            for (ActivationBuffer b : new ActivationBuffer[]{x, outs[0], outs[1], projected}) {
+                b.close();
             }
         }
     }
