@@ -417,9 +417,8 @@ __device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int p
 //   kAddNorm: adds each to p.out[0], the residual stream (one weight), and the last block to finish norms the stream:
 //             out = rms_norm(x) * weight and, where q.q is set, its int8 form; counters: one device int.
 //   kRopeKv:  stores q, k and v (three weights of heads, kv_heads, kv_heads heads of head_dim rows) and the v outputs
-//             in the values cache at slots[0]; the block that completes a q or k head (counters: one a head) rotates
-//             it by positions[0]: q in place, k into the keys cache (k itself is left unrotated), as rope_store_kv.
-// The counters are zero before a launch and left at zero, so a graph may replay it.
+//             in the values cache at slots[0] (qkv_rope_kernel, below, rotates q and k).
+// The counter is zero before a launch and left at zero, so a graph may replay it.
 constexpr int kStore = 0, kAddNorm = 1, kRopeKv = 2;
 
 struct After {
@@ -435,7 +434,7 @@ struct After {
     void *keys;
     void *values;
     int kv_type;  // 0 F32, 1 F16
-    int *counters;
+    int *counters;  // kAddNorm
 };
 
 template <class KV>
@@ -453,31 +452,6 @@ __device__ __forceinline__ void put(const Products &p, const After &after, float
             store_cached<__half>(after.values, at, sum);
         } else {
             store_cached<float>(after.values, at, sum);
-        }
-    }
-}
-
-// kRopeKv's last step: the block that completes q or k head `head` (of the launch's heads: q's, then k's) rotates it.
-__device__ __forceinline__ void rotate_head(const Products &p, const After &after, int head) {
-    const int half = after.head_dim / 2, position = after.positions[0], slot = after.slots[0];
-    const bool query = head < after.heads;
-    float *base = query ? p.out[0] + static_cast<int64_t>(head) * after.head_dim
-                        : p.out[1] + static_cast<int64_t>(head - after.heads) * after.head_dim;
-    const int64_t cached = static_cast<int64_t>(slot) * p.rows[1] +
-                           static_cast<int64_t>(query ? 0 : head - after.heads) * after.head_dim;  // keys only
-    for (int j = threadIdx.x; j < half; j += blockDim.x) {
-        float a, b;  // volatile: past L1, which holds no other block's writes
-        rotate(position, after.inverse_frequencies[j], *reinterpret_cast<volatile const float *>(base + j),
-               *reinterpret_cast<volatile const float *>(base + j + half), a, b);
-        if (query) {
-            base[j] = a;
-            base[j + half] = b;
-        } else if (slot >= 0 && after.kv_type == 1) {
-            store_cached<__half>(after.keys, cached + j, a);
-            store_cached<__half>(after.keys, cached + j + half, b);
-        } else if (slot >= 0) {
-            store_cached<float>(after.keys, cached + j, a);
-            store_cached<float>(after.keys, cached + j + half, b);
         }
     }
 }
@@ -550,14 +524,6 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
     if (AFTER == kAddNorm && completes(after.counters, static_cast<int>(gridDim.x))) {
         norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
     }
-    if (AFTER == kRopeKv) {  // the block's rows lie in one head: q's, then k's, then v's (nothing to rotate)
-        constexpr int kRows = kWarps / SPLIT * R;
-        const int head = static_cast<int>(blockIdx.x) * kRows / after.head_dim;
-        if (head < after.heads + p.rows[1] / after.head_dim &&
-            completes(after.counters + head, after.head_dim / kRows)) {
-            rotate_head(p, after, head);
-        }
-    }
 }
 
 // A warp's sums of weight rows rs times activation rows t < ROWS over the whole row: its SPLIT shares one after
@@ -601,7 +567,7 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     static_assert(kOutputs % R == 0 && ROWS <= kWarps, "whole row groups a warp, a warp a token to quantize");
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, ff = p.rows[0];
     const int first = static_cast<int>(blockIdx.x) * kQuantBlock + warp * kOutputs;
-    // L2 may hold the first gate and up rows of every warp while the kernel ahead finishes (16 MB at Llama 3 8B's
+    // L2 may hold the first gate and up rows of every warp while the kernel ahead finishes (15 MB at Llama 3 8B's
     // shape, less than L2; all of them would be more and evict each other)
 #pragma unroll
     for (int half = 0; half < 2; half++) {
@@ -638,6 +604,62 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
         const float v = swiglu(sums_of[0][warp][lane], sums_of[1][warp][lane]);
         p.out[0][at] = v;
         quantize_block(v, at / kQuantBlock, act);
+    }
+}
+
+// The q, k and v products of one activation row with RoPE and the KV write (three weights of heads, kv_heads and
+// kv_heads heads of head_dim rows, one launch): a block takes 8 rows of one head, 4 rows j and the 4 rows j + head_dim
+// / 2 they rotate with, a warp a whole row (its SPLIT shares one after another, as whole_rows adds them), stores them
+// and caches v's (put<kRopeKv>), then rotates its 4 pairs of a q or k head by positions[0]: q in place, k into the keys
+// cache (k itself is left unrotated). Bit for bit the products then rope_store_kv. Why pairs: blocks of 8 consecutive
+// rows, whose last to complete a head rotated it, found by a fence and an atomic count at the end of every block,
+// took 12.6 us a layer of Llama 3 8B in the fifth GPU run (ncu); the plain products and rope_store_kv, 11.5 in the
+// third.
+template <int TYPE, int SPLIT>
+__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, 1, true>::value)
+    qkv_rope_kernel(Products p, QuantizedRows x, int shift, After after) {
+    constexpr int kPairs = kWarps / 2;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, half = after.head_dim / 2;
+    const int blocks_a_head = after.head_dim / kWarps;
+    const int head = static_cast<int>(blockIdx.x) / blocks_a_head;
+    const int first_pair = static_cast<int>(blockIdx.x) % blocks_a_head * kPairs;
+    const int row = head * after.head_dim + (warp < kPairs ? 0 : half) + first_pair + warp % kPairs;
+    Row rs[1];
+    float *out;
+    int rows, local;
+    locate<TYPE>(p, row, shift, rs[0], out, rows, local);  // every row exists: the grid covers whole heads
+    prefetch_rows<TYPE, 1>(rs, p.cols, 0, 1);
+    let_next_grid_start();
+    wait_for_previous_grid();
+    float sums[1][1];
+    whole_rows<TYPE, 1, 1, SPLIT>(rs, p, x, 1, shift, sums);
+    __shared__ float value[kWarps];
+    if (lane == 0) {
+        put<kRopeKv>(p, after, out[local], sums[0][0], row, local);
+        value[warp] = sums[0][0];
+    }
+    __syncthreads();
+    const bool query = head < after.heads;
+    if (head >= after.heads + p.rows[1] / after.head_dim || threadIdx.x >= kPairs) return;  // v, or no pair
+    const int j = first_pair + static_cast<int>(threadIdx.x);
+    float a, b;
+    rotate(after.positions[0], after.inverse_frequencies[j], value[threadIdx.x], value[kPairs + threadIdx.x], a, b);
+    if (query) {
+        float *base = p.out[0] + static_cast<int64_t>(head) * after.head_dim;
+        base[j] = a;
+        base[j + half] = b;
+        return;
+    }
+    const int slot = after.slots[0];
+    if (slot < 0) return;
+    const int64_t cached = static_cast<int64_t>(slot) * p.rows[1] +
+                           static_cast<int64_t>(head - after.heads) * after.head_dim;
+    if (after.kv_type == 1) {
+        store_cached<__half>(after.keys, cached + j, a);
+        store_cached<__half>(after.keys, cached + j + half, b);
+    } else {
+        store_cached<float>(after.keys, cached + j, a);
+        store_cached<float>(after.keys, cached + j + half, b);
     }
 }
 
@@ -1258,6 +1280,26 @@ void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int 
     }
 }
 
+template <int TYPE, int SPLIT>
+void launch_qkv_rope_split(const Products &p, const QuantizedRows &x, int shift, int64_t total_rows,
+                           const After &after, cudaStream_t stream) {
+    const auto kernel = qkv_rope_kernel<TYPE, SPLIT>;
+    ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(total_rows / kWarps), kWarps * kWarp, 0, stream)(
+        p, x, shift, after);
+}
+
+// The split as integer_matvec_kernel's at one row, its shares taken one after another by one warp.
+template <int TYPE>
+void launch_qkv_rope(const Products &p, const QuantizedRows &x, int shift, int64_t total_rows, int row_warps,
+                     const After &after, cudaStream_t stream) {
+    switch (warps_per_row<1>(p.cols, row_warps)) {
+        case 1: launch_qkv_rope_split<TYPE, 1>(p, x, shift, total_rows, after, stream); break;
+        case 2: launch_qkv_rope_split<TYPE, 2>(p, x, shift, total_rows, after, stream); break;
+        case 4: launch_qkv_rope_split<TYPE, 4>(p, x, shift, total_rows, after, stream); break;
+        default: launch_qkv_rope_split<TYPE, 8>(p, x, shift, total_rows, after, stream); break;
+    }
+}
+
 // How the tensor-core products of 9-64 rows run (zse_cuda_integer_matvec's mma_rows, splits, workspace, counters).
 struct TensorCoreLaunch {
     int mma_rows;
@@ -1451,12 +1493,12 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
                                int heads, int kv_heads, int head_dim, const int8_t *xq, const float *xd,
                                const float *xs, float *q, float *k, float *v, const int32_t *positions,
                                const float *inverse_frequencies, const int32_t *slots, void *keys, void *values,
-                               int kv_type, int *counters, int row_warps, void *stream) {
+                               int kv_type, int row_warps, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(heads > 0 && kv_heads > 0 && head_dim > 0 && head_dim % kWarps == 0,
                 "zse_cuda_qkv_rope_store_kv: heads, kv_heads and head_dim (a multiple of 8) must be positive");
     ZSE_REQUIRE(positions != nullptr && inverse_frequencies != nullptr && slots != nullptr && keys != nullptr &&
-                    values != nullptr && counters != nullptr,
+                    values != nullptr,
                 "zse_cuda_qkv_rope_store_kv: NULL pointer");
     ZSE_REQUIRE(kv_type == 0 || kv_type == 1, "zse_cuda_qkv_rope_store_kv: kv_type must be 0 (F32) or 1 (F16)");
     ZSE_REQUIRE(static_cast<int64_t>(heads) * head_dim <= 0x7fffffff,
@@ -1479,12 +1521,11 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
     after.keys = keys;
     after.values = values;
     after.kv_type = kv_type;
-    after.counters = counters;
     by_type(type, [&](auto t) {
-        launch_rows<decltype(t)::value, 1, kRopeKv>(p, in, 1, shift_of(group_size), total_rows, row_warps,
-                                                    static_cast<cudaStream_t>(stream), after);
+        launch_qkv_rope<decltype(t)::value>(p, in, shift_of(group_size), total_rows, row_warps, after,
+                                            static_cast<cudaStream_t>(stream));
     });
-    return launched("integer_matvec_kernel");
+    return launched("qkv_rope_kernel");
 }
 
 int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,

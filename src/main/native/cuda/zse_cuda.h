@@ -129,13 +129,12 @@ int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int
 /* One activation row's q, k and v products (data, scales: 3 entries; heads, kv_heads and kv_heads heads of head_dim
  * rows, head_dim a multiple of 8) and RoPE with the KV write in one launch, as integer_matvec then rope_store_kv of
  * that row: q, k, v get the products, then q is rotated in place by positions[0], and the rotated k (k itself stays
- * unrotated) and v go to the caches at slots[0] (-1: not cached). counters: heads + kv_heads device ints, zero before
- * the first launch, left at zero by each. */
+ * unrotated) and v go to the caches at slots[0] (-1: not cached). */
 int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *const *data, const void *const *scales,
                                int heads, int kv_heads, int head_dim, const int8_t *xq, const float *xd,
                                const float *xs, float *q, float *k, float *v, const int32_t *positions,
                                const float *inverse_frequencies, const int32_t *slots, void *keys, void *values,
-                               int kv_type, int *counters, int row_warps, void *stream);
+                               int kv_type, int row_warps, void *stream);
 /* The feed-forward's gated products at n <= 8 activation rows in one launch: out[n, ff] = silu(x . gate^T) * (x . up^T)
  * in F32, and its int8 form (q, d, s as zse_cuda_quantize_rows writes them) for the down projection; gate and up
  * [ff, cols] of one type and group, ff a multiple of 32, x as for integer_matvec. The same bits as integer_matvec of

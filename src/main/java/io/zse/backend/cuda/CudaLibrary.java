@@ -144,7 +144,7 @@ public final class CudaLibrary {
                 JAVA_INT, ADDRESS));
         f.put("zse_cuda_qkv_rope_store_kv", status(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT,
                 JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
-                ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+                ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
         f.put("zse_cuda_swiglu_matvec", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
         f.put("zse_cuda_add_bias", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));

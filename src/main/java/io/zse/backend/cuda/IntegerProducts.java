@@ -34,9 +34,8 @@ final class IntegerProducts implements AutoCloseable {
     /** The fused SwiGLU products' output in int8: apart from the scratch, where their own input may lie. */
     private final QuantizedActivations swigluScratch;
     /**
-     * The fused and split launches' completion counters (one per 32 SwiGLU outputs, per q or k head, one for the norm,
-     * one per 64 rows of split products): each launch leaves them at zero, and the launches run one after another on
-     * the compute stream, so they share them.
+     * The norm's and split launches' completion counters (one for the norm, one per 64 rows of split products): each
+     * launch leaves them at zero, and the launches run one after another on the compute stream, so they share them.
      */
     private DeviceBuffer counters;
     /** The staged products' partial sums where they split the columns (grown to the largest launch's). */
@@ -348,7 +347,7 @@ final class IntegerProducts implements AutoCloseable {
         cuda.call("zse_cuda_qkv_rope_store_kv", qkv[0].type().code(), qkv[0].groupSize(), qkv[0].cols(), arguments,
                 arguments.asSlice(POINTERS), heads, kvHeads, headDim, x.codes(), x.scales(), x.sums(), out[0], out[1],
                 out[2], positions, frequencies, slots, pool.keys(layer), pool.values(layer), pool.typeCode(),
-                counters(heads + kvHeads, stream), variants.rowWarps(), stream.handle());
+                variants.rowWarps(), stream.handle());
     }
 
     /** {@code ints} zeroed device counters (the buffer grows, zeroed on {@code stream}, where a launch needs more). */

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -192,11 +193,11 @@ class CudaFusionTest {
 
     /**
      * An output or down projection that adds its outputs to the residual stream and norms it in its last block
-     * (zse_cuda_integer_matvec_add_rms_norm, one row), for each integer type, on rows of 96 and 2080 (more than the
-     * block's tile: read twice): the stream gets the bits of the product then the add; the normed row the separate
-     * kernels' within rounding (the block sums the squares in its own order); its int8 form taken by the next product,
-     * the bits of quantizing the normed row anew; twice, on other inputs (the counter left at zero); at two rows the
-     * separate ops.
+     * (zse_cuda_integer_matvec_add_rms_norm, one row), for each integer type, on rows of 96, 2080 (two of the block's
+     * tiles, held at once) and 4160 (three: read twice): the stream gets the bits of the product then the add; the
+     * normed row the separate kernels' within rounding (the block sums the squares in its own order); its int8 form
+     * taken by the next product, the bits of quantizing the normed row anew; twice, on other inputs (the counter left
+     * at zero); at two rows the separate ops.
      */
     @Test
     void projectionsAddToTheStreamAndNormItInTheirLastBlock() {
@@ -204,7 +205,7 @@ class CudaFusionTest {
             for (int[] kind : INTEGER_KINDS) {
                 TensorType type = TensorType.values()[kind[0]];
                 int cols = kind[1] == 256 ? 512 : 384;
-                for (int dim : new int[]{96, 2080}) {
+                for (int dim : new int[]{96, 2080, 4160}) {
                     WeightMatrix w = backend.weight(TestCudaLibrary.randomWeight(type, kind[1], dim, cols, dim));
                     WeightMatrix next = backend.weight(TestCudaLibrary.randomWeight(TensorType.Q8, 32, 64, dim, 5));
                     float[] weight = random(dim, 6);
@@ -247,22 +248,26 @@ class CudaFusionTest {
     }
 
     /**
-     * The q, k and v products of one row rotating each q and k head as it completes and writing the caches
-     * (zse_cuda_qkv_rope_store_kv), for each integer type at a small shape (Q4 g32 also at Llama 3 8B's heads), with
-     * both cache types: the bits of the products then RoPE + KV write, in q, k (left unrotated), v and in the caches
-     * (attention over them gives the same bits); step after step, so that a head counter left behind would show; and
-     * at two rows the separate ops.
+     * The q, k and v products of one row rotating each pair of rows of a q or k head and writing the caches
+     * (zse_cuda_qkv_rope_store_kv), for each integer type at a small shape (Q4 g32 also at Llama 3 8B's heads, and on
+     * rows of 4608 columns, which the products split among warps), with both cache types: the bits of the products then
+     * RoPE + KV write, in q, k (left unrotated), v and in the caches (attention over them gives the same bits); step
+     * after step; and at two rows the separate ops.
      */
     @Test
-    void qkvProductsRotateAndCacheEachHeadAsItCompletes() {
+    void qkvProductsRotateAndCacheEachPairOfRows() {
         try (CudaBackend backend = fusing()) {
             for (int[] kind : INTEGER_KINDS) {
                 TensorType type = TensorType.values()[kind[0]];
-                int cols = kind[1] == 256 ? 512 : 384;
-                List<AttentionShape> shapes = kind == INTEGER_KINDS[0]
-                        ? List.of(new AttentionShape(8, 2, 64, 0), new AttentionShape(32, 8, 128, 0))
-                        : List.of(new AttentionShape(8, 2, 64, 0));
-                for (AttentionShape shape : shapes) {
+                int base = kind[1] == 256 ? 512 : 384;
+                AttentionShape small = new AttentionShape(8, 2, 64, 0);
+                Map<AttentionShape, Integer> shapes = kind == INTEGER_KINDS[0]
+                        ? Map.of(small, base, new AttentionShape(32, 8, 128, 0), base, new AttentionShape(4, 1, 64, 0),
+                        4608)
+                        : Map.of(small, base);
+                for (Map.Entry<AttentionShape, Integer> shapeAndCols : shapes.entrySet()) {
+                    AttentionShape shape = shapeAndCols.getKey();
+                    int cols = shapeAndCols.getValue();
                     WeightMatrix[] qkv = {
                             backend.weight(TestCudaLibrary.randomWeight(type, kind[1], shape.queryDim(), cols, 21)),
                             backend.weight(TestCudaLibrary.randomWeight(type, kind[1], shape.kvDim(), cols, 22)),
@@ -273,8 +278,8 @@ class CudaFusionTest {
                         Side fused = Side.of(backend, shape, 1, cacheType);
                         int[][][] steps = {{{0, 0, 1}}, {{0, 1, 1}}, {{0, 2, 2}}, {{0, 4, 1}}};
                         for (int[][] step : steps) {
-                            String what = type + " g" + kind[1] + " " + shape + " " + cacheType + " at "
-                                    + step[0][1] + " x " + step[0][2];
+                            String what = type + " g" + kind[1] + " " + shape + " cols " + cols + " " + cacheType
+                                    + " at " + step[0][1] + " x " + step[0][2];
                             assertQkvRopeStoreKvMatches(backend, qkv, shape, frequencies, separate, fused, step,
                                     cols, what);
                         }
