@@ -615,8 +615,16 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
 // rows, whose last to complete a head rotated it, found by a fence and an atomic count at the end of every block,
 // took 12.6 us a layer of Llama 3 8B in the fifth GPU run (ncu); the plain products and rope_store_kv, 11.5 in the
 // third.
+// Blocks of qkv_rope_kernel a multiprocessor should hold: Llama 3 8B's q, k and v rows make 768 blocks, which five
+// a multiprocessor (48 registers) ran in two rounds on 132 multiprocessors, the second of 108 blocks; six (40
+// registers, no spills: ptxas, sm_90) take them in one.
+template <int TYPE>
+struct QkvMinBlocks {
+    static constexpr int value = TYPE == Q4 ? 6 : MinBlocks<TYPE, 1, true>::value;
+};
+
 template <int TYPE, int SPLIT>
-__global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, 1, true>::value)
+__global__ void __launch_bounds__(kWarps * kWarp, QkvMinBlocks<TYPE>::value)
     qkv_rope_kernel(Products p, QuantizedRows x, int shift, After after) {
     constexpr int kPairs = kWarps / 2;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, half = after.head_dim / 2;

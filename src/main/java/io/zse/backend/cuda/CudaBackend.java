@@ -742,8 +742,8 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * One row of one sequence's pool, integer weights: one launch, whose blocks that complete a q or k head rotate it
-     * and write the caches; else the products, then RoPE and the KV write.
+     * One row of one sequence's pool, integer weights: one launch, whose blocks each rotate the pairs of rows of a q or
+     * k head they computed and write the caches; else the products, then RoPE and the KV write.
      */
     @Override
     public void projectRopeStoreKv(ActivationBuffer x, int n, WeightMatrix[] qkv, ActivationBuffer q,
@@ -791,9 +791,9 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Up to {@value IntegerProducts#FUSED_SWIGLU_ROWS} rows of integer weights: one launch, which applies SwiGLU as the
-     * gate and up sums finish and writes its int8 form for the down projection (up is not written); else the products,
-     * then SwiGLU.
+     * Up to {@value IntegerProducts#FUSED_SWIGLU_ROWS} rows of integer weights: one launch, whose blocks each apply
+     * SwiGLU to the 32 gate and up sums they computed and write its int8 form for the down projection (up is not
+     * written); else the products, then SwiGLU.
      */
     @Override
     public void swigluProducts(ActivationBuffer x, int n, WeightMatrix gateWeight, WeightMatrix upWeight,

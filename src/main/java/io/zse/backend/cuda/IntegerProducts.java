@@ -60,7 +60,7 @@ final class IntegerProducts implements AutoCloseable {
      * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own. {@code fusedNorm}: at one
      * activation row, the output and down projections add to the residual stream and their last block norms it,
      * rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
-     * products rotate each q and k head as it completes and write the caches, rather than the RoPE + KV kernel.
+     * products rotate each pair of rows of a q or k head and write the caches, rather than the RoPE + KV kernel.
      * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times Q8, Q4 and Q4_K
      * weights take the staged products (with {@code mmaRows} 0) rather than the F16 tiles of zse_cuda_matmul.
      */
