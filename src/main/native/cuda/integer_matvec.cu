@@ -1222,15 +1222,6 @@ void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int
     }
 }
 
-template <int TYPE, int ROWS, int SPLIT, int AFTER>
-void launch_split_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                       const After &after, cudaStream_t stream) {
-    constexpr int rows_per_block = kWarps / SPLIT * RowsPerWarp<ROWS>::value;
-    const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
-    const auto kernel = integer_matvec_kernel<TYPE, ROWS, SPLIT, AFTER>;
-    ZSE_LAUNCH_OVERLAPPING(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift, after);
-}
-
 // Warps a weight row's chunks are split among: row_warps where asked (1, 2, 4 or 8), else as many as the trips a warp
 // would make alone (a trip: Steps chunks a lane), up to a power of two and at most kWarps.
 template <int ROWS>
@@ -1243,35 +1234,38 @@ int warps_per_row(int cols, int row_warps) {
     return split;
 }
 
+// launch(std::integral_constant<int, SPLIT>) for the split warps_per_row gives a product of `cols` columns.
+template <int ROWS, class Launch>
+void by_split(int cols, int row_warps, const Launch &launch) {
+    switch (warps_per_row<ROWS>(cols, row_warps)) {
+        case 1: launch(std::integral_constant<int, 1>{}); break;
+        case 2: launch(std::integral_constant<int, 2>{}); break;
+        case 4: launch(std::integral_constant<int, 4>{}); break;
+        default: launch(std::integral_constant<int, 8>{}); break;
+    }
+}
+
 template <int TYPE, int ROWS, int AFTER = kStore>
 void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int row_warps,
                  cudaStream_t stream, const After &after = After{}) {
-    switch (warps_per_row<ROWS>(p.cols, row_warps)) {
-        case 1: launch_split_rows<TYPE, ROWS, 1, AFTER>(p, x, n, shift, total_rows, after, stream); break;
-        case 2: launch_split_rows<TYPE, ROWS, 2, AFTER>(p, x, n, shift, total_rows, after, stream); break;
-        case 4: launch_split_rows<TYPE, ROWS, 4, AFTER>(p, x, n, shift, total_rows, after, stream); break;
-        default: launch_split_rows<TYPE, ROWS, 8, AFTER>(p, x, n, shift, total_rows, after, stream); break;
-    }
+    by_split<ROWS>(p.cols, row_warps, [&](auto split) {
+        constexpr int rows_per_block = kWarps / decltype(split)::value * RowsPerWarp<ROWS>::value;
+        const unsigned grid = static_cast<unsigned>((total_rows + rows_per_block - 1) / rows_per_block);
+        const auto kernel = integer_matvec_kernel<TYPE, ROWS, decltype(split)::value, AFTER>;
+        ZSE_LAUNCH_OVERLAPPING(kernel, grid, kWarps * kWarp, 0, stream)(p, x, n, shift, after);
+    });
 }
 
-template <int TYPE, int ROWS, int SPLIT>
-void launch_swiglu_split(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                         cudaStream_t stream) {
-    const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, SPLIT>;
-    ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / kQuantBlock), kWarps * kWarp, 0, stream)(
-        p, x, n, shift, act);
-}
-
-// The split as integer_matvec_kernel's, its shares taken one after another by one warp.
+// A block a quantization block of outputs; the split as integer_matvec_kernel's, its shares taken one after another
+// by one warp.
 template <int TYPE, int ROWS>
 void launch_swiglu_rows(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
                         int row_warps, cudaStream_t stream) {
-    switch (warps_per_row<ROWS>(p.cols, row_warps)) {
-        case 1: launch_swiglu_split<TYPE, ROWS, 1>(p, x, n, shift, act, stream); break;
-        case 2: launch_swiglu_split<TYPE, ROWS, 2>(p, x, n, shift, act, stream); break;
-        case 4: launch_swiglu_split<TYPE, ROWS, 4>(p, x, n, shift, act, stream); break;
-        default: launch_swiglu_split<TYPE, ROWS, 8>(p, x, n, shift, act, stream); break;
-    }
+    by_split<ROWS>(p.cols, row_warps, [&](auto split) {
+        const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, decltype(split)::value>;
+        ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / kQuantBlock), kWarps * kWarp, 0, stream)(
+            p, x, n, shift, act);
+    });
 }
 
 template <int TYPE>
@@ -1288,24 +1282,16 @@ void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int 
     }
 }
 
-template <int TYPE, int SPLIT>
-void launch_qkv_rope_split(const Products &p, const QuantizedRows &x, int shift, int64_t total_rows,
-                           const After &after, cudaStream_t stream) {
-    const auto kernel = qkv_rope_kernel<TYPE, SPLIT>;
-    ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(total_rows / kWarps), kWarps * kWarp, 0, stream)(
-        p, x, shift, after);
-}
-
-// The split as integer_matvec_kernel's at one row, its shares taken one after another by one warp.
+// A block 8 rows of a head; the split as integer_matvec_kernel's at one row, its shares taken one after another by
+// one warp.
 template <int TYPE>
 void launch_qkv_rope(const Products &p, const QuantizedRows &x, int shift, int64_t total_rows, int row_warps,
                      const After &after, cudaStream_t stream) {
-    switch (warps_per_row<1>(p.cols, row_warps)) {
-        case 1: launch_qkv_rope_split<TYPE, 1>(p, x, shift, total_rows, after, stream); break;
-        case 2: launch_qkv_rope_split<TYPE, 2>(p, x, shift, total_rows, after, stream); break;
-        case 4: launch_qkv_rope_split<TYPE, 4>(p, x, shift, total_rows, after, stream); break;
-        default: launch_qkv_rope_split<TYPE, 8>(p, x, shift, total_rows, after, stream); break;
-    }
+    by_split<1>(p.cols, row_warps, [&](auto split) {
+        const auto kernel = qkv_rope_kernel<TYPE, decltype(split)::value>;
+        ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(total_rows / kWarps), kWarps * kWarp, 0, stream)(
+            p, x, shift, after);
+    });
 }
 
 // How the tensor-core products of 9-64 rows run (zse_cuda_integer_matvec's mma_rows, splits, workspace, counters).

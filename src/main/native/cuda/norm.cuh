@@ -120,7 +120,7 @@ __device__ __forceinline__ void norm_row(float *row, const float *row_y, const f
         const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
 #pragma unroll
         for (int j = 0; j < kHeldTiles; j++) {
-            if (j == 0 || j * tile < dim) {
+            if (j * tile < dim) {
                 write_tile(v[j], w[j], inverse_rms, dim, j * tile, row_out, first_block, quantized);
             }
         }
