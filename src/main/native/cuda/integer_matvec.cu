@@ -691,14 +691,21 @@ __device__ __forceinline__ void block_scale(const uint8_t *scales, int b, int sh
         const uint32_t dm = reinterpret_cast<const uint32_t *>(scales)[b >> shift];
         d = half_bits_to_float(dm & 0xffffu);
         m = half_bits_to_float(dm >> 16);
-    } else {  // Q4_K
+    } else if constexpr (TYPE == Q4_K) {
         const uint8_t *record = scales + 16 * (b >> 3);
         int scale, min;
         kquant_scale_min(record + 4, b & 7, scale, min);
         d = f16_at(record) * static_cast<float>(scale);
         m = -f16_at(record + 2) * static_cast<float>(min);
+    } else {  // Q6_K, staged only: `scales` is the stage's record; its 16-element scales are q6_halves'
+        d = f16_at(scales);
+        m = 0.f;
     }
 }
+
+// Whether a block's sum takes a min term (m s_x).
+template <int TYPE>
+constexpr bool kHasMin = TYPE == Q4 || TYPE == Q4_K;
 
 template <>
 struct TensorCodes<Q8> {
@@ -903,20 +910,28 @@ constexpr int kStageBlocks = kStageCols / kBlock;
 constexpr int kStages = 3;
 constexpr int kMaxSplits = 8;
 constexpr int kRowPad = 16;  // bytes after each staged row: ldmatrix's 8 rows then lie in 8 different bank groups
+constexpr int kQ6StagedSupers = 8;  // Q6_K rows stage in multiples of this many super-blocks (StageLayout::skew)
 
 // One stage of a block in shared memory, at byte offsets: the weight rows' codes (padded) and scales (each row's in
-// the file's layout: Q8 8 F16 d, Q4 (d, m) per group, Q4_K the super-block's record), then the tokens' codes (padded),
-// block scales d and sums s ([token][8] floats).
+// the file's layout: Q8 8 F16 d, Q4 (d, m) per group, Q4_K and Q6_K the super-block's record), then the tokens' codes
+// (padded), block scales d and sums s ([token][8] floats).
 template <int TYPE, int TOKENS>
 struct StageLayout {
-    static constexpr int kCodes = TYPE == Q8 ? kStageCols : kStageCols / 2;  // a weight row's code bytes
+    static constexpr int kCodes = TYPE == Q8 ? kStageCols : TYPE == Q6_K ? kStageCols / 4 * 3 : kStageCols / 2;
     static constexpr int kStride = kCodes + kRowPad;
     static constexpr int kTokenStride = kStageCols + kRowPad;
-    int scale_bytes;  // a weight row's scale bytes: 16, or Q4's 32, 16 or 8 (4 a group)
+    int scale_bytes;  // a weight row's scale bytes: 16, or Q4's 32, 16 or 8 (4 a group), or Q6_K's 32 (below)
     int scales, x_codes, x_d, x_s, bytes;
 
+    // Q6_K's 18-byte records lie at any even offset: a stage copies the 16-byte-aligned 32 bytes around its record,
+    // which stay inside the row's scales where a row is a multiple of 8 super-blocks (kQ6StagedSupers: 8 records,
+    // 144 bytes, end on a 16-byte boundary). scales_from: where stage s's copy starts in a row's scales; skew: where
+    // its record starts in the copy.
+    __host__ __device__ int scales_from(int s) const { return TYPE == Q6_K ? s * 18 / 16 * 16 : s * scale_bytes; }
+    __host__ __device__ static int skew(int s) { return TYPE == Q6_K ? s * 18 % 16 : 0; }
+
     __host__ __device__ explicit StageLayout(int shift) {
-        scale_bytes = TYPE == Q4 ? 32 >> shift : 16;
+        scale_bytes = TYPE == Q4 ? 32 >> shift : TYPE == Q6_K ? 32 : 16;
         scales = kStagedRows * kStride;
         x_codes = scales + kStagedRows * scale_bytes;
         x_d = x_codes + TOKENS * kTokenStride;
@@ -989,7 +1004,7 @@ struct StageCopies {
             copy_async<16>(stage + code_to[i], codes[i] + static_cast<int64_t>(s) * Layout::kCodes);
         }
         if (scales != nullptr) {
-            const uint8_t *from = scales + static_cast<int64_t>(s) * l.scale_bytes;
+            const uint8_t *from = scales + l.scales_from(s);
             if (l.scale_bytes >= 16) {
                 copy_async<16>(stage + scale_to, from);
             } else if (l.scale_bytes == 8) {
@@ -1007,18 +1022,37 @@ struct StageCopies {
     }
 };
 
+// Q6_K's integer sum of a block: its two 16-element halves on the tensor cores apart (mma_s8_16x8x16), each times
+// its row's scale for that half (halves[row g | g + 8][first | second]); |sum| < 2^24, so exact as a float too.
+__device__ __forceinline__ void q6_block_dot(const uint32_t (&a)[4], const uint32_t (&frag)[2],
+                                             const int (&halves)[2][2], int (&dot)[4]) {
+    int first[4] = {0, 0, 0, 0}, second[4] = {0, 0, 0, 0};
+    mma_s8_16x8x16({a[0], a[1]}, frag[0], first);
+    mma_s8_16x8x16({a[2], a[3]}, frag[1], second);
+#pragma unroll
+    for (int e = 0; e < 4; e++) dot[e] = halves[e / 2][0] * first[e] + halves[e / 2][1] * second[e];
+}
+
 // acc += weight block b's 16 x 32 fragment a (rows g, g + 8 of the warp's tile) times every token tile's, from the
-// stage in shared memory; x_row: this lane's ldmatrix row of the tokens' codes.
+// stage in shared memory (its records `skew` bytes into their copies: StageLayout::skew); x_row: this lane's ldmatrix
+// row of the tokens' codes.
 template <int TYPE, int TOKENS>
-__device__ __forceinline__ void staged_block(const uint8_t *stage, const StageLayout<TYPE, TOKENS> &l, int tile, int b,
-                                             const uint32_t (&a)[4], int shift, const uint8_t *x_row,
+__device__ __forceinline__ void staged_block(const uint8_t *stage, const StageLayout<TYPE, TOKENS> &l, int skew,
+                                             int tile, int b, const uint32_t (&a)[4], int shift, const uint8_t *x_row,
                                              float (&acc)[TOKENS / 8][4]) {
     using Layout = StageLayout<TYPE, TOKENS>;
     const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     float d[2], m[2];
+    [[maybe_unused]] int halves[2][2];  // Q6_K: rows g and g + 8's scales of the block's two halves
 #pragma unroll
-    for (int h = 0; h < 2; h++) block_scale<TYPE>(stage + l.scales + (16 * tile + g + 8 * h) * l.scale_bytes, b,
-                                                  shift, d[h], m[h]);
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *record = stage + l.scales + skew + (16 * tile + g + 8 * h) * l.scale_bytes;
+        block_scale<TYPE>(record, b, shift, d[h], m[h]);
+        if constexpr (TYPE == Q6_K) {
+#pragma unroll
+            for (int k = 0; k < 2; k++) halves[h][k] = static_cast<int8_t>(record[2 + 2 * b + k]);
+        }
+    }
     const float *xd = reinterpret_cast<const float *>(stage + l.x_d);
     const float *xs = reinterpret_cast<const float *>(stage + l.x_s);
 #pragma unroll
@@ -1029,25 +1063,51 @@ __device__ __forceinline__ void staged_block(const uint8_t *stage, const StageLa
         for (int k = 0; k < 2; k++) {
             const uint32_t frag[2] = {frags[2 * k], frags[2 * k + 1]};
             int dot[4] = {0, 0, 0, 0};
-            mma_s8_16x8x32(a, frag, dot);
+            if constexpr (TYPE == Q6_K) {
+                q6_block_dot(a, frag, halves, dot);
+            } else {
+                mma_s8_16x8x32(a, frag, dot);
+            }
             const int token = 8 * (j + k) + 2 * t;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int at = (token + e % 2) * kStageBlocks + b;
                 const float scaled = d[e / 2] * xd[at] * static_cast<float>(dot[e]);
-                acc[j + k][e] += TYPE == Q8 ? scaled : fmaf(m[e / 2], xs[at], scaled);
+                acc[j + k][e] += kHasMin<TYPE> ? fmaf(m[e / 2], xs[at], scaled) : scaled;
             }
         }
     }
 }
 
+// Q6_K's codes q - 32 as int8 (q in 0..63: bit 5 clear gives the bytes 111 in bits 7-5), 4 a word.
+__device__ __forceinline__ uint32_t q6_centered(uint32_t codes) {
+    return (codes & 0x1F1F1F1Fu) | ((~codes & 0x20202020u) * 7u);
+}
+
 // The warp's share of a stage: Q8 4 blocks of 32 bytes; the 4-bit types 2 units of 32 bytes, 2 blocks each (Q4 with
 // groups of 32: the unit's two 16-byte halves are two blocks, low nibbles the first 16 elements and high the next 16;
-// Q4_K and Q4's larger groups: its low nibbles are one block, its high nibbles a later one).
+// Q4_K and Q4's larger groups: its low nibbles are one block, its high nibbles a later one); Q6_K half of the
+// super-block, parts p = 0..3 of 32 elements (Chunk<Q6_K>): low nibbles of parts 0 and 2 at 64 half, of 1 and 3 at
+// 64 half + 32, two high bits each at 128 + 32 half.
 template <int TYPE, int TOKENS>
-__device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLayout<TYPE, TOKENS> &l, int tile,
-                                             int half, int shift, const uint8_t *w_row, const uint8_t *x_row,
-                                             float (&acc)[TOKENS / 8][4]) {
+__device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLayout<TYPE, TOKENS> &l, int skew,
+                                             int tile, int half, int shift, const uint8_t *w_row,
+                                             const uint8_t *x_row, float (&acc)[TOKENS / 8][4]) {
+    if constexpr (TYPE == Q6_K) {
+        uint32_t low02[4], low13[4], high[4];
+        load_matrices(w_row + 64 * half, low02);
+        load_matrices(w_row + 64 * half + 32, low13);
+        load_matrices(w_row + 128 + 32 * half, high);
+        [[maybe_unused]] constexpr int kUnroll = TOKENS < 64 ? 4 : 1;  // as below
+#pragma unroll kUnroll
+        for (int p = 0; p < 4; p++) {
+            uint32_t a[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) a[e] = q6_centered(Chunk<Q6_K>::codes(low02[e], low13[e], high[e], p));
+            staged_block<TYPE, TOKENS>(stage, l, skew, tile, 4 * half + p, a, shift, x_row, acc);
+        }
+        return;
+    }
     constexpr int kUnits = TYPE == Q8 ? 4 : 2;
     // 64 tokens' accumulators leave no registers for two units at once
     [[maybe_unused]] constexpr int kUnroll = TOKENS < 64 ? kUnits : 1;
@@ -1057,7 +1117,7 @@ __device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLa
         uint32_t r[4];  // rows 0-7 and 8-15 of the unit's first 16 bytes, then of its last 16
         load_matrices(w_row + 32 * unit, r);
         if constexpr (TYPE == Q8) {
-            staged_block<TYPE, TOKENS>(stage, l, tile, unit, r, shift, x_row, acc);
+            staged_block<TYPE, TOKENS>(stage, l, skew, tile, unit, r, shift, x_row, acc);
         } else {
             uint32_t lo[4], hi[4];
 #pragma unroll
@@ -1067,15 +1127,15 @@ __device__ __forceinline__ void staged_share(const uint8_t *stage, const StageLa
             }
             if (TYPE == Q4 && shift == 0) {
                 const uint32_t first[4] = {lo[0], lo[1], hi[0], hi[1]}, second[4] = {lo[2], lo[3], hi[2], hi[3]};
-                staged_block<TYPE, TOKENS>(stage, l, tile, 2 * unit, first, shift, x_row, acc);
-                staged_block<TYPE, TOKENS>(stage, l, tile, 2 * unit + 1, second, shift, x_row, acc);
+                staged_block<TYPE, TOKENS>(stage, l, skew, tile, 2 * unit, first, shift, x_row, acc);
+                staged_block<TYPE, TOKENS>(stage, l, skew, tile, 2 * unit + 1, second, shift, x_row, acc);
             } else {
                 // Q4_K: sub-blocks 2 unit (low) and 2 unit + 1; Q4: a group of 2^shift blocks is 16 << shift bytes,
                 // its units' low nibbles the first half of its blocks, their high nibbles the second half
                 const int per_group = TYPE == Q4 ? (1 << shift) >> 1 : 1;
                 const int low = TYPE == Q4 ? (unit / per_group << shift) + unit % per_group : 2 * unit;
-                staged_block<TYPE, TOKENS>(stage, l, tile, low, lo, shift, x_row, acc);
-                staged_block<TYPE, TOKENS>(stage, l, tile, low + per_group, hi, shift, x_row, acc);
+                staged_block<TYPE, TOKENS>(stage, l, skew, tile, low, lo, shift, x_row, acc);
+                staged_block<TYPE, TOKENS>(stage, l, skew, tile, low + per_group, hi, shift, x_row, acc);
             }
         }
     }
@@ -1131,7 +1191,8 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
         if (next < end) copies.start(shared + (next - first) % kStages * l.bytes, next, l);
         copy_async_commit();
         const uint8_t *stage = shared + (s - first) % kStages * l.bytes;
-        staged_share<TYPE, TOKENS>(stage, l, tile, half, shift, stage + w_offset, stage + x_offset, acc);
+        staged_share<TYPE, TOKENS>(stage, l, Layout::skew(s), tile, half, shift, stage + w_offset, stage + x_offset,
+                                   acc);
     }
     copy_async_wait<0>();
     __syncthreads();  // the stages' memory now takes the second halves' sums
@@ -1184,10 +1245,11 @@ __global__ void __launch_bounds__(kMmaWarps * kWarp, 2)
     }
 }
 
-// Whether the staged kernel takes these weights and activations: Q8, Q4 or Q4_K, whole stages of 256 columns, and
-// every row's codes and scales aligned for its 16-byte copies (rows follow from cols % 256 and aligned bases).
+// Whether the staged kernel takes these weights and activations: whole stages of 256 columns (Q6_K: whole runs of
+// kQ6StagedSupers), and every row's codes and scales aligned for its 16-byte copies (rows follow from the columns and
+// aligned bases).
 bool staged_fits(int type, const Products &p, const QuantizedRows &x) {
-    if ((type != Q8 && type != Q4 && type != Q4_K) || p.cols % kStageCols != 0) return false;
+    if (p.cols % (type == Q6_K ? kQ6StagedSupers * kStageCols : kStageCols) != 0) return false;
     const auto aligned = [](const void *at) { return reinterpret_cast<uintptr_t>(at) % 16 == 0; };
     bool fits = aligned(x.q) && aligned(x.d) && aligned(x.s);
     for (int j = 0; j < p.count; j++) fits = fits && aligned(p.data[j]) && aligned(p.scales[j]);
@@ -1303,8 +1365,9 @@ struct TensorCoreLaunch {
 };
 
 // Up to 8 activation rows: the DP4A kernel, instantiated for 1, 2, 4 and 8 rows (registers and unrolled loops for the
-// batch-size buckets). More: Q8, Q4 and Q4_K on tensor cores in tiles of 16, 32 or 64 tokens; Q6_K, whose scales
-// change every 16 elements, in the DP4A kernel 16 rows at a time.
+// batch-size buckets). More: on tensor cores in tiles of 16, 32 or 64 tokens, staged (mma_rows 0) or Q8, Q4 and Q4_K
+// from memory; Q6_K where it does not stage, in the DP4A kernel 16 rows at a time. (The DP4A kernel took 1.27 ms of a
+// 16-row decode step's 6.53 for Llama 3 8B's Q6_K output layer, 346 GB/s: fifth GPU run, ncu.)
 template <int TYPE>
 void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
                            const TensorCoreLaunch &tensor, int row_warps, cudaStream_t stream) {
@@ -1316,6 +1379,15 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
         launch_rows<TYPE, 4>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n <= 8) {
         launch_rows<TYPE, 8>(p, x, n, shift, total_rows, row_warps, stream);
+    } else if (tensor.mma_rows == 0) {
+        const int splits = tensor.splits;
+        if (n <= 16) {
+            launch_staged<TYPE, 16>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
+        } else if (n <= 32) {
+            launch_staged<TYPE, 32>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
+        } else {
+            launch_staged<TYPE, 64>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
+        }
     } else if constexpr (TYPE == Q6_K) {
         if (n <= 16) {
             launch_rows<TYPE, 16>(p, x, n, shift, total_rows, row_warps, stream);
@@ -1329,15 +1401,6 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
                                      x.s + from * blocks};
             launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, tensor, row_warps,
                                         stream);
-        }
-    } else if (tensor.mma_rows == 0) {
-        const int splits = tensor.splits;
-        if (n <= 16) {
-            launch_staged<TYPE, 16>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
-        } else if (n <= 32) {
-            launch_staged<TYPE, 32>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
-        } else {
-            launch_staged<TYPE, 64>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
         }
     } else if (n <= 16) {
         launch_mma<TYPE, 16>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
@@ -1429,9 +1492,8 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
                 "zse_cuda_integer_matvec: splits must be 1 to 8, and at most cols / 256");
     ZSE_REQUIRE(splits == 1 || (workspace != nullptr && counters != nullptr),
                 "zse_cuda_integer_matvec: NULL workspace or counters for splits above 1");
-    ZSE_REQUIRE(n > 0 && (n <= ZSE_CUDA_INTEGER_ROWS || (mma_rows == 0 && splits == 1 && type != Q6_K)),
-                "zse_cuda_integer_matvec: n must be 1 to 64, or above for the staged products (mma_rows 0, splits 1, "
-                "Q8, Q4 or Q4_K)");
+    ZSE_REQUIRE(n > 0 && (n <= ZSE_CUDA_INTEGER_ROWS || (mma_rows == 0 && splits == 1)),
+                "zse_cuda_integer_matvec: n must be 1 to 64, or above for the staged products (mma_rows 0, splits 1)");
     Products p{};
     int64_t total_rows = 0;
     if (int status = describe("zse_cuda_integer_matvec", type, group_size, cols, count, data, scales, rows, out, xq,
@@ -1439,10 +1501,10 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
         return status;
     }
     const QuantizedRows x{xq, xd, xs};
-    const bool staged = mma_rows == 0 && n > 8 && type != Q6_K;
+    const bool staged = mma_rows == 0 && n > 8;
     ZSE_REQUIRE(!staged || staged_fits(type, p, x),
-                "zse_cuda_integer_matvec: the staged products (mma_rows 0) take cols a multiple of 256 and weights and "
-                "activations 16-byte aligned");
+                "zse_cuda_integer_matvec: the staged products (mma_rows 0) take cols a multiple of 256 (Q6_K: 2048) "
+                "and weights and activations 16-byte aligned");
     ZSE_REQUIRE(!staged || (total_rows + kStagedRows - 1) / kStagedRows <= 65535,
                 "zse_cuda_integer_matvec: the staged products take at most 65535 blocks of 64 rows");
     by_type(type, [&](auto t) {

@@ -1,5 +1,5 @@
 // Warp-level 16 x 16 x 16 matrix products on shared-memory tiles, for the prefill kernels (tiled attention, matmul);
-// and the int8 16 x 8 x 32 product on registers of the batched integer products (mma_s8_16x8x32, at the end).
+// and the int8 16 x 8 x 32 and 16 x 8 x 16 products on registers of the batched integer products (at the end).
 //
 // A warp multiplies a 16 x 16 tile of A (row-major) by a 16 x 16 tile of B (row- or column-major) into a 16 x 16
 // float accumulator it holds in registers. Element types: __half and __nv_bfloat16 run on tensor cores (wmma, sm_80+)
@@ -183,6 +183,18 @@ __device__ __forceinline__ void mma_s8_16x8x32(const uint32_t (&a)[4], const uin
         d[e] += sum;
     }
     __syncwarp();
+#endif
+}
+
+// The same product over 16 columns (mma.sync.m16n8k16.row.col.s32.s8.s8.s32): a[0], a[1] and b as the first halves of
+// mma_s8_16x8x32's. The emulation's twin is that product with zero second halves.
+__device__ __forceinline__ void mma_s8_16x8x16(const uint32_t (&a)[2], uint32_t b, int (&d)[4]) {
+#ifndef ZSE_CUDA_EMULATION
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(b));
+#else
+    mma_s8_16x8x32({a[0], a[1], 0u, 0u}, {b, 0u}, d);
 #endif
 }
 

@@ -103,15 +103,15 @@ int zse_cuda_matmul(const void *data, const void *scales, int type, int group_si
  * `count` (1 to 3) weights of one type (Q8, Q4, Q4_K or Q6_K), group size and column count that share that input, in
  * one launch: data, scales, rows and out are host arrays of `count` entries (device pointers, as for
  * zse_cuda_matmul), read during the call only. n <= ZSE_CUDA_INTEGER_ROWS, but for the staged products (mma_rows 0,
- * splits 1, not Q6_K), which take any n (a prompt) in tiles of 64 tokens; from 9 rows on, Q8, Q4 and Q4_K run on
- * int8 tensor cores (tiles of 16, 32 or 64 tokens) and Q6_K 16 rows a launch. mma_rows: how the tensor-core products
- * take their weight rows: 0, blocks of ZSE_CUDA_STAGED_ROWS staged through shared memory (cols a multiple of 256,
- * every weight's data and scales and xq, xd and xs 16-byte aligned; Q6_K as for 32); 32 or 16, blocks of that many
- * rows reading their fragments from memory. splits (staged blocks only): the parts the columns are split
- * into, 1 to 8 (at most cols / 256); above 1, workspace holds splits * n * (the rows of all weights) floats and
- * counters one zeroed int per ZSE_CUDA_STAGED_ROWS rows, left at zero. row_warps: the warps that split a weight
- * row's columns in the DP4A kernel (up to 8 tokens, and Q6_K's), 1, 2, 4 or 8; 0: as many as the row's length calls
- * for.
+ * splits 1), which take any n (a prompt) in tiles of 64 tokens; from 9 rows on, the products run on int8 tensor
+ * cores (tiles of 16, 32 or 64 tokens). mma_rows: how the tensor-core products take their weight rows: 0, blocks of
+ * ZSE_CUDA_STAGED_ROWS staged through shared memory (cols a multiple of 256, Q6_K's of 2048, every weight's data and
+ * scales and xq, xd and xs 16-byte aligned); 32 or 16, Q8, Q4 and Q4_K in blocks of that many rows reading their
+ * fragments from memory, Q6_K in the DP4A kernel 16 rows a launch. splits (staged blocks only): the parts the
+ * columns are split into, 1 to 8 (at most cols / 256); above 1, workspace holds splits * n * (the rows of all
+ * weights) floats and counters one zeroed int per ZSE_CUDA_STAGED_ROWS rows, left at zero. row_warps: the warps that
+ * split a weight row's columns in the DP4A kernel (up to 8 tokens, and Q6_K's), 1, 2, 4 or 8; 0: as many as the
+ * row's length calls for.
  */
 int zse_cuda_quantize_rows(const float *x, int n, int cols, int8_t *q, float *d, float *s, void *stream);
 int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const void *const *data,

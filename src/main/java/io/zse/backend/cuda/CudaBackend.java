@@ -307,9 +307,9 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 64 rows, and prompts of Q8, Q4 and Q4_K,
-     * take the integer path ({@link IntegerProducts}): the input in int8 once, and weights of one type and group (q,
-     * k and v; gate and up) in one launch.
+     * Products that share their input. Q8, Q4, Q4_K and Q6_K weights at up to 64 rows, and prompts of those the staged
+     * products take, run as integer products ({@link IntegerProducts}): the input in int8 once, and weights of one
+     * type and group (q, k and v; gate and up) in one launch.
      */
     @Override
     public void matmuls(ActivationBuffer x, int n, WeightMatrix[] ws, ActivationBuffer[] outs) {

@@ -11,7 +11,7 @@ import java.util.Set;
 /**
  * The CUDA backend's integer products (zse_cuda_integer_matvec): Q8, Q4, Q4_K and Q6_K weights times up to
  * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them,
- * and prompts of more rows times Q8, Q4 and Q4_K weights on the staged tensor-core products (where those run).
+ * and prompts of more rows on the staged tensor-core products (where those run and take the weight).
  * Decides which products take that path, finds an input's int8 form (written by the op that produced the input, a
  * norm, SwiGLU or the decode attention, or quantized here) and launches weights that share an input together.
  *
@@ -54,15 +54,15 @@ final class IntegerProducts implements AutoCloseable {
      * activation rows) take their weight rows, 0 (staged through shared memory, 64 rows a block, where the width is a
      * multiple of 256; else as 32), 32 or 16 (blocks of that many rows reading their fragments from memory). {@code
      * productSplits}: the parts the staged products split the columns into, 0 (by the GPU's multiprocessors and the
-     * rows, {@link LaunchShapes#productSplits}), 1, 2, 4 or 8. {@code rowWarps}: the warps that split
-     * a weight row's columns in the DP4A kernel (up to 8 activation rows, and Q6_K's), 0 (by the row's length), 1, 2,
-     * 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
+     * rows, {@link LaunchShapes#productSplits}), 1, 2, 4 or 8. {@code rowWarps}: the warps that split a weight row's
+     * columns in the DP4A kernel (up to 8 activation rows, and Q6_K's where it does not stage), 0 (by the row's
+     * length), 1, 2, 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
      * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own. {@code fusedNorm}: at one
      * activation row, the output and down projections add to the residual stream and their last block norms it,
      * rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
      * products rotate each pair of rows of a q or k head and write the caches, rather than the RoPE + KV kernel.
-     * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times Q8, Q4 and Q4_K
-     * weights take the staged products (with {@code mmaRows} 0) rather than the F16 tiles of zse_cuda_matmul.
+     * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times weights the staged
+     * products take (with {@code mmaRows} 0) run there rather than on the F16 tiles of zse_cuda_matmul.
      */
     record Variants(int mmaRows, int productSplits, int rowWarps, boolean fusedSwiglu, boolean fusedNorm,
                     boolean fusedRope, boolean int8Prompts) {
@@ -145,7 +145,7 @@ final class IntegerProducts implements AutoCloseable {
     }
 
     /**
-     * ZSE_CUDA_PROMPT_PRODUCTS: "f16" gives prompts of Q8, Q4 and Q4_K weights the F16 tiles of zse_cuda_matmul (the
+     * ZSE_CUDA_PROMPT_PRODUCTS: "f16" gives prompts of the staged weights the F16 tiles of zse_cuda_matmul (the
      * products before the staged ones took prompts), to compare on a GPU; unset or "int8", the default (true);
      * anything else refused.
      */
@@ -258,10 +258,9 @@ final class IntegerProducts implements AutoCloseable {
         return fits;
     }
 
-    /** Whether the staged kernel takes w: Q8, Q4 or Q4_K, whole stages of columns, aligned for 16-byte copies. */
+    /** Whether the staged kernel takes w: whole stages of columns (Q6_K: runs of 8), aligned for 16-byte copies. */
     private static boolean stages(CudaWeight w) {
-        return w.type() != TensorType.Q6_K && w.cols() % LaunchShapes.STAGE_COLS == 0 && aligned(w.data())
-                && aligned(w.scales());
+        return w.cols() % LaunchShapes.stagedColumns(w.type()) == 0 && aligned(w.data()) && aligned(w.scales());
     }
 
     private static boolean aligned(MemorySegment at) {

@@ -1,5 +1,7 @@
 package io.zse.backend.cuda;
 
+import io.zse.format.TensorType;
+
 /**
  * How the CUDA backend cuts its kernels into blocks, as functions of the shapes and the GPU's multiprocessor count:
  * decode attention's heads a block and flash-decoding splits, and the prefill products' tiles. Functions of classes of
@@ -71,17 +73,29 @@ final class LaunchShapes {
     static final int STAGE_COLS = 256;
     /** The most parts the staged products split a row's columns into. */
     static final int MAX_PRODUCT_SPLITS = 8;
+    /**
+     * Q6_K rows stage in runs of 8 super-blocks: a stage copies the 16-byte-aligned bytes around its 18-byte scale
+     * record, which 8 records (144 bytes) end on.
+     */
+    static final int Q6_K_STAGED_COLS = 8 * STAGE_COLS;
+
+    /** The columns whose multiple a weight row of this type must be for the staged products to take it. */
+    static int stagedColumns(TensorType type) {
+        return type == TensorType.Q6_K ? Q6_K_STAGED_COLS : STAGE_COLS;
+    }
 
     /**
      * The parts the staged integer products (9 to 64 activation rows) split the columns of {@code totalRows}
-     * weight rows into: 1 where the blocks of rows alone give two to every multiprocessor, else as many as it takes,
-     * at most {@value #MAX_PRODUCT_SPLITS} and one a stage of {@value #STAGE_COLS} columns. {@code fixed} (1, 2, 4 or
-     * 8) overrides the count, within the same limits.
+     * weight rows into: as many as keep all blocks resident at once (two a multiprocessor), at least 1, at most
+     * {@value #MAX_PRODUCT_SPLITS} and one a stage of {@value #STAGE_COLS} columns. {@code fixed} (1, 2, 4 or 8)
+     * overrides the count, within the same limits. Why not more: a second round of a few blocks runs alone, each as
+     * long as one of the first; the fifth GPU run's 16-row step (Llama 3 8B, 132 multiprocessors) split q, k, v into 3
+     * (288 blocks for 264 places: 21 us, 600 GB/s) and the output and down projections into 5 (320: 830 GB/s), where
+     * gate and up, unsplit in 448 blocks, streamed 1478 GB/s.
      */
     static int productSplits(long totalRows, int cols, int multiprocessors, int fixed) {
         long blocks = Math.ceilDiv(totalRows, STAGED_ROWS);
-        int wanted = fixed != 0 ? fixed
-                : (int) Math.min(MAX_PRODUCT_SPLITS, Math.ceilDiv(2L * multiprocessors, blocks));
+        int wanted = fixed != 0 ? fixed : (int) Math.min(MAX_PRODUCT_SPLITS, 2L * multiprocessors / blocks);
         return Math.max(1, Math.min(wanted, Math.min(MAX_PRODUCT_SPLITS, cols / STAGE_COLS)));
     }
 

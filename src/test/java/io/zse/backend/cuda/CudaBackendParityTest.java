@@ -167,10 +167,10 @@ class CudaBackendParityTest {
     /**
      * The integer products on rows long enough for every lane to take whole steps of several chunks and a remainder
      * (168 chunks of 32), Q4 in groups of 32, 64 and 128, Q8, Q4_K and Q6_K, at each kernel's row count (DP4A up to 8,
-     * int8 tensor cores in tiles of 16, 32 and 64 tokens, Q6_K 16 rows a launch) and on the F16 tensor-core tiles past
-     * 64 (ZSE_CUDA_PROMPT_PRODUCTS=f16; the staged prompts are stagedTensorCoreBlocksMatchTheCpu's); weights that share
-     * an input in one launch give what separate calls give, bit for bit, also when a weight of another type splits
-     * them.
+     * int8 tensor cores in tiles of 16, 32 and 64 tokens; Q6_K, whose 21 super-blocks a row do not stage, in DP4A
+     * launches of 16 rows) and on the F16 tensor-core tiles past 64 (ZSE_CUDA_PROMPT_PRODUCTS=f16; the staged prompts
+     * are stagedTensorCoreBlocksMatchTheCpu's); weights that share an input in one launch give what separate calls
+     * give, bit for bit, also when a weight of another type splits them.
      */
     @Test
     void integerProductsOnLongRowsAndSharedInputs() {
@@ -194,7 +194,10 @@ class CudaBackendParityTest {
             for (int n : new int[]{1, 2, 4, 7, 9, 16, 24, 33, 64}) {
                 String what = type + " g" + group + " n=" + n;
                 float[] x = random(n * cols, 100 + n);
+                long staged = cuda.stagedLaunches();
                 float[] alone = BackendArrays.matmul(cuda, x, n, onGpu[0]);
+                assertEquals(staged + (n > 8 && type != TensorType.Q6_K ? 1 : 0), cuda.stagedLaunches(),
+                        what + ": staged launches (Q6_K: 21 super-blocks a row, not runs of 8)");
                 assertClose(BackendArrays.matmul(cpu, TestKernels.int8Activations(x), n, onCpu), alone, 1e-5, what);
                 float[][] shared = BackendArrays.matmuls(cuda, x, n, onGpu);
                 float[][] split = BackendArrays.matmuls(cuda, x, n, onGpu[0], f16OnGpu, onGpu[1], onGpu[2]);
@@ -290,9 +293,11 @@ class CudaBackendParityTest {
      * The staged tensor-core products (the default from 9 activation rows): Q4 with groups of 32, 64 and 128, Q8 and
      * Q4_K at 9, 16, 24, 33 and 64 rows against the CPU's product of the int8 activations, on 5 stages of 256 columns
      * split into 1, 2 (of 2 and 3 stages) and 5 parts (8 asked), three weights of 200, 130 and 9 rows in one launch, so
-     * that blocks of 64 rows straddle the weights and end past the last. One launch after another on the same split
-     * counters: one left behind would spoil the next launch's sums. Prompts of 65 and 130 rows take them too, in tiles
-     * of 64 tokens (the last of 1 and 2), in one split whatever is asked; with ZSE_CUDA_PROMPT_PRODUCTS=f16, not.
+     * that blocks of 64 rows straddle the weights and end past the last. Q6_K on 8 stages (its shortest staged row),
+     * whose scale records start at each even byte of their 16-byte copies, split into 1, 2 and 8 parts. One launch
+     * after another on the same split counters: one left behind would spoil the next launch's sums. Prompts of 65 and
+     * 130 rows take them too, in tiles of 64 tokens (the last of 1 and 2), in one split whatever is asked; with
+     * ZSE_CUDA_PROMPT_PRODUCTS=f16, not.
      */
     @Test
     void stagedTensorCoreBlocksMatchTheCpu() {
@@ -301,9 +306,9 @@ class CudaBackendParityTest {
                     true, null, new IntegerProducts.Variants(0, splits, 0, true, true, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
                         {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32},
-                        {TensorType.Q4_K.ordinal(), 256}}) {
+                        {TensorType.Q4_K.ordinal(), 256}, {TensorType.Q6_K.ordinal(), 256}}) {
                     TensorType type = TensorType.values()[kind[0]];
-                    int cols = 5 * LaunchShapes.STAGE_COLS;
+                    int cols = type == TensorType.Q6_K ? LaunchShapes.Q6_K_STAGED_COLS : 5 * LaunchShapes.STAGE_COLS;
                     ZseTensor[] tensors = randomWeights(type, kind[1], cols, 200, 130, 9);
                     WeightMatrix[] onGpu = uploaded(backend, tensors);
                     for (int n : new int[]{9, 16, 24, 33, 64, 65, 130}) {  // above 64: a prompt, in tiles of 64
@@ -402,9 +407,9 @@ class CudaBackendParityTest {
         assertArrayEquals(expected, actual, 0f, type + " embedding rows of " + name);
     }
 
-    /** Whether prompts times w take the staged int8 products (Q8, Q4 and Q4_K whole stages of 256 columns). */
+    /** Whether prompts times w take the staged int8 products (whole stages of 256 columns; Q6_K's runs of 8). */
     private static boolean stagedPrompt(WeightMatrix w) {
-        return w.type() != TensorType.Q6_K && w.cols() % LaunchShapes.STAGE_COLS == 0;
+        return w.cols() % LaunchShapes.stagedColumns(w.type()) == 0;
     }
 
     /**

@@ -45,14 +45,16 @@ class LaunchShapesTest {
     }
 
     /**
-     * The staged products split the columns while their blocks of 64 rows give fewer than two a multiprocessor: Llama 3
-     * 8B on 132 multiprocessors; at most 8 parts and one a stage of 256 columns; a fixed count within those limits.
+     * The staged products split the columns into as many parts as two blocks a multiprocessor hold at once: Llama 3 8B
+     * on 132 multiprocessors (264 places); at most 8 parts and one a stage of 256 columns; a fixed count within those
+     * limits.
      */
     @Test
     void productSplitsFillTheGpuWithinTheStages() {
         assertEquals(1, LaunchShapes.productSplits(2 * 14336, 4096, 132, 0));  // gate and up: 448 blocks
-        assertEquals(3, LaunchShapes.productSplits(4096 + 2 * 1024, 4096, 132, 0));  // q, k, v: 96 blocks
-        assertEquals(5, LaunchShapes.productSplits(4096, 14336, 132, 0));  // down: 64 blocks
+        assertEquals(2, LaunchShapes.productSplits(4096 + 2 * 1024, 4096, 132, 0));  // q, k, v: 96 blocks, 192
+        assertEquals(4, LaunchShapes.productSplits(4096, 14336, 132, 0));  // down: 64 blocks, 256
+        assertEquals(1, LaunchShapes.productSplits(133 * 64, 4096, 132, 0));  // 266 blocks would need two rounds
         assertEquals(8, LaunchShapes.productSplits(64, 14336, 132, 0));  // one block: at most 8
         assertEquals(2, LaunchShapes.productSplits(64, 512, 132, 0));  // two stages
         assertEquals(1, LaunchShapes.productSplits(4096, 4096, 1, 0));
