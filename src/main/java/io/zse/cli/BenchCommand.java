@@ -239,7 +239,11 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** Prefill then greedy decoding; the first token comes from the prefill, the rest are timed as decode. */
+    /**
+     * Prefill then greedy decoding; the first token comes from the prefill, the rest are timed as decode, each drawn
+     * where the logits are (on a GPU only the id comes back, as in the server; the whole logits row to the host for an
+     * argmax there took part of every step's time before).
+     */
     private static Run run(LlamaModel llama, int[] promptIds, int decode, KvCacheType kvCacheType,
                            ProfiledBackend profiled) {
         KvCache cache = llama.newCache(promptIds.length + decode, kvCacheType);
@@ -250,8 +254,9 @@ public final class BenchCommand implements Callable<Integer> {
         int token = Sampler.argmax(llama.forward(promptIds, 0, cache));
         long firstToken = System.nanoTime();
         Map<String, ProfiledBackend.OpTime> prefillOps = profiled == null ? Map.of() : profiled.takeTimes();
+        KvCache[] caches = {cache};
         for (int i = 1; i < decode; i++) {
-            token = Sampler.argmax(llama.forward(new int[]{token}, promptIds.length + i - 1, cache));
+            token = llama.decodeBatchGreedy(new int[]{token}, caches)[0];
         }
         long end = System.nanoTime();
         Map<String, ProfiledBackend.OpTime> decodeOps = profiled == null ? Map.of() : profiled.takeTimes();

@@ -28,7 +28,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * first layers compute while the last ones are still on their way.
  */
 final class WeightUploader implements AutoCloseable {
-    static final long CHUNK_BYTES = 16L << 20;
+    /**
+     * The bytes a lane stages and sends at a time, its pinned buffer's size: 16 MiB, or ZSE_CUDA_UPLOAD_CHUNK_MB (4, 8
+     * or 16) to compare on a GPU. Why smaller may win: the lanes pin their buffers while the others copy, and the fifth
+     * GPU run (H200, 8 lanes) summed 306 ms pinning and 313 ms queueing copies (one driver lock?) in a 329 ms upload.
+     */
+    static final long CHUNK_BYTES = chunkSetting(System.getenv("ZSE_CUDA_UPLOAD_CHUNK_MB"));
     /**
      * A lane per two cores, 2 to 8: each lane's thread copies out of the page cache at 5-10 GB/s; ZSE_CUDA_UPLOAD_LANES
      * fixes 4, 8, 12 or 16, to compare them on a GPU (H100, 8 lanes: 21.4 GB/s of a 55 GB/s link, each lane filling
@@ -298,6 +303,11 @@ final class WeightUploader implements AutoCloseable {
     /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused. */
     static String sourceSetting(String value) {
         return BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_SOURCE", value, "mapping", "mapping", "reads");
+    }
+
+    /** ZSE_CUDA_UPLOAD_CHUNK_MB: 4, 8 or 16 (also unset) MiB, in bytes; anything else refused. */
+    static long chunkSetting(String value) {
+        return Long.parseLong(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_CHUNK_MB", value, "16", "4", "8", "16")) << 20;
     }
 
     /** ZSE_CUDA_UPLOAD_LANES: 4, 8, 12 or 16; unset, a lane per two of {@code cores}, 2 to 8. */

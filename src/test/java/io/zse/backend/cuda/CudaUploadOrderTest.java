@@ -172,6 +172,16 @@ class CudaUploadOrderTest {
                 .getMessage().contains("ZSE_CUDA_UPLOAD_LANES"));
     }
 
+    /** ZSE_CUDA_UPLOAD_CHUNK_MB: 16 MiB unless set to 4, 8 or 16; anything else refused, named. */
+    @Test
+    void uploadChunkSettingTakesThreeSizes() {
+        assertEquals(16L << 20, WeightUploader.chunkSetting(null));
+        assertEquals(4L << 20, WeightUploader.chunkSetting(" 4"));
+        assertEquals(8L << 20, WeightUploader.chunkSetting("8"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.chunkSetting("32"))
+                .getMessage().contains("ZSE_CUDA_UPLOAD_CHUNK_MB"));
+    }
+
     /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused, named. */
     @Test
     void uploadSourceSettingTakesTheMappingOrReads() {
