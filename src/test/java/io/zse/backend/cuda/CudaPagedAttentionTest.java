@@ -157,14 +157,15 @@ class CudaPagedAttentionTest {
      * Prompt chunks through the tiled prefill kernel (16-row tiles, key tiles over the block pool) for both cache
      * types (F16: the tensor-core products): chunks of 1, 7 and 64 rows attending to cached prefixes and to themselves,
      * prompts crossing block and tile boundaries, a decode row as a 1-row tile beside a chunk, GQA 1:1 to 8:1, head
-     * dims that are not a multiple of 16, and sliding windows shorter than the chunk.
+     * dims that are not a multiple of 16, and sliding windows shorter than the chunk. Head dim 36 is staged element by
+     * element from an F16 cache (not whole 16-byte chunks), in 16-byte chunks from an F32 one (9 a row, padded to 12).
      */
     @ParameterizedTest
     @EnumSource(value = KvCacheType.class, names = {"F32", "F16"})
     void promptChunksInTilesMatchTheCpu(KvCacheType type) {
         List<AttentionShape> shapes = List.of(new AttentionShape(4, 4, 64, 0), GQA, new AttentionShape(8, 1, 128, 0),
                 new AttentionShape(4, 2, 80, 0), new AttentionShape(2, 1, 256, 0), new AttentionShape(8, 2, 64, 5),
-                new AttentionShape(4, 1, 32, 20));
+                new AttentionShape(4, 1, 32, 20), new AttentionShape(4, 2, 36, 0));
         for (AttentionShape shape : shapes) {
             Side a = Side.of(cpu, 2, shape, 80, 200, type);
             Side b = Side.of(cuda, 2, shape, 80, 200, type);
