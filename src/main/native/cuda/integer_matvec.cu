@@ -1,7 +1,7 @@
 // The integer products of decode and batches: Q8, Q4, Q4_K and Q6_K weights times up to 64 activation rows quantized
 // to int8, as libzse_cpu's integer kernels compute them (src/main/native/cpu/zse_cpu.h), with DP4A up to 8 rows and
-// on int8 tensor cores from 9 (staged_mma_kernel, integer_mma_kernel, below); prompts of Q8, Q4 and Q4_K on the
-// staged kernel too, in tiles of 64 tokens.
+// on int8 tensor cores from 9 (staged_mma_kernel, integer_mma_kernel, below); prompts on the staged kernel too, in
+// tiles of 64 tokens.
 //
 // Why: with F32 activations each weight byte costs a lane several float decodes and 4-8 bytes of activation loads,
 // which keeps a one-row product far from the memory bandwidth; with int8 codes one DP4A multiplies 4 elements and the
@@ -671,9 +671,10 @@ __global__ void __launch_bounds__(kWarps * kWarp, QkvMinBlocks<TYPE>::value)
     }
 }
 
-// From 9 activation rows on, Q8, Q4 and Q4_K products run on int8 tensor cores (mma_s8_16x8x32): 32 weight codes
-// of a row and 32 activation codes of a token make one k-step, a block of 32 on both sides, so the weight's scales
-// and the activation block's d and s apply to the step's integer sums exactly as in the DP4A kernel.
+// From 9 activation rows on, the products run on int8 tensor cores (mma_s8_16x8x32): 32 weight codes of a row and 32
+// activation codes of a token make one k-step, a block of 32 on both sides, so the weight's scales and the activation
+// block's d and s apply to the step's integer sums exactly as in the DP4A kernel (Q6_K, staged only, in two halves of
+// 16 with their own scales: q6_block_dot).
 // TensorCodes<TYPE>::load gives a lane's A-fragment words of one weight row for block b (elements 4t .. 4t + 3 and
 // 16 + 4t .. of the block, as 4-bit or 8-bit codes in bytes) with the block's scale d and min term m:
 //   Q8: sum += d * d_x * dot;   Q4, Q4_K: sum += d * d_x * dot + m * s_x.
@@ -697,7 +698,7 @@ __device__ __forceinline__ void block_scale(const uint8_t *scales, int b, int sh
         kquant_scale_min(record + 4, b & 7, scale, min);
         d = f16_at(record) * static_cast<float>(scale);
         m = -f16_at(record + 2) * static_cast<float>(min);
-    } else {  // Q6_K, staged only: `scales` is the stage's record; its 16-element scales are q6_halves'
+    } else {  // Q6_K, staged only: `scales` is the stage's record (staged_block reads its 16-element scales)
         d = f16_at(scales);
         m = 0.f;
     }
