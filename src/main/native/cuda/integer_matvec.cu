@@ -1357,6 +1357,19 @@ void launch_qkv_rope(const Products &p, const QuantizedRows &x, int shift, int64
     });
 }
 
+// launch(std::integral_constant<int, TOKENS>) for the tensor cores' tile of n tokens: 16, 32 or 64 (a prompt's
+// more: tiles of 64).
+template <class Launch>
+void by_token_tile(int n, const Launch &launch) {
+    if (n <= 16) {
+        launch(std::integral_constant<int, 16>{});
+    } else if (n <= 32) {
+        launch(std::integral_constant<int, 32>{});
+    } else {
+        launch(std::integral_constant<int, 64>{});
+    }
+}
+
 // How the tensor-core products of 9-64 rows run (zse_cuda_integer_matvec's mma_rows, splits, workspace, counters).
 struct TensorCoreLaunch {
     int mma_rows;
@@ -1381,14 +1394,10 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
     } else if (n <= 8) {
         launch_rows<TYPE, 8>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (tensor.mma_rows == 0) {
-        const int splits = tensor.splits;
-        if (n <= 16) {
-            launch_staged<TYPE, 16>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
-        } else if (n <= 32) {
-            launch_staged<TYPE, 32>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
-        } else {
-            launch_staged<TYPE, 64>(p, x, n, shift, total_rows, splits, tensor.workspace, tensor.counters, stream);
-        }
+        by_token_tile(n, [&](auto tokens) {
+            launch_staged<TYPE, decltype(tokens)::value>(p, x, n, shift, total_rows, tensor.splits, tensor.workspace,
+                                                         tensor.counters, stream);
+        });
     } else if constexpr (TYPE == Q6_K) {
         if (n <= 16) {
             launch_rows<TYPE, 16>(p, x, n, shift, total_rows, row_warps, stream);
@@ -1403,12 +1412,10 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
             launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, tensor, row_warps,
                                         stream);
         }
-    } else if (n <= 16) {
-        launch_mma<TYPE, 16>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
-    } else if (n <= 32) {
-        launch_mma<TYPE, 32>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
     } else {
-        launch_mma<TYPE, 64>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
+        by_token_tile(n, [&](auto tokens) {
+            launch_mma<TYPE, decltype(tokens)::value>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
+        });
     }
 }
 
