@@ -522,7 +522,9 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
         }
     }
     if (AFTER == kAddNorm && completes(after.counters, static_cast<int>(gridDim.x))) {
-        norm_row<false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
+        // element by element: the 16-byte way (norm_row) took registers from the product's loop (Q4 spilled 8 bytes
+        // at its cap of 48, Q8 went from 72 to 80; ptxas, sm_90) for the one block that norms
+        norm_row_tiles<false, false>(p.out[0], nullptr, after.weight, p.rows[0], after.eps, after.out, 0, after.q);
     }
 }
 
@@ -1285,12 +1287,15 @@ void launch_mma(const Products &p, const QuantizedRows &x, int n, int shift, int
     }
 }
 
-// Warps a weight row's chunks are split among: row_warps where asked (1, 2, 4 or 8), else as many as the trips a warp
-// would make alone (a trip: Steps chunks a lane), up to a power of two and at most kWarps.
+// Warps a weight row's chunks are split among: row_warps where asked (1, 2, 4 or 8); else, where a warp takes one
+// weight row, as many as the trips it would make alone (a trip: Steps chunks a lane), up to a power of two and at most
+// kWarps; where a warp takes several, none. (Splitting those too, as once, ran 4- and 8-row steps at 0.75x and 0.68x
+// unsplit ones on an H200: 802-820 against 1082-1107 and 957-978 against 1417-1435 tok/s in all.)
 template <int ROWS>
 int warps_per_row(int cols, int row_warps) {
     if (row_warps != 0) return row_warps;
-    constexpr int chunks_a_trip = kWarp * (RowsPerWarp<ROWS>::value == 1 ? Steps<ROWS>::value : 1);
+    if (RowsPerWarp<ROWS>::value > 1) return 1;
+    constexpr int chunks_a_trip = kWarp * Steps<ROWS>::value;
     const int trips = (cols / kBlock + chunks_a_trip - 1) / chunks_a_trip;
     int split = 1;
     while (split < kWarps && split < trips) split *= 2;

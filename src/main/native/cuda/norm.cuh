@@ -49,47 +49,99 @@ __device__ __forceinline__ int row_element(int base, int i) {
     return base + static_cast<int>(threadIdx.x) * kRowValues + i;
 }
 
+// A run's values as two 16-byte loads (past L1 with L2_ONLY) or stores: with one 4-byte access per value, a warp's
+// access touched 32 sectors 32 bytes apart, and its 8 accesses the same sectors again (16-row residual adds with
+// their norms, 16 blocks of 512 threads, took 8.4 us each on an H200).
+template <bool L2_ONLY>
+__device__ __forceinline__ void load_run(const float *from, float (&v)[kRowValues]) {
+    const float4 *quads = reinterpret_cast<const float4 *>(from);
+#pragma unroll
+    for (int h = 0; h < kRowValues / 4; h++) {
+        const float4 f = L2_ONLY ? __ldcg(quads + h) : quads[h];
+        v[4 * h] = f.x;
+        v[4 * h + 1] = f.y;
+        v[4 * h + 2] = f.z;
+        v[4 * h + 3] = f.w;
+    }
+}
+
+__device__ __forceinline__ void store_run(float *to, const float (&v)[kRowValues]) {
+    float4 *quads = reinterpret_cast<float4 *>(to);
+#pragma unroll
+    for (int h = 0; h < kRowValues / 4; h++) quads[h] = float4{v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]};
+}
+
+// Whether a row moves run by run in 16-byte accesses: a whole number of runs, every row pointer 16-byte aligned.
+__device__ __forceinline__ bool whole_runs(int dim, const float *row, const float *row_y, const float *weight,
+                                           const float *row_out) {
+    const auto aligned = [](const float *at) { return reinterpret_cast<uintptr_t>(at) % 16 == 0; };
+    return dim % kRowValues == 0 && aligned(row) && (row_y == nullptr || aligned(row_y)) && aligned(weight) &&
+           aligned(row_out);
+}
+
 // Loads this thread's values of the tile from `base` and their weights, and with ADD y's (to add once all are loaded:
-// a store before a load that may alias it would keep the load waiting for it).
-template <bool ADD>
+// a store before a load that may alias it would keep the load waiting for it). RUNS: whole_runs holds.
+template <bool ADD, bool RUNS>
 __device__ __forceinline__ void load_tile(const float *row, const float *row_y, const float *weight, int dim, int base,
                                           float (&v)[kRowValues], float (&y)[kRowValues], float (&w)[kRowValues]) {
+    const int first = row_element(base, 0);
+    if (RUNS && first < dim) {
+        load_run<true>(row + first, v);  // past L1: a product's last block reads other blocks' writes
+        load_run<false>(weight + first, w);
+        if constexpr (ADD) {
+            load_run<false>(row_y + first, y);
+        } else {
+#pragma unroll
+            for (int i = 0; i < kRowValues; i++) y[i] = 0.f;
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < kRowValues; i++) {
         const int k = row_element(base, i);
-        v[i] = k < dim ? __ldcg(row + k) : 0.f;  // past L1: a product's last block reads other blocks' writes
+        v[i] = k < dim ? __ldcg(row + k) : 0.f;
         w[i] = k < dim ? weight[k] : 0.f;
         y[i] = ADD && k < dim ? row_y[k] : 0.f;
     }
 }
 
 // With ADD, x += y for this thread's values of the tile from `base`, stored.
-template <bool ADD>
+template <bool ADD, bool RUNS>
 __device__ __forceinline__ void add_tile(float *row, int dim, int base, float (&v)[kRowValues],
                                          const float (&y)[kRowValues]) {
     if constexpr (ADD) {
 #pragma unroll
+        for (int i = 0; i < kRowValues; i++) v[i] += y[i];
+        const int first = row_element(base, 0);
+        if constexpr (RUNS) {
+            if (first < dim) store_run(row + first, v);
+            return;
+        }
+#pragma unroll
         for (int i = 0; i < kRowValues; i++) {
-            const int k = row_element(base, i);
-            v[i] += y[i];
-            if (k < dim) row[k] = v[i];
+            if (first + i < dim) row[first + i] = v[i];
         }
     }
 }
 
 // Writes weight * v * inverse_rms of this thread's values of the tile from `base`, and their int8 blocks.
+template <bool RUNS>
 __device__ __forceinline__ void write_tile(const float (&v)[kRowValues], const float (&w)[kRowValues],
-                                           float inverse_rms, int dim, int base, float *row_out, int64_t first_block,
-                                           const QuantizedOut &quantized) {
+                                           float inverse_rms, int dim, int base, float *row_out,
+                                           int64_t first_block, const QuantizedOut &quantized) {
     float o[kRowValues];
 #pragma unroll
-    for (int i = 0; i < kRowValues; i++) {
-        const int k = row_element(base, i);
-        o[i] = w[i] * (v[i] * inverse_rms);
-        if (k < dim) row_out[k] = o[i];
+    for (int i = 0; i < kRowValues; i++) o[i] = w[i] * (v[i] * inverse_rms);
+    const int first = row_element(base, 0);
+    if constexpr (RUNS) {
+        if (first < dim) store_run(row_out + first, o);
+    } else {
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) {
+            if (first + i < dim) row_out[first + i] = o[i];
+        }
     }
     if (quantized.q != nullptr) {  // the whole warp, as quantize_run's shuffles need
-        const int first = row_element(base, 0);
         quantize_run<kRowValues>(o, first_block + first / kQuantBlock, first < dim, quantized);
     }
 }
@@ -102,18 +154,18 @@ constexpr int kHeldTiles = 2;
 // out = weight * x / rms(x) for one row (block), x += y first with ADD; where quantized.q is set, the normed row's
 // int8 blocks for the integer products too. Each thread sums its squares tile by tile, whichever way the row is read,
 // so the bits do not depend on it. A row longer than kHeldTiles tiles (blockDim x kRowValues) is read a second time.
-template <bool ADD>
-__device__ __forceinline__ void norm_row(float *row, const float *row_y, const float *weight, int dim, float eps,
+template <bool ADD, bool RUNS>
+__device__ __forceinline__ void norm_row_tiles(float *row, const float *row_y, const float *weight, int dim, float eps,
                                          float *row_out, int64_t first_block, const QuantizedOut &quantized) {
     const int tile = static_cast<int>(blockDim.x) * kRowValues;
     float sum = 0.f;
     if (dim <= kHeldTiles * tile) {
         float v[kHeldTiles][kRowValues], y[kHeldTiles][kRowValues], w[kHeldTiles][kRowValues];
 #pragma unroll
-        for (int j = 0; j < kHeldTiles; j++) load_tile<ADD>(row, row_y, weight, dim, j * tile, v[j], y[j], w[j]);
+        for (int j = 0; j < kHeldTiles; j++) load_tile<ADD, RUNS>(row, row_y, weight, dim, j * tile, v[j], y[j], w[j]);
 #pragma unroll
         for (int j = 0; j < kHeldTiles; j++) {
-            add_tile<ADD>(row, dim, j * tile, v[j], y[j]);
+            add_tile<ADD, RUNS>(row, dim, j * tile, v[j], y[j]);
 #pragma unroll
             for (int i = 0; i < kRowValues; i++) sum = fmaf(v[j][i], v[j][i], sum);
         }
@@ -121,22 +173,34 @@ __device__ __forceinline__ void norm_row(float *row, const float *row_y, const f
 #pragma unroll
         for (int j = 0; j < kHeldTiles; j++) {
             if (j * tile < dim) {
-                write_tile(v[j], w[j], inverse_rms, dim, j * tile, row_out, first_block, quantized);
+                write_tile<RUNS>(v[j], w[j], inverse_rms, dim, j * tile, row_out, first_block, quantized);
             }
         }
         return;
     }
     float v[kRowValues], y[kRowValues], w[kRowValues];
     for (int base = 0; base < dim; base += tile) {
-        load_tile<ADD>(row, row_y, weight, dim, base, v, y, w);
-        add_tile<ADD>(row, dim, base, v, y);
+        load_tile<ADD, RUNS>(row, row_y, weight, dim, base, v, y, w);
+        add_tile<ADD, RUNS>(row, dim, base, v, y);
 #pragma unroll
         for (int i = 0; i < kRowValues; i++) sum = fmaf(v[i], v[i], sum);
     }
     const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
     for (int base = 0; base < dim; base += tile) {
-        load_tile<false>(row, row_y, weight, dim, base, v, y, w);
-        write_tile(v, w, inverse_rms, dim, base, row_out, first_block, quantized);
+        load_tile<false, RUNS>(row, row_y, weight, dim, base, v, y, w);
+        write_tile<RUNS>(v, w, inverse_rms, dim, base, row_out, first_block, quantized);
+    }
+}
+
+// norm_row_tiles in 16-byte accesses where the row allows them: the two ways as separate instantiations, whose
+// registers ptxas allocates apart (one function with both took 8-16 bytes of spills in the norms and fused products).
+template <bool ADD>
+__device__ __forceinline__ void norm_row(float *row, const float *row_y, const float *weight, int dim, float eps,
+                                         float *row_out, int64_t first_block, const QuantizedOut &quantized) {
+    if (whole_runs(dim, row, row_y, weight, row_out)) {
+        norm_row_tiles<ADD, true>(row, row_y, weight, dim, eps, row_out, first_block, quantized);
+    } else {
+        norm_row_tiles<ADD, false>(row, row_y, weight, dim, eps, row_out, first_block, quantized);
     }
 }
 

@@ -56,7 +56,7 @@ final class IntegerProducts implements AutoCloseable {
      * productSplits}: the parts the staged products split the columns into, 0 (by the GPU's multiprocessors and the
      * rows, {@link LaunchShapes#productSplits}), 1, 2, 4 or 8. {@code rowWarps}: the warps that split a weight row's
      * columns in the DP4A kernel (up to 8 activation rows, and Q6_K's where it does not stage), 0 (by the row's
-     * length), 1, 2, 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
+     * length at 1 and 2 rows, unsplit from 4), 1, 2, 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up products as they finish (up to
      * {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own. {@code fusedNorm}: at one
      * activation row, the output and down projections add to the residual stream and their last block norms it,
      * rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
@@ -129,7 +129,8 @@ final class IntegerProducts implements AutoCloseable {
 
     /**
      * ZSE_CUDA_ROW_WARPS: 1, 2, 4 or 8 fixes the warps a DP4A product splits each weight row among (1: a warp a row,
-     * as before the split), to compare with the default on a GPU; unset, by the row's length; anything else refused.
+     * as before the split), to compare with the default on a GPU; unset, by the row's length at up to 2 activation rows
+     * and 1 from 4; anything else refused.
      */
     static int rowWarpsSetting(String value) {
         return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_ROW_WARPS", value, "0", "1", "2", "4", "8"));
