@@ -78,6 +78,9 @@ final class WeightUploader implements AutoCloseable {
             for (int i = 0; i < LANES; i++) {
                 lanes[i] = new Lane(i);
             }
+            for (Lane lane : lanes) {
+                lane.start();
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -169,9 +172,6 @@ final class WeightUploader implements AutoCloseable {
                   long targetOffset) {
         Upload u = new Upload(name, source, file, fileOffset, target, targetOffset);
         if (dispatcher == null) {
-            for (Lane lane : lanes) {
-                lane.start();
-            }
             dispatcher = Thread.ofPlatform().name("zse-cuda-upload").daemon().start(this::dispatch);
         }
         pending.add(u);
@@ -219,8 +219,9 @@ final class WeightUploader implements AutoCloseable {
 
     /** A pinned staging buffer, its stream and the thread that fills it from the mapping. */
     private final class Lane {
-        // made on the lane's thread when its first chunk comes: the lanes pin their memory side by side once the upload
-        // starts, not one after the other on the thread that opens the backend
+        // made on the lane's thread as it starts, with the backend: the lanes pin their memory side by side, not one
+        // after the other on the thread that opens the backend, and before the model asks for its weights (the sixth
+        // GPU run's 8 lanes pinned for 275-317 ms summed inside a 281-312 ms upload, each pin slower for the others)
         private PinnedBuffer staging;
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
@@ -239,6 +240,7 @@ final class WeightUploader implements AutoCloseable {
         private void run() {
             try {
                 cuda.setDevice(device);
+                pin();
                 while (true) {
                     Chunk c = chunks.take();
                     if (c.upload() == null) {
@@ -253,6 +255,16 @@ final class WeightUploader implements AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+
+        private void pin() {
+            try {
+                long t0 = System.nanoTime();
+                staging = new PinnedBuffer(cuda, CHUNK_BYTES);
+                pinNanos.addAndGet(System.nanoTime() - t0);
+            } catch (RuntimeException e) {
+                // the first chunk pins again, and fails its upload with the reason
             }
         }
 
