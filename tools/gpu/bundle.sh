@@ -4,8 +4,8 @@
 # lib/native/libzse_cuda.so built for sm_90 only, the lent H100/H200), the test classes (without the GGUF fixtures),
 # the JUnit jars, tools/gpu/RunTests, bench/EngineLoad and bench/StagingCopy compiled; into .gpu/llama.cpp.tar.xz the
 # llama.cpp source tree of $LLAMA_CPP_SOURCE (default ../peer/llama.cpp, an export of github:ggerganov/llama.cpp
-# without models/) for tools/gpu/peer.sh. Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh
-# there.
+# without models/) for tools/gpu/peer.sh; with BASELINE_LIBRARY, an earlier build's library to time against (below).
+# Run after `./mvnw package` (and a test-compile); then tools/gpu/device.sh there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/tools/jdk.sh"
@@ -53,7 +53,16 @@ echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src pom.xml || ech
 mkdir -p .gpu
 # xz -9 (a 64 MiB window): 57.2 MB where -6 gave 59.1, which with llama.cpp's 3.9 and the tree's 4.1 MiB (without
 # src/test/resources) passed the 64 MiB limit once the fifteenth session's kernels grew the sm_90 library to 11.3 MB
-tar -C "$stage" -cf - COMMIT runtime app test-classes junit tools tokenizers demo | xz -T0 -9 > .gpu/bundle.tar.xz
+# BASELINE_LIBRARY: an earlier build's sm_90 libzse_cuda.so, packed as baseline/libzse_cuda.so for an ab line to time
+# the new kernels against in the same call (variant ZSE_CUDA_LIBRARY=/tmp/zse-bundle/baseline/libzse_cuda.so). Next to
+# the new library in the archive it adds about 4 MB (the sixth run's 7.6 MB alone); leave the peer's source out
+# then (LLAMA_CPP_SOURCE=none) to stay under the limit.
+parts=(COMMIT runtime app)
+if [ -n "${BASELINE_LIBRARY:-}" ]; then
+  mkdir -p "$stage/baseline" && cp "$BASELINE_LIBRARY" "$stage/baseline/libzse_cuda.so"
+  parts+=(baseline)
+fi
+tar -C "$stage" -cf - "${parts[@]}" test-classes junit tools tokenizers demo | xz -T0 -9 > .gpu/bundle.tar.xz
 peer="${LLAMA_CPP_SOURCE:-$root/../peer/llama.cpp}"
 if [ -f "$peer/CMakeLists.txt" ]; then
   # without the backends the CUDA build leaves out (ggml adds a backend's folder only when it is enabled)

@@ -30,14 +30,16 @@ import java.util.concurrent.atomic.AtomicLong;
 final class WeightUploader implements AutoCloseable {
     /**
      * The bytes a lane stages and sends at a time, its pinned buffer's size: 16 MiB, or ZSE_CUDA_UPLOAD_CHUNK_MB (4, 8
-     * or 16) to compare on a GPU. Why smaller may win: the lanes pin their buffers while the others copy, and the fifth
-     * GPU run (H200, 8 lanes) summed 306 ms pinning and 313 ms queueing copies (one driver lock?) in a 329 ms upload.
+     * or 16) to compare on a GPU. 4 MiB did not win in the sixth GPU run (H200, 8 lanes): 14.04 and 17.19 GB/s against
+     * 18.93 and 17.16.
      */
     static final long CHUNK_BYTES = chunkSetting(System.getenv("ZSE_CUDA_UPLOAD_CHUNK_MB"));
     /**
      * A lane per two cores, 2 to 8: each lane's thread copies out of the page cache at 5-10 GB/s; ZSE_CUDA_UPLOAD_LANES
      * fixes 4, 8, 12 or 16, to compare them on a GPU (H100, 8 lanes: 21.4 GB/s of a 55 GB/s link, each lane filling
-     * staging for about half of the upload's time).
+     * staging for about half of the upload's time). More lost in the sixth GPU run (H200): 12 lanes 17.90 and 16.74
+     * GB/s, 16 lanes 15.71 and 14.40, against 18.93 and 17.16 at 8, each lane's pinning and queueing slower the more
+     * lanes made those calls (measured before the lanes pinned as the backend opens).
      */
     static final int LANES = lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
             Runtime.getRuntime().availableProcessors());
@@ -45,7 +47,8 @@ final class WeightUploader implements AutoCloseable {
      * Whether the lanes read the file into staging (positional reads) rather than copy out of the mapping and let its
      * pages go: ZSE_CUDA_UPLOAD_SOURCE, to compare them on a GPU. The mapping won on an H100 before its pages were let
      * go after each chunk (19.2-20.5 against 15.5-16.7 GB/s); letting them go costs a copy here about a fifth (2 cores:
-     * 12.1 against 15.7 GB/s kept, reads 18.2), so the comparison is open again.
+     * 12.1 against 15.7 GB/s kept, reads 18.2); the sixth GPU run (H200) found them even, 19.31 and 17.52 GB/s by
+     * reads against 18.93 and 17.16.
      */
     static final boolean READS = sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads");
 
