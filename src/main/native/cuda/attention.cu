@@ -5,7 +5,7 @@
 // and values found through each sequence's block table in the block pool (zse_cuda_paged_attention), a block taking
 // up to 4 query heads of one KV head so that each key and value row is read once for them all, optionally split
 // over the sequence (flash-decoding: blocks x rows are too few to fill a GPU at small batch and long context, so
-// each row's keys are cut into runs attended by separate blocks, then merged by a second kernel).
+// each row's keys are cut into runs attended by separate blocks, then merged by the last of them to finish).
 // Prefill (n > 1): one block per (16-query tile, head); key/value tiles of 32 positions are staged in shared memory and
 // reused by all 16 queries, flash-attention style.
 // Paged prefill (zse_cuda_paged_prefill_attention): the same tiling over the block pool for prompt chunks, a tile being
@@ -13,6 +13,7 @@
 // on F16 tiles (an F16 KV cache), FMAs on F32 ones.
 #include <math.h>
 
+#include "last_block.cuh"
 #include "mma.cuh"
 #include "quantize.cuh"
 #include "overlap.cuh"
@@ -31,7 +32,9 @@ constexpr int kKeyTile = 32;
 constexpr int kPrefillWarps = 4;
 constexpr int kRowsPerWarp = kQueryTile / kPrefillWarps;
 constexpr int kMaxSplits = 64;
-constexpr int kReduceThreads = 128;
+// The counters at the start of a split workspace, one per (row, block of heads): the last of a row's splits to finish
+// merges them (paged_attention_kernel).
+constexpr int kSplitCounters = 1 << 16;
 
 struct Shape {
     int heads, kv_heads, head_dim, window;
@@ -62,7 +65,7 @@ struct Paged {
 // positions begin..end (inclusive; none when end < begin): the block's 8 warps take every 8th key, each keeping per
 // head a running (max, sum, output), merged head by head at the end. With `partial` null the normalised result goes
 // to out (zeros when no key was seen); otherwise the block's unnormalised state of head h goes to partial +
-// h * partial_stride: [max, sum, output[head_dim]], for reduce_splits_kernel to merge with the other parts of the row.
+// h * partial_stride: [max, sum, output[head_dim]], for merge_splits to merge with the other parts of the row.
 // G: consecutive heads of one KV group, so that each key and value row is read once for all of them (with GQA, 4
 // heads a KV head in Llama 3 8B, a block per head read every row 4 times). DIMS: head dimensions a lane holds, 4
 // (head_dim <= 128) or 8 (<= 256), which sizes the per-head registers.
@@ -182,15 +185,74 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
                                   out, nullptr, 0, QuantizedOut{});
 }
 
+// Merges the `splits` partial states of heads first_head..first_head + G - 1 of one row (parts: the row's states
+// [heads, splits, head_dim + 2], written by the blocks of the other splits: read past L1), each part rescaled from its
+// own max to the common one, into out (the row's first head). Warp g reads every part's max and sum of head g at
+// once, a lane a part (two where splits > 32), and leaves the parts' rescale factors in shared memory; then the
+// block's threads take the heads' output dimensions, each summing the parts in order with eight loads in flight.
+// (A kernel of its own after the attention, each thread walking the parts' maxima, sums and outputs one dependent
+// load after another, took 12 us a call on an H200 at 16 splits, as long as the attention.)
+template <int G>
+__device__ void merge_splits(const float *parts, int first_head, int splits, const Shape &s, float *out,
+                             const QuantizedOut &quantized) {
+    static_assert(G <= kDecodeWarps, "a warp a head");
+    __shared__ float factor_of[G][kMaxSplits], sum_of[G][kMaxSplits];
+    const int stride = s.head_dim + 2;
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    if (warp < G) {
+        const float *head_parts = parts + static_cast<int64_t>(first_head + warp) * splits * stride;
+        float max_of[kMaxSplits / kWarp], part_sum[kMaxSplits / kWarp];
+        float common = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < kMaxSplits / kWarp; j++) {
+            const int z = lane + j * kWarp;
+            max_of[j] = z < splits ? __ldcg(head_parts + z * stride) : -INFINITY;
+            part_sum[j] = z < splits ? __ldcg(head_parts + z * stride + 1) : 0.f;
+            if (part_sum[j] > 0.f) common = fmaxf(common, max_of[j]);
+        }
+        common = warp_max(common);
+#pragma unroll
+        for (int j = 0; j < kMaxSplits / kWarp; j++) {
+            const int z = lane + j * kWarp;
+            if (z < splits) {
+                factor_of[warp][z] = part_sum[j] > 0.f ? expf(max_of[j] - common) : 0.f;
+                sum_of[warp][z] = part_sum[j];
+            }
+        }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * s.head_dim; i += blockDim.x) {
+        const int g = i / s.head_dim, d = i % s.head_dim;
+        const float *head_parts = parts + static_cast<int64_t>(first_head + g) * splits * stride;
+        float total = 0.f;
+        for (int z = 0; z < splits; z++) {
+            if (sum_of[g][z] > 0.f) total += sum_of[g][z] * factor_of[g][z];
+        }
+        float sum = 0.f;
+#pragma unroll 8
+        for (int z = 0; z < splits; z++) {
+            const float part = __ldcg(head_parts + z * stride + 2 + d);
+            if (sum_of[g][z] > 0.f) sum += part * factor_of[g][z];
+        }
+        const float v = total > 0.f ? sum / total : 0.f;
+        const int at = (first_head + g) * s.head_dim + d;
+        out[at] = v;
+        if (quantized.q != nullptr) quantize_block(v, at / kQuantBlock, quantized);
+    }
+}
+
 // Row blockIdx.y of a batch over the block pool, query heads G * blockIdx.x on (attend_range): its position and the
 // offset of its sequence's block table. A negative position is a padding row (a batch run at a larger recorded size):
 // no key, zeros out. Flash-decoding: with gridDim.z == splits > 1 the row's visible keys are cut into `splits` runs of
-// equal length, block z takes run z and writes its partial states to workspace [rows, heads, splits, head_dim + 2].
+// equal length, block z takes run z and writes its partial states to workspace [rows, heads, splits, head_dim + 2];
+// the last of the row's `splits` blocks of these heads to finish (counters: one a row and block of heads, zero between
+// launches) merges them into out. (A merge kernel after this one took 5.6 us a call on an H200, 179 us a 1-row step.)
 template <int G, int DIMS, class KV>
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const KV *__restrict__ keys, const KV *__restrict__ values,
-    Shape s, float *__restrict__ out, float *__restrict__ workspace, QuantizedOut quantized) {
+    Shape s, float *__restrict__ out, float *__restrict__ workspace, int *__restrict__ counters,
+    QuantizedOut quantized) {
     let_next_grid_start();
     wait_for_previous_grid();
     const int row = blockIdx.y;
@@ -210,6 +272,10 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp) paged_attention_kernel(
     attend_range<G, DIMS>(q + row_start, G * blockIdx.x, begin, end, Paged{table, block_size}, keys, values, s,
                           out + row_start, partial, static_cast<int64_t>(splits) * (s.head_dim + 2),
                           quantized_row(quantized, row_start));
+    if (splits > 1 && completes(counters + static_cast<int64_t>(row) * gridDim.x + blockIdx.x, splits)) {
+        merge_splits<G>(workspace + static_cast<int64_t>(row) * s.heads * splits * (s.head_dim + 2), G * blockIdx.x,
+                        splits, s, out + row_start, quantized_row(quantized, row_start));
+    }
 }
 
 // The paged decode kernel for heads_per_block (1, 2 or 4) heads a block, head dimensions in registers of 4 or 8 a lane.
@@ -220,59 +286,6 @@ auto paged_decode_kernel(int heads_per_block, int head_dim) {
         case 4: return wide ? paged_attention_kernel<4, 8, KV> : paged_attention_kernel<4, 4, KV>;
         case 2: return wide ? paged_attention_kernel<2, 8, KV> : paged_attention_kernel<2, 4, KV>;
         default: return wide ? paged_attention_kernel<1, 8, KV> : paged_attention_kernel<1, 4, KV>;
-    }
-}
-
-// Merges the `splits` partial states of row blockIdx.y, head blockIdx.x (flash-decoding's second kernel): each part
-// is rescaled from its own max to the common one. The first warp reads every part's (max, sum) at once, a lane a part
-// (two where splits > 32), and leaves the parts' rescale factors in shared memory; then one thread per output
-// dimension sums the parts in order, eight loads in flight. (Each thread walking the parts' maxima, sums and outputs
-// one dependent load after another took 12 us a call on an H200 at 16 splits, as long as the attention before it.)
-__global__ void __launch_bounds__(kReduceThreads) reduce_splits_kernel(const float *__restrict__ workspace, int splits,
-                                                                      Shape s, float *__restrict__ out,
-                                                                      QuantizedOut quantized) {
-    __shared__ float factor_of[kMaxSplits], sum_of[kMaxSplits];
-    let_next_grid_start();
-    wait_for_previous_grid();
-    const int row = blockIdx.y, head = blockIdx.x;
-    const int stride = s.head_dim + 2;
-    const float *parts = workspace + (static_cast<int64_t>(row) * s.heads + head) * splits * stride;
-    if (threadIdx.x < kWarp) {
-        float max_of[kMaxSplits / kWarp], part_sum[kMaxSplits / kWarp];
-        float common = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < kMaxSplits / kWarp; j++) {
-            const int z = threadIdx.x + j * kWarp;
-            max_of[j] = z < splits ? parts[z * stride] : -INFINITY;
-            part_sum[j] = z < splits ? parts[z * stride + 1] : 0.f;
-            if (part_sum[j] > 0.f) common = fmaxf(common, max_of[j]);
-        }
-        common = warp_max(common);
-#pragma unroll
-        for (int j = 0; j < kMaxSplits / kWarp; j++) {
-            const int z = threadIdx.x + j * kWarp;
-            if (z < splits) {
-                factor_of[z] = part_sum[j] > 0.f ? expf(max_of[j] - common) : 0.f;
-                sum_of[z] = part_sum[j];
-            }
-        }
-    }
-    __syncthreads();
-    float total = 0.f;
-    for (int z = 0; z < splits; z++) {
-        if (sum_of[z] > 0.f) total += sum_of[z] * factor_of[z];
-    }
-    for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) {
-        float sum = 0.f;
-#pragma unroll 8
-        for (int z = 0; z < splits; z++) {
-            const float part = parts[z * stride + 2 + d];
-            if (sum_of[z] > 0.f) sum += part * factor_of[z];
-        }
-        const float v = total > 0.f ? sum / total : 0.f;
-        const int64_t at = (static_cast<int64_t>(row) * s.heads + head) * s.head_dim + d;
-        out[at] = v;
-        if (quantized.q != nullptr) quantize_block(v, at / kQuantBlock, quantized);
     }
 }
 
@@ -659,23 +672,23 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(heads / heads_per_block, rows, splits);
     ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_paged_attention: kv_type must be 0 (F32) or 1 (F16)");
-    float *partial = splits > 1 ? workspace : nullptr;
+    ZSE_REQUIRE(splits == 1 || static_cast<int64_t>(rows) * (heads / heads_per_block) <= kSplitCounters,
+                "zse_cuda_paged_attention: splits > 1 takes at most 65536 rows x blocks of heads");
+    // the workspace: the merge's counters, then the partial states
+    int *counters = splits > 1 ? reinterpret_cast<int *>(workspace) : nullptr;
+    float *partial = splits > 1 ? workspace + kSplitCounters : nullptr;
     if (kv_type == F16) {
         const auto kernel = paged_decode_kernel<__half>(heads_per_block, head_dim);
         ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
             q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
-            static_cast<const __half *>(values), shape, out, partial, quantized);
+            static_cast<const __half *>(values), shape, out, partial, counters, quantized);
     } else {
         const auto kernel = paged_decode_kernel<float>(heads_per_block, head_dim);
         ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
             q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
-            static_cast<const float *>(values), shape, out, partial, quantized);
+            static_cast<const float *>(values), shape, out, partial, counters, quantized);
     }
-    if (splits == 1) return launched("paged_attention_kernel");
-    if (int status = launched("paged_attention_kernel")) return status;
-    ZSE_LAUNCH_OVERLAPPING(reduce_splits_kernel, dim3(heads, rows), kReduceThreads, 0, s)(workspace, splits, shape, out,
-                                                                             quantized);
-    return launched("reduce_splits_kernel");
+    return launched("paged_attention_kernel");
 }
 
 extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,

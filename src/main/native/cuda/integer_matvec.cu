@@ -20,6 +20,7 @@
 
 #include "async.cuh"
 #include "gated.cuh"
+#include "last_block.cuh"
 #include "mma.cuh"
 #include "norm.cuh"
 #include "overlap.cuh"
@@ -454,20 +455,6 @@ __device__ __forceinline__ void put(const Products &p, const After &after, float
             store_cached<float>(after.values, at, sum);
         }
     }
-}
-
-// Whether this block is the last of `blocks` to count itself in *counter (true in every thread of the block), once
-// each thread's writes are visible to the other blocks; the last leaves the counter at zero. Called by every thread.
-__device__ __forceinline__ bool completes(int *counter, int blocks) {
-    __threadfence();
-    __syncthreads();
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        last = atomicAdd(counter, 1) == blocks - 1;
-        if (last) *counter = 0;
-    }
-    __syncthreads();
-    return last;
 }
 
 template <int TYPE, int ROWS, int SPLIT, int AFTER>

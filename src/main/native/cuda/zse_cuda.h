@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 16
+#define ZSE_CUDA_ABI_VERSION 17
 /* The most activation rows zse_cuda_integer_matvec takes, but for its staged products. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
@@ -187,9 +187,10 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
  * positions 0..positions[i] of its sequence, whose block table starts at tables[table_offsets[i]]; a negative
  * position is a padding row (out zero). rows <= 65535.
- * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks and merged by
- * a second kernel (flash-decoding, for long contexts at small batch); it needs a device workspace of
- * rows * heads * splits * (head_dim + 2) floats (NULL when splits == 1). heads_per_block (1, 2 or 4, dividing
+ * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks, the last of
+ * them to finish merging them (flash-decoding, for long contexts at small batch); it needs a device workspace of
+ * 65536 ints, zero before the first call (each call leaves them zero), then rows * heads * splits * (head_dim + 2)
+ * floats (NULL when splits == 1), and rows * heads / heads_per_block at most 65536. heads_per_block (1, 2 or 4, dividing
  * heads / kv_heads) query heads of one KV head share a block, which reads each key and value row once for all of them.
  * Positions, tables and slots are device arrays, so a captured step replays with new ones written in place.
  */

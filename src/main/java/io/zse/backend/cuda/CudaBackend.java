@@ -80,7 +80,7 @@ public final class CudaBackend implements Backend {
     private long memoryGeneration = -1;                 // DeviceBuffer.changes() the recorded graphs were made at
     private Pass pass;                                  // the pass running now, or null
     private final StagedBuffer passInputs;              // [tokens | BatchTables.ints] of the pass, read in place
-    private DeviceBuffer splitWorkspace;                // flash-decoding's partial results
+    private DeviceBuffer splitWorkspace;                // flash-decoding's merge counters and partial results
     private final IntegerProducts integer;              // Q8/Q4/K-quant products on int8 activations
     /**
      * ZSE_CUDA_OVERLAP=off launches every kernel after the one before it has finished, to compare with the default on a
@@ -514,13 +514,16 @@ public final class CudaBackend implements Backend {
                     device.multiprocessors());
             MemorySegment workspace = MemorySegment.NULL;
             if (splits > 1) {
-                long bytes = (long) g.rowCount() * shape.numHeads() * splits * (shape.headDim() + 2) * Float.BYTES;
+                // the merge's counters (zero between launches), then the partial states
+                long bytes = LaunchShapes.SPLIT_COUNTERS * Integer.BYTES
+                        + (long) g.rowCount() * shape.numHeads() * splits * (shape.headDim() + 2) * Float.BYTES;
                 if (splitWorkspace == null || splitWorkspace.bytes() < bytes) {
                     if (splitWorkspace != null) {
                         splitWorkspace.close();
                         splitWorkspace = null;
                     }
                     splitWorkspace = new DeviceBuffer(cuda, bytes);
+                    splitWorkspace.fill(0, stream);
                 }
                 workspace = splitWorkspace.at(0, bytes);
             }

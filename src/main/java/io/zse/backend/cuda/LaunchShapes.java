@@ -68,6 +68,12 @@ final class LaunchShapes {
         return splits;
     }
 
+    /**
+     * The counters at the start of flash-decoding's workspace (zse_cuda.h), one per row and block of heads; splits()
+     * splits only while rows x blocks a row are under twice the multiprocessors, far fewer.
+     */
+    static final int SPLIT_COUNTERS = 1 << 16;
+
     /** The staged tensor-core products' weight rows a block and columns a stage (zse_cuda.h, integer_matvec.cu). */
     static final int STAGED_ROWS = 64;
     static final int STAGE_COLS = 256;
