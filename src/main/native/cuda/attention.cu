@@ -34,7 +34,7 @@ constexpr int kRowsPerWarp = kQueryTile / kPrefillWarps;
 constexpr int kMaxSplits = 64;
 // The counters at the start of a split workspace, one per (row, block of heads): the last of a row's splits to finish
 // merges them (paged_attention_kernel).
-constexpr int kSplitCounters = 1 << 16;
+constexpr int kSplitCounters = ZSE_CUDA_SPLIT_COUNTERS;
 
 struct Shape {
     int heads, kv_heads, head_dim, window;
@@ -673,7 +673,7 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     dim3 grid(heads / heads_per_block, rows, splits);
     ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_paged_attention: kv_type must be 0 (F32) or 1 (F16)");
     ZSE_REQUIRE(splits == 1 || static_cast<int64_t>(rows) * (heads / heads_per_block) <= kSplitCounters,
-                "zse_cuda_paged_attention: splits > 1 takes at most 65536 rows x blocks of heads");
+                "zse_cuda_paged_attention: splits > 1 takes at most ZSE_CUDA_SPLIT_COUNTERS rows x blocks of heads");
     // the workspace: the merge's counters, then the partial states
     int *counters = splits > 1 ? reinterpret_cast<int *>(workspace) : nullptr;
     float *partial = splits > 1 ? workspace + kSplitCounters : nullptr;

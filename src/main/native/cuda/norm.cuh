@@ -115,11 +115,11 @@ __device__ __forceinline__ void add_tile(float *row, int dim, int base, float (&
         const int first = row_element(base, 0);
         if constexpr (RUNS) {
             if (first < dim) store_run(row + first, v);
-            return;
-        }
+        } else {
 #pragma unroll
-        for (int i = 0; i < kRowValues; i++) {
-            if (first + i < dim) row[first + i] = v[i];
+            for (int i = 0; i < kRowValues; i++) {
+                if (first + i < dim) row[first + i] = v[i];
+            }
         }
     }
 }

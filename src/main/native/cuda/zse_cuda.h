@@ -32,6 +32,8 @@ extern "C" {
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
 #define ZSE_CUDA_STAGED_ROWS 64
+/* The counters at the start of zse_cuda_paged_attention's workspace, one per row and block of heads. */
+#define ZSE_CUDA_SPLIT_COUNTERS 65536
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -189,9 +191,10 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * position is a padding row (out zero). rows <= 65535.
  * splits > 1 (at most 64) cuts each row's visible keys into that many runs attended by separate blocks, the last of
  * them to finish merging them (flash-decoding, for long contexts at small batch); it needs a device workspace of
- * 65536 ints, zero before the first call (each call leaves them zero), then rows * heads * splits * (head_dim + 2)
- * floats (NULL when splits == 1), and rows * heads / heads_per_block at most 65536. heads_per_block (1, 2 or 4, dividing
- * heads / kv_heads) query heads of one KV head share a block, which reads each key and value row once for all of them.
+ * ZSE_CUDA_SPLIT_COUNTERS ints, zero before the first call (each call leaves them zero), then rows * heads * splits *
+ * (head_dim + 2) floats (NULL when splits == 1), and rows * heads / heads_per_block at most ZSE_CUDA_SPLIT_COUNTERS.
+ * heads_per_block (1, 2 or 4, dividing heads / kv_heads) query heads of one KV head share a block, which reads each
+ * key and value row once for all of them.
  * Positions, tables and slots are device arrays, so a captured step replays with new ones written in place.
  */
 int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, void *keys,

@@ -69,7 +69,8 @@ final class LaunchShapes {
     }
 
     /**
-     * The counters at the start of flash-decoding's workspace (zse_cuda.h), one per row and block of heads; splits()
+     * ZSE_CUDA_SPLIT_COUNTERS: the counters at the start of flash-decoding's workspace, one per row and block of
+     * heads; splits()
      * splits only while rows x blocks a row are under twice the multiprocessors, far fewer.
      */
     static final int SPLIT_COUNTERS = 1 << 16;

@@ -73,6 +73,7 @@ class CudaHeaderBindingTest {
         String header = Files.readString(HEADER);
         assertTrue(header.contains("#define ZSE_CUDA_ABI_VERSION " + CudaLibrary.ABI_VERSION));
         assertTrue(header.contains("#define ZSE_CUDA_INTEGER_ROWS " + QuantizedActivations.MAX_ROWS));
+        assertTrue(header.contains("#define ZSE_CUDA_SPLIT_COUNTERS " + LaunchShapes.SPLIT_COUNTERS));
     }
 
     @Test
