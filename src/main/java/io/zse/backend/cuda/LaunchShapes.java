@@ -70,8 +70,7 @@ final class LaunchShapes {
 
     /**
      * ZSE_CUDA_SPLIT_COUNTERS: the counters at the start of flash-decoding's workspace, one per row and block of
-     * heads; splits()
-     * splits only while rows x blocks a row are under twice the multiprocessors, far fewer.
+     * heads. Enough: splits() splits only while rows x blocks a row are under twice the multiprocessors.
      */
     static final int SPLIT_COUNTERS = 1 << 16;
 
