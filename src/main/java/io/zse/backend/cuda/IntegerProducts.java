@@ -59,8 +59,9 @@ final class IntegerProducts implements AutoCloseable {
      * length at 1 and 2 rows, unsplit from 4), 1, 2, 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up
      * products as they finish (up to {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own.
      * {@code fusedNorm}: at one activation row, the output and down projections add to the residual stream and their
-     * last block norms it, rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row, the q, k and v
-     * products rotate each pair of rows of a q or k head and write the caches, rather than the RoPE + KV kernel.
+     * last block norms it, rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row,
+     * the q, k and v products rotate each pair of rows of a q or k head and write the caches, rather than the RoPE + KV
+     * kernel.
      * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times weights the staged
      * products take (with {@code mmaRows} 0) run there rather than on the F16 tiles of zse_cuda_matmul.
      */
