@@ -71,6 +71,20 @@ __device__ __forceinline__ void store_run(float *to, const float (&v)[kRowValues
     for (int h = 0; h < kRowValues / 4; h++) quads[h] = float4{v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]};
 }
 
+// Stores this thread's run from element `first` of a row of dim values: in 16-byte accesses with RUNS (whole_runs
+// holds), else value by value, those past the end left out.
+template <bool RUNS>
+__device__ __forceinline__ void store_values(float *row, int dim, int first, const float (&v)[kRowValues]) {
+    if constexpr (RUNS) {
+        if (first < dim) store_run(row + first, v);
+    } else {
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) {
+            if (first + i < dim) row[first + i] = v[i];
+        }
+    }
+}
+
 // Whether a row moves run by run in 16-byte accesses: a whole number of runs, every row pointer 16-byte aligned.
 __device__ __forceinline__ bool whole_runs(int dim, const float *row, const float *row_y, const float *weight,
                                            const float *row_out) {
@@ -112,15 +126,7 @@ __device__ __forceinline__ void add_tile(float *row, int dim, int base, float (&
     if constexpr (ADD) {
 #pragma unroll
         for (int i = 0; i < kRowValues; i++) v[i] += y[i];
-        const int first = row_element(base, 0);
-        if constexpr (RUNS) {
-            if (first < dim) store_run(row + first, v);
-        } else {
-#pragma unroll
-            for (int i = 0; i < kRowValues; i++) {
-                if (first + i < dim) row[first + i] = v[i];
-            }
-        }
+        store_values<RUNS>(row, dim, row_element(base, 0), v);
     }
 }
 
@@ -133,14 +139,7 @@ __device__ __forceinline__ void write_tile(const float (&v)[kRowValues], const f
 #pragma unroll
     for (int i = 0; i < kRowValues; i++) o[i] = w[i] * (v[i] * inverse_rms);
     const int first = row_element(base, 0);
-    if constexpr (RUNS) {
-        if (first < dim) store_run(row_out + first, o);
-    } else {
-#pragma unroll
-        for (int i = 0; i < kRowValues; i++) {
-            if (first + i < dim) row_out[first + i] = o[i];
-        }
-    }
+    store_values<RUNS>(row_out, dim, first, o);
     if (quantized.q != nullptr) {  // the whole warp, as quantize_run's shuffles need
         quantize_run<kRowValues>(o, first_block + first / kQuantBlock, first < dim, quantized);
     }
