@@ -123,9 +123,8 @@ public final class BenchCommand implements Callable<Integer> {
                     cuda.finishUploads(); // load time includes the upload
                     double seconds = (System.nanoTime() - uploadStart) / 1e9;
                     deviceNotes.add(String.format("upload %.2f GB/s: %.1f MB of weights from the mapped file in "
-                            + "%.1f ms (pinned staging, %d streams; %s)", cuda.uploadedBytes() / seconds / 1e9,
-                            cuda.uploadedBytes() / 1e6, seconds * 1e3, CudaBackend.UPLOAD_STREAMS,
-                            cuda.uploadLaneTimes()));
+                            + "%.1f ms (%s)", cuda.uploadedBytes() / seconds / 1e9, cuda.uploadedBytes() / 1e6,
+                            seconds * 1e3, cuda.describeUpload()));
                 }
                 device = switch (opened) {
                     case CudaBackend cuda -> cuda.device().toString();

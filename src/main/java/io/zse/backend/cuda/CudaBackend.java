@@ -54,8 +54,6 @@ public final class CudaBackend implements Backend {
     static final int MAX_RECORDED_ROWS = 256;
     /** Recorded graphs kept before all are dropped (each holds its kernels' arguments in host and device memory). */
     private static final int MAX_GRAPHS = 64;
-    /** Streams (each with its pinned staging buffer) the weight upload runs on. */
-    public static final int UPLOAD_STREAMS = WeightUploader.LANES;
 
     private final CudaLibrary cuda;
     private final CudaDevice device;
@@ -97,6 +95,7 @@ public final class CudaBackend implements Backend {
     private PinnedBuffer samplingStaging;
     private long replays;
     private long drawnRows;
+    private long allocateNanos;                         // in weight(), allocating device memory (bench)
 
     /** A backend that records decode steps as CUDA graphs. */
     public CudaBackend(CudaLibrary cuda, CudaDevice device) {
@@ -125,6 +124,13 @@ public final class CudaBackend implements Backend {
     /** {@code variants}: the integer products' kernel variants, where fixed (IntegerProducts). */
     CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
                 java.util.concurrent.Semaphore pacedUploads, IntegerProducts.Variants variants) {
+        this(cuda, device, graphs, integerProducts, pacedUploads, variants, UploadSettings.fromEnvironment());
+    }
+
+    /** {@code upload}: how the weights go to the device, where fixed (WeightUploader). */
+    CudaBackend(CudaLibrary cuda, CudaDevice device, boolean graphs, boolean integerProducts,
+                java.util.concurrent.Semaphore pacedUploads, IntegerProducts.Variants variants,
+                UploadSettings upload) {
         this.cuda = cuda;
         this.device = device;
         this.graphs = graphs;
@@ -134,7 +140,7 @@ public final class CudaBackend implements Backend {
         cuda.setDevice(device.index());
         cuda.call("zse_cuda_set_overlap", overlapSetting(System.getenv("ZSE_CUDA_OVERLAP")) ? 1 : 0);
         this.stream = new CudaStream(cuda);
-        this.uploader = new WeightUploader(cuda, device.index(), pacedUploads);
+        this.uploader = new WeightUploader(cuda, device.index(), upload, pacedUploads);
     }
 
     public CudaDevice device() {
@@ -149,9 +155,10 @@ public final class CudaBackend implements Backend {
         return uploader.allIssuedAt();
     }
 
-    /** Where the upload lanes' time went so far (bench). */
-    public String uploadLaneTimes() {
-        return uploader.laneTimes().toString();
+    /** How the weights go to the device, and where the upload's time went so far (bench). */
+    public String describeUpload() {
+        return uploader.describe() + String.format("; allocating the weights' device memory %.1f ms",
+                allocateNanos / 1e6);
     }
 
     /** Bytes of weights copied to the device so far. */
@@ -221,7 +228,9 @@ public final class CudaBackend implements Backend {
         if (known != null) {
             return known;
         }
+        long t0 = System.nanoTime();
         DeviceBuffer memory = new DeviceBuffer(cuda, CudaWeight.scalesOffset(dataBytes) + scaleBytes);
+        allocateNanos += System.nanoTime() - t0;
         CudaWeight w = new CudaWeight(tensor.name(), tensor.type(), tensor.groupSize(), rows, cols, memory, dataBytes,
                 scaleBytes);
         weightsByTensor.put(key, w);

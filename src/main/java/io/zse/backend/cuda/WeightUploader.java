@@ -19,47 +19,27 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Copies weights from the mapped file to the device in large chunks over several lanes, in the order they were asked
  * for (the model asks layer by layer, embeddings first), while the caller goes on. A dispatcher thread deals each
- * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging buffer and stream, so the lanes
- * copy out of the mapping on several cores at once, not one (a PCIe 5 link takes 55 GB/s, more than one core copies
- * out of the page cache). Measured on an H100 (8 lanes, 5.35 GB, interleaved): out of the mapping 19.2-20.5 GB/s,
- * by positional reads of the file 15.5-16.7; two staging buffers a lane (one filled while the other's DMA runs)
- * 14.6-17.0, as pinning and queueing took longer. Each tensor's copy ends with an event on every lane that carried
+ * tensor's chunks to the lanes in turn; each lane has its own thread, pinned staging and stream, so the lanes copy out
+ * of the mapping on several cores at once, not one (a PCIe 5 link takes 55 GB/s, more than one core copies out of the
+ * page cache). A lane queues the copy of what it staged, or hands it to the sender thread that queues every lane's
+ * ({@link UploadSettings#sender}). Measured on an H100 (8 lanes, 5.35 GB, interleaved): two staging buffers a lane (one
+ * filled while the other's DMA runs) 14.6-17.0 GB/s against one's 19.2-20.5, as pinning (then on the way of the upload)
+ * and queueing took longer. Each tensor's copy ends with an event on every lane that carried
  * part of it: a compute stream waits on those ({@link Upload#orderAfter}) rather than on the whole upload, so the
  * first layers compute while the last ones are still on their way.
  */
 final class WeightUploader implements AutoCloseable {
-    /**
-     * The bytes a lane stages and sends at a time, its pinned buffer's size: 16 MiB, or ZSE_CUDA_UPLOAD_CHUNK_MB (4, 8
-     * or 16) to compare on a GPU. 4 MiB did not win in the sixth GPU run (H200, 8 lanes): 14.04 and 17.19 GB/s against
-     * 18.93 and 17.16.
-     */
-    static final long CHUNK_BYTES = chunkSetting(System.getenv("ZSE_CUDA_UPLOAD_CHUNK_MB"));
-    /**
-     * A lane per two cores, 2 to 8: each lane's thread copies out of the page cache at 5-10 GB/s; ZSE_CUDA_UPLOAD_LANES
-     * fixes 4, 8, 12 or 16, to compare them on a GPU (H100, 8 lanes: 21.4 GB/s of a 55 GB/s link, each lane filling
-     * staging for about half of the upload's time). More lost in the sixth GPU run (H200): 12 lanes 17.90 and 16.74
-     * GB/s, 16 lanes 15.71 and 14.40, against 18.93 and 17.16 at 8, each lane's pinning and queueing slower the more
-     * lanes made those calls (measured before the lanes pinned as the backend opens).
-     */
-    static final int LANES = lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
-            Runtime.getRuntime().availableProcessors());
-    /**
-     * Whether the lanes read the file into staging (positional reads) rather than copy out of the mapping and let its
-     * pages go: ZSE_CUDA_UPLOAD_SOURCE, to compare them on a GPU. The mapping won on an H100 before its pages were let
-     * go after each chunk (19.2-20.5 against 15.5-16.7 GB/s); letting them go costs a copy here about a fifth (2 cores:
-     * 12.1 against 15.7 GB/s kept, reads 18.2); the sixth GPU run (H200) found them even, 19.31 and 17.52 GB/s by
-     * reads against 18.93 and 17.16.
-     */
-    static final boolean READS = sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads");
-
     private final CudaLibrary cuda;
     private final int device;
-    // the lanes' time, summed over them: pinning staging, waiting for a buffer's DMA, filling staging, queueing copies
+    private final UploadSettings settings;
+    // the upload threads' time, summed over them: pinning staging, waiting for a free buffer (its DMA done, and with
+    // a sender its copy queued), filling staging, queueing copies (the lanes', or the sender's)
     private final AtomicLong pinNanos = new AtomicLong();
     private final AtomicLong waitNanos = new AtomicLong();
     private final AtomicLong fillNanos = new AtomicLong();
     private final AtomicLong queueNanos = new AtomicLong();
-    private final Lane[] lanes = new Lane[LANES];
+    private final Lane[] lanes;
+    private final Sender sender;                             // null where each lane queues its own copies
     private final BlockingQueue<Upload> queue = new LinkedBlockingQueue<>();
     private final List<Upload> pending = new ArrayList<>(); // queued by the caller and not yet finished
     private final Semaphore paced;                           // tests: one permit per upload the dispatcher may issue
@@ -68,21 +48,23 @@ final class WeightUploader implements AutoCloseable {
     private Thread dispatcher;
     private int next;                                        // the lane the next chunk goes to
 
-    WeightUploader(CudaLibrary cuda, int device) {
-        this(cuda, device, null);
-    }
-
     /** With {@code paced} non-null the dispatcher takes one of its permits before each upload (for tests). */
-    WeightUploader(CudaLibrary cuda, int device, Semaphore paced) {
+    WeightUploader(CudaLibrary cuda, int device, UploadSettings settings, Semaphore paced) {
         this.cuda = cuda;
         this.device = device;
+        this.settings = settings;
         this.paced = paced;
+        this.lanes = new Lane[settings.lanes()];
+        this.sender = settings.sender() ? new Sender() : null;
         try {
-            for (int i = 0; i < LANES; i++) {
+            for (int i = 0; i < lanes.length; i++) {
                 lanes[i] = new Lane(i);
             }
             for (Lane lane : lanes) {
                 lane.start();
+            }
+            if (sender != null) {
+                sender.start();
             }
         } catch (RuntimeException e) {
             close();
@@ -114,7 +96,7 @@ final class WeightUploader implements AutoCloseable {
             this.fileOffset = fileOffset;
             this.target = target;
             this.targetOffset = targetOffset;
-            this.chunks = source == null ? 0 : (int) ((source.byteSize() + CHUNK_BYTES - 1) / CHUNK_BYTES);
+            this.chunks = source == null ? 0 : (int) ((source.byteSize() + settings.chunkBytes() - 1) / settings.chunkBytes());
             this.issued = new CountDownLatch(chunks);
         }
 
@@ -206,26 +188,32 @@ final class WeightUploader implements AutoCloseable {
 
     /** The upload's chunks to the lanes in turn; each lane learns which of them is its last of this upload. */
     private void deal(Upload u) {
-        int[] lastChunk = new int[LANES];
+        int[] lastChunk = new int[lanes.length];
         Arrays.fill(lastChunk, -1);
         for (int c = 0; c < u.chunks; c++) {
-            lastChunk[(next + c) % LANES] = c;
+            lastChunk[(next + c) % lanes.length] = c;
         }
         long size = u.source.byteSize();
+        long chunkBytes = settings.chunkBytes();
         for (int c = 0; c < u.chunks; c++) {
-            int lane = (next + c) % LANES;
-            long at = c * CHUNK_BYTES;
-            lanes[lane].chunks.add(new Chunk(u, at, Math.min(CHUNK_BYTES, size - at), lastChunk[lane] == c));
+            int lane = (next + c) % lanes.length;
+            long at = c * chunkBytes;
+            lanes[lane].chunks.add(new Chunk(u, at, Math.min(chunkBytes, size - at), lastChunk[lane] == c));
         }
-        next = (next + u.chunks) % LANES;
+        next = (next + u.chunks) % lanes.length;
     }
 
-    /** A pinned staging buffer, its stream and the thread that fills it from the mapping. */
+    /** A chunk in a lane's staging buffer, to be queued on the lane's stream. */
+    private record Staged(Lane lane, Chunk chunk, PinnedBuffer buffer) {
+    }
+
+    /** Pinned staging buffers, their stream and the thread that fills them from the mapping. */
     private final class Lane {
-        // made on the lane's thread as it starts, with the backend: the lanes pin their memory side by side, not one
+        // pinned on the lane's thread as it starts, with the backend: the lanes pin their memory side by side, not one
         // after the other on the thread that opens the backend, and before the model asks for its weights (the sixth
         // GPU run's 8 lanes pinned for 275-317 ms summed inside a 281-312 ms upload, each pin slower for the others)
-        private PinnedBuffer staging;
+        private final List<PinnedBuffer> staging = new ArrayList<>();
+        private final BlockingQueue<PinnedBuffer> free = new LinkedBlockingQueue<>(); // neither filling nor queued
         private final CudaStream stream;
         private final BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         private final int index;
@@ -250,11 +238,11 @@ final class WeightUploader implements AutoCloseable {
                         return; // close()
                     }
                     try {
-                        copy(c);
+                        fill(c);
                     } catch (RuntimeException e) {
                         c.upload().fail(e);
+                        c.upload().chunkDone();
                     }
-                    c.upload().chunkDone();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -262,48 +250,74 @@ final class WeightUploader implements AutoCloseable {
         }
 
         private void pin() {
-            try {
-                long t0 = System.nanoTime();
-                staging = new PinnedBuffer(cuda, CHUNK_BYTES);
-                pinNanos.addAndGet(System.nanoTime() - t0);
-            } catch (RuntimeException e) {
-                // the first chunk pins again, and fails its upload with the reason
-            }
-        }
-
-        private void copy(Chunk c) {
-            Upload u = c.upload();
             long t0 = System.nanoTime();
-            if (staging == null) {
-                staging = new PinnedBuffer(cuda, CHUNK_BYTES);
+            try {
+                while (staging.size() < settings.buffersPerLane()) {
+                    free.add(newBuffer());
+                }
+            } catch (RuntimeException e) {
+                // the first chunk without a buffer pins again, and fails its upload with the reason
             }
-            long t1 = System.nanoTime();
-            MemorySegment into = staging.writable(c.length());
-            long t2 = System.nanoTime();
-            copyOut(u, c, into);
-            long t3 = System.nanoTime();
-            staging.copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
-            pinNanos.addAndGet(t1 - t0);
-            waitNanos.addAndGet(t2 - t1);
-            fillNanos.addAndGet(t3 - t2);
-            queueNanos.addAndGet(System.nanoTime() - t3);
-            bytesUploaded.addAndGet(c.length());
-            if (c.lastOnLane()) {
-                CudaEvent landed = new CudaEvent(cuda);
-                landed.record(stream);
-                u.landed.add(landed);
+            pinNanos.addAndGet(System.nanoTime() - t0);
+        }
+
+        private PinnedBuffer newBuffer() {
+            PinnedBuffer buffer = new PinnedBuffer(cuda, settings.chunkBytes());
+            staging.add(buffer);
+            return buffer;
+        }
+
+        /** A free staging buffer: one whose copy was queued, or a new one where fewer than a lane's were pinned. */
+        private PinnedBuffer takeBuffer() throws InterruptedException {
+            PinnedBuffer buffer = free.poll();
+            if (buffer != null) {
+                return buffer;
+            }
+            if (staging.size() < settings.buffersPerLane()) {
+                long t0 = System.nanoTime();
+                buffer = newBuffer();
+                pinNanos.addAndGet(System.nanoTime() - t0);
+                return buffer;
+            }
+            return free.take();
+        }
+
+        /** Stages chunk c, then queues its copy or hands it to the sender; the upload learns of it either way. */
+        private void fill(Chunk c) throws InterruptedException {
+            long t0 = System.nanoTime();
+            PinnedBuffer buffer = takeBuffer();
+            MemorySegment into;
+            try {
+                into = buffer.writable(c.length());
+                long t1 = System.nanoTime();
+                waitNanos.addAndGet(t1 - t0);
+                copyOut(c.upload(), c, into, settings.reads());
+                fillNanos.addAndGet(System.nanoTime() - t1);
+            } catch (RuntimeException e) {
+                free.add(buffer);
+                throw e;
+            }
+            Staged staged = new Staged(this, c, buffer);
+            if (sender == null) {
+                issue(staged);
+            } else {
+                sender.staged.add(staged);
             }
         }
 
-        /** Ends the thread once the chunks queued before have been issued, then waits for their DMA. */
+        /** Ends the thread once the chunks queued before have been staged. */
         void stop() {
             if (thread != null) {
                 chunks.add(new Chunk(null, 0, 0, false));
                 join(thread);
                 thread = null;
             }
+        }
+
+        /** Waits for the copies queued on the lane's stream: no DMA reads a staging buffer or writes a weight after. */
+        void drain() {
             try {
-                stream.synchronize(); // no DMA reads a staging buffer or writes a weight once closed
+                stream.synchronize();
             } catch (RuntimeException e) {
                 // a device fault, already reported
             }
@@ -311,54 +325,95 @@ final class WeightUploader implements AutoCloseable {
 
         void close() {
             closeQuietly(stream);
-            closeQuietly(staging);
+            staging.forEach(WeightUploader::closeQuietly);
         }
     }
 
-    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused. */
-    static String sourceSetting(String value) {
-        return BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_SOURCE", value, "mapping", "mapping", "reads");
-    }
-
-    /** ZSE_CUDA_UPLOAD_CHUNK_MB: 4, 8 or 16 (also unset) MiB, in bytes; anything else refused. */
-    static long chunkSetting(String value) {
-        return Long.parseLong(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_CHUNK_MB", value, "16", "4", "8", "16")) << 20;
-    }
-
-    /** ZSE_CUDA_UPLOAD_LANES: 4, 8, 12 or 16; unset, a lane per two of {@code cores}, 2 to 8. */
-    static int lanesSetting(String value, int cores) {
-        String lanes = BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_LANES", value, "", "4", "8", "12", "16");
-        return lanes.isEmpty() ? Math.clamp(cores / 2, 2, 8) : Integer.parseInt(lanes);
-    }
-
-    /** Where the lanes' time went so far, in milliseconds summed over the lanes. */
-    record LaneTimes(double pinMs, double waitMs, double fillMs, double queueMs) {
-        @Override
-        public String toString() {
-            return String.format("lanes' time summed: pinning staging %.1f ms, waiting for a buffer's DMA %.1f ms, "
-                    + "filling staging %.1f ms, queueing copies %.1f ms", pinMs, waitMs, fillMs, queueMs);
+    /**
+     * Queues the copy of a staged chunk on its lane's stream, on the lane's thread or the sender's, then frees the
+     * buffer for its lane (its next fill waits for this copy: {@link PinnedBuffer#writable}) and counts the chunk done;
+     * the lane's event follows its last chunk of the upload.
+     */
+    private void issue(Staged staged) {
+        Chunk c = staged.chunk();
+        Upload u = c.upload();
+        CudaStream stream = staged.lane().stream;
+        long t0 = System.nanoTime();
+        try {
+            staged.buffer().copyTo(u.target, c.length(), u.targetOffset + c.at(), stream);
+            bytesUploaded.addAndGet(c.length());
+            if (c.lastOnLane()) {
+                CudaEvent landed = new CudaEvent(cuda);
+                landed.record(stream);
+                u.landed.add(landed);
+            }
+        } catch (RuntimeException e) {
+            u.fail(e);
+        } finally {
+            queueNanos.addAndGet(System.nanoTime() - t0);
+            staged.lane().free.add(staged.buffer());
+            u.chunkDone();
         }
     }
 
-    LaneTimes laneTimes() {
-        return new LaneTimes(pinNanos.get() / 1e6, waitNanos.get() / 1e6, fillNanos.get() / 1e6,
-                queueNanos.get() / 1e6);
+    /**
+     * The thread that queues every lane's copies in the order they were staged (a lane's in its order), so that the
+     * driver's calls come from one thread and not from every lane at once.
+     */
+    private final class Sender {
+        private final BlockingQueue<Staged> staged = new LinkedBlockingQueue<>();
+        private Thread thread;
+
+        void start() {
+            thread = Thread.ofPlatform().name("zse-cuda-upload-sender").daemon().start(this::run);
+        }
+
+        private void run() {
+            try {
+                cuda.setDevice(device);
+                while (true) {
+                    Staged s = staged.take();
+                    if (s.chunk() == null) {
+                        return; // close()
+                    }
+                    issue(s);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Ends the thread once what the lanes staged before has been queued. */
+        void stop() {
+            if (thread != null) {
+                staged.add(new Staged(null, null, null));
+                join(thread);
+                thread = null;
+            }
+        }
+    }
+
+    /** How the weights go (the settings) and where the upload threads' time went so far, summed over them. */
+    String describe() {
+        return settings.describe() + String.format("; threads' time summed: pinning staging %.1f ms, waiting for a "
+                + "free buffer %.1f ms, filling staging %.1f ms, queueing copies %.1f ms", pinNanos.get() / 1e6,
+                waitNanos.get() / 1e6, fillNanos.get() / 1e6, queueNanos.get() / 1e6);
     }
 
     /**
      * Copies chunk {@code c} of {@code u} out of the mapping into {@code into}, then lets its pages go from the resident
-     * set (with {@link #READS}, reads it from the file instead). The mapping of a file cut short since it was mapped
+     * set (with {@code reads}, reads it from the file instead). The mapping of a file cut short since it was mapped
      * would fault past the file's end: the file's size is checked first, and a fault (it was cut during the copy) fails
      * the upload by name too rather than ending the lane's thread.
      */
-    private static void copyOut(Upload u, Chunk c, MemorySegment into) {
+    private static void copyOut(Upload u, Chunk c, MemorySegment into, boolean reads) {
         if (u.file != null) {
             long end = fileSize(u);
             if (end < u.fileOffset + c.at() + c.length()) {
                 throw cutShort(u, end);
             }
         }
-        if (READS && u.file != null) {
+        if (reads && u.file != null) {
             readFully(u, u.fileOffset + c.at(), into);
             return;
         }
@@ -448,6 +503,14 @@ final class WeightUploader implements AutoCloseable {
         for (Lane lane : lanes) {
             if (lane != null) {
                 lane.stop();
+            }
+        }
+        if (sender != null) {
+            sender.stop();
+        }
+        for (Lane lane : lanes) {
+            if (lane != null) {
+                lane.drain();
             }
         }
         for (Upload u : pending) {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -68,11 +69,13 @@ class CudaUploadOrderTest {
         return model.forward(prompt, 0, cache);
     }
 
-    @Test
-    void theFirstLayersComputeWhileTheLastIsStillUploading() throws Exception {
+    @ParameterizedTest(name = "sender {0}")
+    @ValueSource(booleans = {false, true})
+    void theFirstLayersComputeWhileTheLastIsStillUploading(boolean sender) throws Exception {
         int[] prompt = {1, 400, 31, 7};
         CudaLibrary library = probe.library().orElseThrow();
-        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir))) {
+        try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8,
+                Files.createDirectories(dir.resolve("order-sender-" + sender))))) {
             float[] expected;
             try (CudaBackend whole = new CudaBackend(library, probe.devices().getFirst())) {
                 LlamaModel model = LlamaModel.load(file, whole);
@@ -84,7 +87,8 @@ class CudaUploadOrderTest {
             // Q8: data and scales are two copies per weight; the embeddings, then 7 weights per layer before the last.
             int beforeLastLayer = 2 * (1 + 7 * (layers - 1));
             Semaphore paced = new Semaphore(beforeLastLayer);
-            try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst(), true, true, paced)) {
+            try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst(), true, true, paced,
+                    IntegerProducts.Variants.fromEnvironment(), settings(sender))) {
                 LlamaModel model = LlamaModel.load(file, backend);
                 CompletableFuture<float[]> logits = CompletableFuture.supplyAsync(() -> forward(model, prompt));
                 String lastFirst = "model.layers." + (layers - 1) + ".self_attn.q_proj.weight";
@@ -165,29 +169,29 @@ class CudaUploadOrderTest {
     /** ZSE_CUDA_UPLOAD_LANES: a lane per two cores, 2 to 8, unless set to 4, 8, 12 or 16; anything else refused. */
     @Test
     void uploadLanesSettingTakesFourSizes() {
-        assertEquals(2, WeightUploader.lanesSetting(null, 2));
-        assertEquals(8, WeightUploader.lanesSetting(" ", 64));
-        assertEquals(16, WeightUploader.lanesSetting("16", 2));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.lanesSetting("6", 16))
+        assertEquals(2, UploadSettings.lanesSetting(null, 2));
+        assertEquals(8, UploadSettings.lanesSetting(" ", 64));
+        assertEquals(16, UploadSettings.lanesSetting("16", 2));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.lanesSetting("6", 16))
                 .getMessage().contains("ZSE_CUDA_UPLOAD_LANES"));
     }
 
     /** ZSE_CUDA_UPLOAD_CHUNK_MB: 16 MiB unless set to 4, 8 or 16; anything else refused, named. */
     @Test
     void uploadChunkSettingTakesThreeSizes() {
-        assertEquals(16L << 20, WeightUploader.chunkSetting(null));
-        assertEquals(4L << 20, WeightUploader.chunkSetting(" 4"));
-        assertEquals(8L << 20, WeightUploader.chunkSetting("8"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.chunkSetting("32"))
+        assertEquals(16L << 20, UploadSettings.chunkSetting(null));
+        assertEquals(4L << 20, UploadSettings.chunkSetting(" 4"));
+        assertEquals(8L << 20, UploadSettings.chunkSetting("8"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.chunkSetting("32"))
                 .getMessage().contains("ZSE_CUDA_UPLOAD_CHUNK_MB"));
     }
 
     /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused, named. */
     @Test
     void uploadSourceSettingTakesTheMappingOrReads() {
-        assertEquals("mapping", WeightUploader.sourceSetting(null));
-        assertEquals("reads", WeightUploader.sourceSetting(" Reads"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> WeightUploader.sourceSetting("direct"))
+        assertEquals("mapping", UploadSettings.sourceSetting(null));
+        assertEquals("reads", UploadSettings.sourceSetting(" Reads"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.sourceSetting("direct"))
                 .getMessage().contains("ZSE_CUDA_UPLOAD_SOURCE must be mapping or reads"));
     }
 
@@ -223,14 +227,16 @@ class CudaUploadOrderTest {
 
     /**
      * A .zse file cut short after it was opened (and mapped) fails that weight's upload, and the first op that reads
-     * the weight says which weight and where the file ends (never a fault).
+     * the weight says which weight and where the file ends (never a fault), whichever thread queues the copies.
      */
-    @Test
-    void aFileCutShortWhileOpenFailsItsWeightsUploadByName() throws Exception {
+    @ParameterizedTest(name = "sender {0}")
+    @ValueSource(booleans = {false, true})
+    void aFileCutShortWhileOpenFailsItsWeightsUploadByName(boolean sender) throws Exception {
         Path cut = TestModels.convert(TestModels.tinyStories(), ConvertOptions.of(TensorType.Q8),
-                dir.resolve("cut-short.zse"));
+                dir.resolve("cut-short-" + sender + ".zse"));
         try (ZseFile file = ZseFile.open(cut);
-             CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst())) {
+             CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+                     true, null, IntegerProducts.Variants.fromEnvironment(), settings(sender))) {
             TensorInfo last = file.tensors().stream().filter(t -> t.rank() == 2)
                     .max(Comparator.comparingLong(TensorInfo::dataOffset)).orElseThrow();
             try (FileChannel writer = FileChannel.open(cut, StandardOpenOption.WRITE)) {
@@ -242,6 +248,26 @@ class CudaUploadOrderTest {
             assertTrue(e.getMessage().contains(last.name()) && e.getMessage().contains("the file ends at byte "
                     + (last.dataOffset() + 16)), e.getMessage());
         }
+    }
+
+    /**
+     * The environment's upload settings with a sender or without, and chunks of 16 KiB: the test model's larger
+     * weights then span several chunks (its embeddings, 2048 x 128 as Q8, 16), and a lane stages one while another
+     * waits to be queued.
+     */
+    private static UploadSettings settings(boolean sender) {
+        UploadSettings environment = UploadSettings.fromEnvironment();
+        return new UploadSettings(environment.lanes(), 16 << 10, environment.reads(), sender);
+    }
+
+    /** ZSE_CUDA_UPLOAD_ISSUE: lanes (also unset) or sender; anything else refused, named. */
+    @Test
+    void uploadIssueSettingTakesTheLanesOrASender() {
+        assertEquals("lanes", UploadSettings.issueSetting(null));
+        assertEquals("sender", UploadSettings.issueSetting("Sender "));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.issueSetting("threads"))
+                .getMessage().contains("ZSE_CUDA_UPLOAD_ISSUE must be lanes or sender"));
+        assertEquals(2, UploadSettings.fromEnvironment().withSender(true).buffersPerLane());
     }
 
     private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,

@@ -1,0 +1,78 @@
+package io.zse.backend.cuda;
+
+/**
+ * How {@link WeightUploader} moves weights: its lanes, the bytes a lane stages at a time, where a lane reads them from,
+ * and which thread queues the copies. The defaults won on GPUs so far; each environment switch (ZSE_CUDA_UPLOAD_*)
+ * picks another value to compare on a GPU (bench/gpu-ab.sh).
+ *
+ * @param lanes      threads filling pinned staging, each with its own stream
+ * @param chunkBytes the bytes a lane stages and sends at a time, a staging buffer's size
+ * @param reads      whether lanes read the file (positional reads) rather than copy out of the mapping
+ * @param sender     whether one thread queues every copy, the lanes only filling staging (two buffers each, one
+ *                   filled while the other waits for its copy), rather than each lane queueing its own
+ */
+record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender) {
+    UploadSettings {
+        if (lanes < 1 || chunkBytes < 1) {
+            throw new IllegalArgumentException("upload lanes " + lanes + ", chunks of " + chunkBytes + " bytes");
+        }
+    }
+
+    /**
+     * From ZSE_CUDA_UPLOAD_LANES, _CHUNK_MB, _SOURCE and _ISSUE.
+     * <ul>
+     * <li>Lanes: a lane per two cores, 2 to 8. Each lane's thread copies out of the page cache at 4-5 GB/s (sixth GPU
+     * run, H200: 8 lanes 4.5 GB/s each, 12 lanes 4.3, 16 lanes 4.1). The same run found 12 and 16 lanes slower in
+     * all: 17.90 and 16.74 GB/s, 15.71 and 14.40, against 18.93 and 17.16 at 8. The lanes' summed time queueing
+     * copies grew from 278 ms at 8 lanes to 659 at 12 and 1138 at 16, as each lane's driver calls waited for the
+     * others': what a single sender ({@code sender}) is to avoid.</li>
+     * <li>Chunks: 16 MiB; 4 did not win in that run (14.04 and 17.19 GB/s against 18.93 and 17.16).</li>
+     * <li>Source: the mapping. On an H100, 19.2-20.5 GB/s against reads' 15.5-16.7; on the H200 even (reads 19.31
+     * and 17.52).</li>
+     * <li>Issue: each lane queues its own copies (lanes); sender is the variant under test.</li>
+     * </ul>
+     */
+    static UploadSettings fromEnvironment() {
+        return new UploadSettings(lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
+                Runtime.getRuntime().availableProcessors()), chunkSetting(System.getenv("ZSE_CUDA_UPLOAD_CHUNK_MB")),
+                sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads"),
+                issueSetting(System.getenv("ZSE_CUDA_UPLOAD_ISSUE")).equals("sender"));
+    }
+
+    /** The same with {@code sender} (tests). */
+    UploadSettings withSender(boolean sender) {
+        return new UploadSettings(lanes, chunkBytes, reads, sender);
+    }
+
+    /** Staging buffers a lane fills in turn: two where a sender queues the copies, so that a lane fills while it does. */
+    int buffersPerLane() {
+        return sender ? 2 : 1;
+    }
+
+    /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused. */
+    static String sourceSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_SOURCE", value, "mapping", "mapping", "reads");
+    }
+
+    /** ZSE_CUDA_UPLOAD_CHUNK_MB: 4, 8 or 16 (also unset) MiB, in bytes; anything else refused. */
+    static long chunkSetting(String value) {
+        return Long.parseLong(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_CHUNK_MB", value, "16", "4", "8", "16")) << 20;
+    }
+
+    /** ZSE_CUDA_UPLOAD_LANES: 4, 8, 12 or 16; unset, a lane per two of {@code cores}, 2 to 8. */
+    static int lanesSetting(String value, int cores) {
+        String lanes = BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_LANES", value, "", "4", "8", "12", "16");
+        return lanes.isEmpty() ? Math.clamp(cores / 2, 2, 8) : Integer.parseInt(lanes);
+    }
+
+    /** ZSE_CUDA_UPLOAD_ISSUE: lanes (also unset) or sender; anything else refused. */
+    static String issueSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_ISSUE", value, "lanes", "lanes", "sender");
+    }
+
+    /** What the bench prints of the settings. */
+    String describe() {
+        return (reads ? "read from the file" : "copied out of the mapping") + " into pinned staging, " + lanes
+                + " streams, " + (sender ? "one thread queueing the copies" : "each lane queueing its copies");
+    }
+}
