@@ -48,8 +48,16 @@ struct Products {
     int cols;
 };
 
-// Activations [n, cols] quantized per block of 32.
+// Activations [n, cols] quantized per block of 32, in global memory (read through the read-only cache).
 struct QuantizedRows {
+    const int8_t *q;
+    const float *d;
+    const float *s;
+};
+
+// The same for the one row a block normed itself into shared memory (NormedInput, below), read by plain loads: the
+// read-only path takes global addresses only.
+struct SharedRows {
     const int8_t *q;
     const float *d;
     const float *s;
@@ -103,9 +111,23 @@ __device__ __forceinline__ void split_nibbles(const uint4 &v, uint32_t (&low)[4]
     }
 }
 
+// An activation row's 16 codes from `element`, 8 from `element`, and block `block`'s scale d and sum s.
 __device__ __forceinline__ int4 codes16(const QuantizedRows &x, int64_t element) {
     return __ldg(reinterpret_cast<const int4 *>(x.q + element));
 }
+__device__ __forceinline__ int4 codes16(const SharedRows &x, int64_t element) {
+    return *reinterpret_cast<const int4 *>(x.q + element);
+}
+__device__ __forceinline__ int2 codes8(const QuantizedRows &x, int64_t element) {
+    return __ldg(reinterpret_cast<const int2 *>(x.q + element));
+}
+__device__ __forceinline__ int2 codes8(const SharedRows &x, int64_t element) {
+    return *reinterpret_cast<const int2 *>(x.q + element);
+}
+__device__ __forceinline__ float scale_of(const QuantizedRows &x, int64_t block) { return __ldg(x.d + block); }
+__device__ __forceinline__ float scale_of(const SharedRows &x, int64_t block) { return x.d[block]; }
+__device__ __forceinline__ float sum_of(const QuantizedRows &x, int64_t block) { return __ldg(x.s + block); }
+__device__ __forceinline__ float sum_of(const SharedRows &x, int64_t block) { return x.s[block]; }
 
 // Chunk c of a row (32 elements): load() issues its loads, decode() turns them into operands once, input() loads
 // what one activation row holds for the chunk, and dot() is the chunk's contribution to that row's output.
@@ -134,9 +156,10 @@ struct Chunk<Q8> {
         for (int e = 0; e < 8; e++) w[e] = all[e];
         d = __half2float(scale);
     }
-    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int, int) {
+    template <class Rows>
+    __device__ __forceinline__ static Input input(const Rows &x, int64_t row, int c, int, int) {
         const int64_t at = row + kBlock * c;
-        return {codes16(x, at), codes16(x, at + 16), __ldg(x.d + at / kBlock)};
+        return {codes16(x, at), codes16(x, at + 16), scale_of(x, at / kBlock)};
     }
     __device__ __forceinline__ float dot(const Input &in) const {
         const uint32_t(&l)[4] = *reinterpret_cast<const uint32_t(*)[4]>(w);
@@ -171,10 +194,11 @@ struct Chunk<Q4> {
         d = half_bits_to_float(dm & 0xffffu);
         m = half_bits_to_float(dm >> 16);
     }
-    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int group, int shift) {
+    template <class Rows>
+    __device__ __forceinline__ static Input input(const Rows &x, int64_t row, int c, int group, int shift) {
         const int64_t first = row + q4_first(c, group, shift), second = first + group / 2;
-        return {codes16(x, first), codes16(x, second), __ldg(x.d + first / kBlock), __ldg(x.d + second / kBlock),
-                __ldg(x.s + row / kBlock + c)};
+        return {codes16(x, first), codes16(x, second), scale_of(x, first / kBlock), scale_of(x, second / kBlock),
+                sum_of(x, row / kBlock + c)};
     }
     __device__ __forceinline__ float dot(const Input &in) const {
         const float scaled = in.d_low * static_cast<float>(dot16(low, in.low)) +
@@ -211,11 +235,12 @@ struct Chunk<Q4_K> {
         min_low = dmin * static_cast<float>(ml);
         min_high = dmin * static_cast<float>(mh);
     }
-    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int, int) {
+    template <class Rows>
+    __device__ __forceinline__ static Input input(const Rows &x, int64_t row, int c, int, int) {
         const int64_t first = row + (c >> 3) * 256 + 64 * ((c >> 1) & 3) + 16 * (c & 1);
         const int64_t block = first / kBlock;  // sub-block j's activations; j + 1's follow
-        return {codes16(x, first), codes16(x, first + kBlock), __ldg(x.d + block), __ldg(x.d + block + 1),
-                __ldg(x.s + block), __ldg(x.s + block + 1)};
+        return {codes16(x, first), codes16(x, first + kBlock), scale_of(x, block), scale_of(x, block + 1),
+                sum_of(x, block), sum_of(x, block + 1)};
     }
     __device__ __forceinline__ float dot(const Input &in) const {
         const float scaled = scale_low * in.d_low * static_cast<float>(dot16(low, in.low)) +
@@ -264,15 +289,16 @@ struct Chunk<Q6_K> {
             scale[p] = d * static_cast<float>(static_cast<int8_t>(record[2 + 8 * h + 2 * p + (quarter >> 1)]));
         }
     }
-    __device__ __forceinline__ static Input input(const QuantizedRows &x, int64_t row, int c, int, int) {
+    template <class Rows>
+    __device__ __forceinline__ static Input input(const Rows &x, int64_t row, int c, int, int) {
         const int64_t first = row + (c >> 3) * 256 + 128 * ((c >> 2) & 1) + 8 * (c & 3);
         Input in;
 #pragma unroll
         for (int p = 0; p < 4; p++) {
-            const int2 v = __ldg(reinterpret_cast<const int2 *>(x.q + first + kBlock * p));
+            const int2 v = codes8(x, first + kBlock * p);
             in.codes[p] = v;
             in.offset[p] = 32 * __dp4a(0x01010101, v.x, __dp4a(0x01010101, v.y, 0));
-            in.d[p] = __ldg(x.d + (first + kBlock * p) / kBlock);
+            in.d[p] = scale_of(x, (first + kBlock * p) / kBlock);
         }
         return in;
     }
@@ -352,8 +378,8 @@ __device__ __forceinline__ void prefetch_rows(const Row (&rs)[R], int cols, int 
 
 // acc[t][r] += chunks c, c + 32, ... (STEPS of them, those below `end`) of weight rows rs[0..R) times activation row
 // t's, t < ROWS. A step past `end` loads chunk end - 1 and adds nothing, so all of a lane's loads leave together.
-template <int TYPE, int ROWS, int R, int STEPS>
-__device__ __forceinline__ void multiply(const Row (&rs)[R], int c, int end, const QuantizedRows &x, int n, int cols,
+template <int TYPE, int ROWS, int R, int STEPS, class Rows>
+__device__ __forceinline__ void multiply(const Row (&rs)[R], int c, int end, const Rows &x, int n, int cols,
                                          int group, int shift, float (&acc)[ROWS][R]) {
     Chunk<TYPE> w[STEPS][R];
 #pragma unroll
@@ -391,9 +417,9 @@ __device__ __forceinline__ void multiply(const Row (&rs)[R], int c, int end, con
 // 16 rows, where a cap of 128 for two blocks per multiprocessor spilled 700 bytes a thread.)
 // This warp's share `part` of SPLIT of weight rows rs (valid: all of them, else none) times activation rows t < ROWS:
 // a contiguous share of each row's chunks, summed over the warp (every lane gets the sums).
-template <int TYPE, int ROWS, int R, int SPLIT>
-__device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int part, const Products &p,
-                                           const QuantizedRows &x, int n, int shift, float (&sums)[ROWS][R]) {
+template <int TYPE, int ROWS, int R, int SPLIT, class Rows>
+__device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int part, const Products &p, const Rows &x,
+                                           int n, int shift, float (&sums)[ROWS][R]) {
     const int blocks = p.cols / kBlock;  // chunks of the row, and activation blocks of an activation row
     const int share = (blocks + SPLIT - 1) / SPLIT;
     const int begin = part * share, end = valid ? min(blocks, begin + share) : begin;
@@ -413,14 +439,16 @@ __device__ __forceinline__ void warp_share(const Row (&rs)[R], bool valid, int p
     }
 }
 
-// What integer_matvec_kernel does with its outputs (AFTER), at one activation row for the last two:
+// What integer_matvec_kernel does with its outputs (AFTER), at one activation row for the last three:
 //   kStore:   stores them.
 //   kAddNorm: adds each to p.out[0], the residual stream (one weight), and the last block to finish norms the stream:
 //             out = rms_norm(x) * weight and, where q.q is set, its int8 form; counters: one device int.
 //   kRopeKv:  stores q, k and v (three weights of heads, kv_heads, kv_heads heads of head_dim rows) and the v outputs
 //             in the values cache at slots[0] (qkv_rope_kernel, below, rotates q and k).
+//   kAdd:     adds each to p.out[0], the residual stream, and leaves the norm to the products that read it
+//             (NormedInput, below).
 // The counter is zero before a launch and left at zero, so a graph may replay it.
-constexpr int kStore = 0, kAddNorm = 1, kRopeKv = 2;
+constexpr int kStore = 0, kAddNorm = 1, kRopeKv = 2, kAdd = 3;
 
 struct After {
     const float *weight;  // kAddNorm
@@ -446,7 +474,7 @@ __device__ __forceinline__ void store_cached(void *cache, int64_t at, float v) {
 // One output: stored, or added to the stream (kAddNorm), or stored and, for a v row, cached (kRopeKv).
 template <int AFTER>
 __device__ __forceinline__ void put(const Products &p, const After &after, float &o, float sum, int row, int local) {
-    o = AFTER == kAddNorm ? o + sum : sum;
+    o = AFTER == kAddNorm || AFTER == kAdd ? o + sum : sum;
     if (AFTER == kRopeKv && row >= p.rows[0] + p.rows[1] && after.slots[0] >= 0) {
         const int64_t at = static_cast<int64_t>(after.slots[0]) * p.rows[2] + local;
         if (after.kv_type == 1) {
@@ -472,7 +500,7 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
     prefetch_rows<TYPE, R>(rs, p.cols, part, SPLIT);
     let_next_grid_start();
     wait_for_previous_grid();
-    if (SPLIT == 1 && AFTER == kStore && !valid[0]) {
+    if (SPLIT == 1 && (AFTER == kStore || AFTER == kAdd) && !valid[0]) {
         return;  // else the warp still meets the others at a barrier below
     }
     float sums[ROWS][R];
@@ -515,10 +543,40 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS, AFTER !=
     }
 }
 
+// Where a one-row product norms its own input, the residual stream that the product before it added to (kAdd) rather
+// than taking that product's norm (kAddNorm): the stream, the norm's weight and eps, and where block 0 writes the
+// normed row in F32 (the output the norm would have written). stream null: the input is quantized already.
+struct NormedInput {
+    const float *stream;
+    const float *weight;
+    float eps;
+    float *out;
+};
+
+// The dynamic shared memory norm_input takes for a row of cols values: the codes, then the blocks' scales and sums.
+inline size_t normed_input_bytes(int cols) {
+    return static_cast<size_t>(cols) + 2 * sizeof(float) * static_cast<size_t>(cols / kBlock);
+}
+
+// The block norms the stream's row (all of its threads, as the last block of a kAddNorm product does: the same bits)
+// into its dynamic shared memory as int8 blocks; block 0 also writes the F32 row. Why: the kAddNorm product's blocks
+// each ended with a fence and an atomic count, and its last block normed the row alone while the GPU idled (sixth GPU
+// run, ncu, Llama 3 8B at one row: the down projection 24.6 us a layer with its add and norm, 17.1 storing only).
+__device__ __forceinline__ SharedRows norm_input(const NormedInput &normed, int cols) {
+    ZSE_DYNAMIC_SHARED(int4, normed_row);  // int4: 16-byte aligned, for the 16-byte code loads
+    int8_t *q = reinterpret_cast<int8_t *>(normed_row);
+    float *d = reinterpret_cast<float *>(q + cols);
+    float *s = d + cols / kBlock;
+    norm_row_held(normed.stream, normed.weight, cols, normed.eps, blockIdx.x == 0 ? normed.out : nullptr,
+                  QuantizedOut{q, d, s});
+    __syncthreads();  // the row complete before any warp multiplies it
+    return {q, d, s};
+}
+
 // A warp's sums of weight rows rs times activation rows t < ROWS over the whole row: its SPLIT shares one after
 // another, added in order as integer_matvec_kernel adds the shares of SPLIT warps, so the bits are the same.
-template <int TYPE, int ROWS, int R, int SPLIT>
-__device__ __forceinline__ void whole_rows(const Row (&rs)[R], const Products &p, const QuantizedRows &x, int n,
+template <int TYPE, int ROWS, int R, int SPLIT, class Rows>
+__device__ __forceinline__ void whole_rows(const Row (&rs)[R], const Products &p, const Rows &x, int n,
                                            int shift, float (&sums)[ROWS][R]) {
     if constexpr (SPLIT == 1) {
         warp_share<TYPE, ROWS, R, 1>(rs, true, 0, p, x, n, shift, sums);
@@ -548,10 +606,11 @@ __device__ __forceinline__ void whole_rows(const Row (&rs)[R], const Products &p
 // their multiprocessor's slots through those round trips with no load in flight (fifth GPU run, ncu, Llama 3 8B at
 // one row: 32.9 us a layer, 2232 GB/s; the plain gate and up products of the third run, whose blocks end with their
 // stores, 23.9 us at 3049 GB/s). Each gate and up sum is the bits integer_matvec_kernel gives at SPLIT, and swiglu()
-// the element-wise kernel's, so fusing changes no bit.
-template <int TYPE, int ROWS, int SPLIT>
+// the element-wise kernel's, so fusing changes no bit. NORMED (one row): the input is normed.stream, normed by each
+// block first (norm_input), not x.
+template <int TYPE, int ROWS, int SPLIT, bool NORMED>
 __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
-    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act) {
+    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act, NormedInput normed) {
     constexpr int R = RowsPerWarp<ROWS>::value, kOutputs = kQuantBlock / kWarps;  // outputs a warp
     static_assert(kOutputs % R == 0 && ROWS <= kWarps, "whole row groups a warp, a warp a token to quantize");
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, ff = p.rows[0];
@@ -567,25 +626,32 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
     let_next_grid_start();
     wait_for_previous_grid();
     __shared__ float sums_of[2][ROWS][kQuantBlock];  // [gate | up][token][output of the block]
+    const auto gate_and_up = [&](const auto &in) {
 #pragma unroll
-    for (int half = 0; half < 2; half++) {
-        for (int k = 0; k < kOutputs; k += R) {
-            Row rs[R];
+        for (int half = 0; half < 2; half++) {
+            for (int k = 0; k < kOutputs; k += R) {
+                Row rs[R];
 #pragma unroll
-            for (int r = 0; r < R; r++) {
-                rs[r] = row_of<TYPE>(p.data[half], reinterpret_cast<const uint8_t *>(p.scales[half]), first + k + r,
-                                     p.cols, shift);
-            }
-            float sums[ROWS][R];
-            whole_rows<TYPE, ROWS, R, SPLIT>(rs, p, x, n, shift, sums);
-            if (lane == 0) {
+                for (int r = 0; r < R; r++) {
+                    rs[r] = row_of<TYPE>(p.data[half], reinterpret_cast<const uint8_t *>(p.scales[half]),
+                                         first + k + r, p.cols, shift);
+                }
+                float sums[ROWS][R];
+                whole_rows<TYPE, ROWS, R, SPLIT>(rs, p, in, n, shift, sums);
+                if (lane == 0) {
 #pragma unroll
-                for (int t = 0; t < ROWS; t++) {
+                    for (int t = 0; t < ROWS; t++) {
 #pragma unroll
-                    for (int r = 0; r < R; r++) sums_of[half][t][warp * kOutputs + k + r] = sums[t][r];
+                        for (int r = 0; r < R; r++) sums_of[half][t][warp * kOutputs + k + r] = sums[t][r];
+                    }
                 }
             }
         }
+    };
+    if constexpr (NORMED) {
+        gate_and_up(norm_input(normed, p.cols));
+    } else {
+        gate_and_up(x);
     }
     __syncthreads();
     if (warp < n) {  // warp t quantizes token t's 32 outputs, a lane each
@@ -603,7 +669,7 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
 // cache (k itself is left unrotated). Bit for bit the products then rope_store_kv. Why pairs: blocks of 8 consecutive
 // rows, whose last to complete a head rotated it, found by a fence and an atomic count at the end of every block,
 // took 12.6 us a layer of Llama 3 8B in the fifth GPU run (ncu); the plain products and rope_store_kv, 11.5 in the
-// third.
+// third. NORMED: the input is normed.stream, normed by each block first (norm_input), not x.
 // Blocks of qkv_rope_kernel a multiprocessor should hold: Llama 3 8B's q, k and v rows make 768 blocks, which five
 // a multiprocessor (48 registers) ran in two rounds on 132 multiprocessors, the second of 108 blocks; six (40
 // registers, no spills: ptxas, sm_90) take them in one.
@@ -612,9 +678,9 @@ struct QkvMinBlocks {
     static constexpr int value = TYPE == Q4 ? 6 : MinBlocks<TYPE, 1, true>::value;
 };
 
-template <int TYPE, int SPLIT>
+template <int TYPE, int SPLIT, bool NORMED>
 __global__ void __launch_bounds__(kWarps * kWarp, QkvMinBlocks<TYPE>::value)
-    qkv_rope_kernel(Products p, QuantizedRows x, int shift, After after) {
+    qkv_rope_kernel(Products p, QuantizedRows x, int shift, After after, NormedInput normed) {
     constexpr int kPairs = kWarps / 2;
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, half = after.head_dim / 2;
     const int blocks_a_head = after.head_dim / kWarps;
@@ -629,7 +695,11 @@ __global__ void __launch_bounds__(kWarps * kWarp, QkvMinBlocks<TYPE>::value)
     let_next_grid_start();
     wait_for_previous_grid();
     float sums[1][1];
-    whole_rows<TYPE, 1, 1, SPLIT>(rs, p, x, 1, shift, sums);
+    if constexpr (NORMED) {
+        whole_rows<TYPE, 1, 1, SPLIT>(rs, p, norm_input(normed, p.cols), 1, shift, sums);
+    } else {
+        whole_rows<TYPE, 1, 1, SPLIT>(rs, p, x, 1, shift, sums);
+    }
     __shared__ float value[kWarps];
     if (lane == 0) {
         put<kRopeKv>(p, after, out[local], sums[0][0], row, local);
@@ -1313,20 +1383,22 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
 
 // A block a quantization block of outputs; the split as integer_matvec_kernel's, its shares taken one after another
 // by one warp.
-template <int TYPE, int ROWS>
+template <int TYPE, int ROWS, bool NORMED = false>
 void launch_swiglu_rows(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                        int row_warps, cudaStream_t stream) {
+                        int row_warps, cudaStream_t stream, const NormedInput &normed = NormedInput{}) {
     by_split<ROWS>(p.cols, row_warps, [&](auto split) {
-        const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, decltype(split)::value>;
-        ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / kQuantBlock), kWarps * kWarp, 0, stream)(
-            p, x, n, shift, act);
+        const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, decltype(split)::value, NORMED>;
+        ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / kQuantBlock), kWarps * kWarp,
+                               NORMED ? normed_input_bytes(p.cols) : 0, stream)(p, x, n, shift, act, normed);
     });
 }
 
 template <int TYPE>
 void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                          int row_warps, cudaStream_t stream) {
-    if (n == 1) {
+                          int row_warps, const NormedInput &normed, cudaStream_t stream) {
+    if (normed.stream != nullptr) {
+        launch_swiglu_rows<TYPE, 1, true>(p, x, n, shift, act, row_warps, stream, normed);
+    } else if (n == 1) {
         launch_swiglu_rows<TYPE, 1>(p, x, n, shift, act, row_warps, stream);
     } else if (n == 2) {
         launch_swiglu_rows<TYPE, 2>(p, x, n, shift, act, row_warps, stream);
@@ -1339,14 +1411,24 @@ void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int 
 
 // A block 8 rows of a head; the split as integer_matvec_kernel's at one row, its shares taken one after another by
 // one warp.
+template <int TYPE, bool NORMED>
+void launch_qkv_rope_rows(const Products &p, const QuantizedRows &x, int shift, int64_t total_rows, int row_warps,
+                          const After &after, const NormedInput &normed, cudaStream_t stream) {
+    by_split<1>(p.cols, row_warps, [&](auto split) {
+        const auto kernel = qkv_rope_kernel<TYPE, decltype(split)::value, NORMED>;
+        ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(total_rows / kWarps), kWarps * kWarp,
+                               NORMED ? normed_input_bytes(p.cols) : 0, stream)(p, x, shift, after, normed);
+    });
+}
+
 template <int TYPE>
 void launch_qkv_rope(const Products &p, const QuantizedRows &x, int shift, int64_t total_rows, int row_warps,
-                     const After &after, cudaStream_t stream) {
-    by_split<1>(p.cols, row_warps, [&](auto split) {
-        const auto kernel = qkv_rope_kernel<TYPE, decltype(split)::value>;
-        ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(total_rows / kWarps), kWarps * kWarp, 0, stream)(
-            p, x, shift, after);
-    });
+                     const After &after, const NormedInput &normed, cudaStream_t stream) {
+    if (normed.stream != nullptr) {
+        launch_qkv_rope_rows<TYPE, true>(p, x, shift, total_rows, row_warps, after, normed, stream);
+    } else {
+        launch_qkv_rope_rows<TYPE, false>(p, x, shift, total_rows, row_warps, after, normed, stream);
+    }
 }
 
 // launch(std::integral_constant<int, TOKENS>) for the tensor cores' tile of n tokens: 16, 32 or 64 (a prompt's
@@ -1411,11 +1493,11 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
     }
 }
 
-// The checks both entries make of their weights and activations, and the launch's Products; 0 or the refusal's
-// status, its message prefixed with `entry`.
+// The checks the entries make of their weights and activations (none where the launch norms its own input: normed),
+// and the launch's Products; 0 or the refusal's status, its message prefixed with `entry`.
 int describe(const char *entry, int type, int group_size, int cols, int count, const void *const *data,
              const void *const *scales, const int *rows, float *const *out, const int8_t *xq, const float *xd,
-             const float *xs, int n, int row_warps, Products &p, int64_t &total_rows) {
+             const float *xs, int n, int row_warps, Products &p, int64_t &total_rows, bool normed = false) {
     const auto refused = [entry](const char *what) { return refuse((std::string(entry) + ": " + what).c_str()); };
     if (row_warps != 0 && row_warps != 1 && row_warps != 2 && row_warps != 4 && row_warps != 8) {
         return refused("row_warps must be 0, 1, 2, 4 or 8");
@@ -1427,7 +1509,7 @@ int describe(const char *entry, int type, int group_size, int cols, int count, c
     if (data == nullptr || scales == nullptr || rows == nullptr || out == nullptr) {
         return refused("NULL weight list");
     }
-    if (xq == nullptr || xd == nullptr || xs == nullptr) return refused("NULL activations");
+    if (!normed && (xq == nullptr || xd == nullptr || xs == nullptr)) return refused("NULL activations");
     if (static_cast<int64_t>(n) * cols > 0x7fffffff) return refused("n * cols above 2^31 - 1");
     p.count = count;
     p.group = group_size;
@@ -1445,6 +1527,18 @@ int describe(const char *entry, int type, int group_size, int cols, int count, c
         total_rows += m.rows;
     }
     return total_rows <= 0x7fffffff ? 0 : refused("more than 2^31 - 1 rows in all");
+}
+
+// The checks of a NormedInput (NULL stream: none to check); 0 or the refusal's status, prefixed with `entry`.
+int check_normed(const char *entry, const NormedInput &normed, int n, int cols) {
+    if (normed.stream == nullptr) return 0;
+    const auto refused = [entry](const char *what) { return refuse((std::string(entry) + ": " + what).c_str()); };
+    if (normed.weight == nullptr || normed.out == nullptr) return refused("NULL norm weight or normed output");
+    if (n != 1) return refused("a normed input takes one row");
+    if (cols % kBlock != 0 || normed_input_bytes(cols) > 40 * 1024) {  // with the kernels' static shared memory
+        return refused("a normed input takes cols a multiple of 32, at most 32768");
+    }
+    return 0;
 }
 
 // log2(group / 32) for Q4's groups; 0 for the other types' (32 or 256).
@@ -1520,8 +1614,8 @@ int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int
                                          float *x, const float *weight, float eps, float *out, int8_t *q, float *d,
                                          float *s, int *counter, int row_warps, void *stream) {
     using namespace zse;
-    ZSE_REQUIRE(weight != nullptr && out != nullptr && counter != nullptr,
-                "zse_cuda_integer_matvec_add_rms_norm: NULL norm weight, output or counter");
+    ZSE_REQUIRE(weight == nullptr || (out != nullptr && counter != nullptr),
+                "zse_cuda_integer_matvec_add_rms_norm: NULL output or counter");
     ZSE_REQUIRE(q == nullptr || (d != nullptr && s != nullptr && rows % kQuantBlock == 0),
                 "zse_cuda_integer_matvec_add_rms_norm: NULL scales or sums, or rows not a multiple of 32");
     float *residual[1] = {x};
@@ -1539,8 +1633,13 @@ int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int
     after.q = QuantizedOut{q, d, s};
     after.counters = counter;
     by_type(type, [&](auto t) {
-        launch_rows<decltype(t)::value, 1, kAddNorm>(p, in, 1, shift_of(group_size), total_rows, row_warps,
-                                                     static_cast<cudaStream_t>(stream), after);
+        if (weight == nullptr) {  // the add alone: the products that read the stream norm it (NormedInput)
+            launch_rows<decltype(t)::value, 1, kAdd>(p, in, 1, shift_of(group_size), total_rows, row_warps,
+                                                     static_cast<cudaStream_t>(stream));
+        } else {
+            launch_rows<decltype(t)::value, 1, kAddNorm>(p, in, 1, shift_of(group_size), total_rows, row_warps,
+                                                         static_cast<cudaStream_t>(stream), after);
+        }
     });
     return launched("integer_matvec_kernel");
 }
@@ -1549,7 +1648,8 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
                                int heads, int kv_heads, int head_dim, const int8_t *xq, const float *xd,
                                const float *xs, float *q, float *k, float *v, const int32_t *positions,
                                const float *inverse_frequencies, const int32_t *slots, void *keys, void *values,
-                               int kv_type, int row_warps, void *stream) {
+                               int kv_type, const float *norm_stream, const float *norm_weight, float norm_eps,
+                               float *normed, int row_warps, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(heads > 0 && kv_heads > 0 && head_dim > 0 && head_dim % kWarps == 0,
                 "zse_cuda_qkv_rope_store_kv: heads, kv_heads and head_dim (a multiple of 8) must be positive");
@@ -1563,10 +1663,12 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
     float *out[3] = {q, k, v};
     Products p{};
     int64_t total_rows = 0;
+    const NormedInput norm{norm_stream, norm_weight, norm_eps, normed};
     if (int status = describe("zse_cuda_qkv_rope_store_kv", type, group_size, cols, 3, data, scales, rows, out, xq,
-                              xd, xs, 1, row_warps, p, total_rows)) {
+                              xd, xs, 1, row_warps, p, total_rows, norm_stream != nullptr)) {
         return status;
     }
+    if (int status = check_normed("zse_cuda_qkv_rope_store_kv", norm, 1, cols)) return status;
     const QuantizedRows in{xq, xd, xs};
     After after{};
     after.heads = heads;
@@ -1578,7 +1680,7 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
     after.values = values;
     after.kv_type = kv_type;
     by_type(type, [&](auto t) {
-        launch_qkv_rope<decltype(t)::value>(p, in, shift_of(group_size), total_rows, row_warps, after,
+        launch_qkv_rope<decltype(t)::value>(p, in, shift_of(group_size), total_rows, row_warps, after, norm,
                                             static_cast<cudaStream_t>(stream));
     });
     return launched("qkv_rope_kernel");
@@ -1587,6 +1689,7 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
 int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,
                            const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
                            const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
+                           const float *norm_stream, const float *norm_weight, float norm_eps, float *normed,
                            int row_warps, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(n > 0 && n <= 8, "zse_cuda_swiglu_matvec: n must be 1 to 8");
@@ -1598,14 +1701,16 @@ int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const voi
     float *outs[2] = {out, out};
     Products p{};
     int64_t total_rows = 0;
+    const NormedInput norm{norm_stream, norm_weight, norm_eps, normed};
     if (int status = describe("zse_cuda_swiglu_matvec", type, group_size, cols, 2, data, scales, rows, outs, xq, xd,
-                              xs, n, row_warps, p, total_rows)) {
+                              xs, n, row_warps, p, total_rows, norm_stream != nullptr)) {
         return status;
     }
+    if (int status = check_normed("zse_cuda_swiglu_matvec", norm, n, cols)) return status;
     const QuantizedRows x{xq, xd, xs};
     const QuantizedOut act{q, d, s};
     by_type(type, [&](auto t) {
-        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, row_warps,
+        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, row_warps, norm,
                                                  static_cast<cudaStream_t>(stream));
     });
     return launched("swiglu_matvec_kernel");

@@ -130,7 +130,8 @@ __device__ __forceinline__ void add_tile(float *row, int dim, int base, float (&
     }
 }
 
-// Writes weight * v * inverse_rms of this thread's values of the tile from `base`, and their int8 blocks.
+// Writes weight * v * inverse_rms of this thread's values of the tile from `base` (where row_out is set), and their
+// int8 blocks.
 template <bool RUNS>
 __device__ __forceinline__ void write_tile(const float (&v)[kRowValues], const float (&w)[kRowValues],
                                            float inverse_rms, int dim, int base, float *row_out,
@@ -139,7 +140,7 @@ __device__ __forceinline__ void write_tile(const float (&v)[kRowValues], const f
 #pragma unroll
     for (int i = 0; i < kRowValues; i++) o[i] = w[i] * (v[i] * inverse_rms);
     const int first = row_element(base, 0);
-    store_values<RUNS>(row_out, dim, first, o);
+    if (row_out != nullptr) store_values<RUNS>(row_out, dim, first, o);
     if (quantized.q != nullptr) {  // the whole warp, as quantize_run's shuffles need
         quantize_run<kRowValues>(o, first_block + first / kQuantBlock, first < dim, quantized);
     }
@@ -150,6 +151,18 @@ __device__ __forceinline__ void write_tile(const float (&v)[kRowValues], const f
 // loaded, then loaded again.)
 constexpr int kHeldTiles = 2;
 
+// 1 / rms of a row of dim values held as kHeldTiles tiles by the block's threads: each thread sums its squares tile by
+// tile, value by value (the order every norm here takes, so their bits agree), then the block sums the threads'.
+__device__ __forceinline__ float held_inverse_rms(const float (&v)[kHeldTiles][kRowValues], int dim, float eps) {
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < kHeldTiles; j++) {
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) sum = fmaf(v[j][i], v[j][i], sum);
+    }
+    return rsqrtf(block_sum(sum) / dim + eps);
+}
+
 // out = weight * x / rms(x) for one row (block), x += y first with ADD; where quantized.q is set, the normed row's
 // int8 blocks for the integer products too. Each thread sums its squares tile by tile, whichever way the row is read,
 // so the bits do not depend on it. A row longer than kHeldTiles tiles (blockDim x kRowValues) is read a second time.
@@ -157,18 +170,13 @@ template <bool ADD, bool RUNS>
 __device__ __forceinline__ void norm_row_tiles(float *row, const float *row_y, const float *weight, int dim, float eps,
                                          float *row_out, int64_t first_block, const QuantizedOut &quantized) {
     const int tile = static_cast<int>(blockDim.x) * kRowValues;
-    float sum = 0.f;
     if (dim <= kHeldTiles * tile) {
         float v[kHeldTiles][kRowValues], y[kHeldTiles][kRowValues], w[kHeldTiles][kRowValues];
 #pragma unroll
         for (int j = 0; j < kHeldTiles; j++) load_tile<ADD, RUNS>(row, row_y, weight, dim, j * tile, v[j], y[j], w[j]);
 #pragma unroll
-        for (int j = 0; j < kHeldTiles; j++) {
-            add_tile<ADD, RUNS>(row, dim, j * tile, v[j], y[j]);
-#pragma unroll
-            for (int i = 0; i < kRowValues; i++) sum = fmaf(v[j][i], v[j][i], sum);
-        }
-        const float inverse_rms = rsqrtf(block_sum(sum) / dim + eps);
+        for (int j = 0; j < kHeldTiles; j++) add_tile<ADD, RUNS>(row, dim, j * tile, v[j], y[j]);
+        const float inverse_rms = held_inverse_rms(v, dim, eps);
 #pragma unroll
         for (int j = 0; j < kHeldTiles; j++) {
             if (j * tile < dim) {
@@ -177,6 +185,7 @@ __device__ __forceinline__ void norm_row_tiles(float *row, const float *row_y, c
         }
         return;
     }
+    float sum = 0.f;
     float v[kRowValues], y[kRowValues], w[kRowValues];
     for (int base = 0; base < dim; base += tile) {
         load_tile<ADD, RUNS>(row, row_y, weight, dim, base, v, y, w);
@@ -188,6 +197,42 @@ __device__ __forceinline__ void norm_row_tiles(float *row, const float *row_y, c
     for (int base = 0; base < dim; base += tile) {
         load_tile<false, RUNS>(row, row_y, weight, dim, base, v, y, w);
         write_tile<RUNS>(v, w, inverse_rms, dim, base, row_out, first_block, quantized);
+    }
+}
+
+// The int8 blocks of weight * x / rms(x) for one row of dim values by the block (and, where row_out is set, the F32
+// values), bit for bit norm_row<false>'s: the same values summed in the same order, written the same way. It holds
+// only the row's values, loading each tile's weights as it writes the tile (4-byte accesses, as the products' fused
+// norm), for the products that norm their own input under a cap of 40 registers. A row longer than kHeldTiles tiles
+// takes norm_row_tiles.
+__device__ __forceinline__ void norm_row_held(const float *row, const float *weight, int dim, float eps, float *row_out,
+                                              const QuantizedOut &quantized) {
+    const int tile = static_cast<int>(blockDim.x) * kRowValues;
+    if (dim > kHeldTiles * tile) {
+        norm_row_tiles<false, false>(const_cast<float *>(row), nullptr, weight, dim, eps, row_out, 0, quantized);
+        return;
+    }
+    float v[kHeldTiles][kRowValues];
+#pragma unroll
+    for (int j = 0; j < kHeldTiles; j++) {
+#pragma unroll
+        for (int i = 0; i < kRowValues; i++) {
+            const int k = row_element(j * tile, i);
+            v[j][i] = k < dim ? __ldcg(row + k) : 0.f;
+        }
+    }
+    const float inverse_rms = held_inverse_rms(v, dim, eps);
+#pragma unroll
+    for (int j = 0; j < kHeldTiles; j++) {
+        if (j * tile < dim) {
+            float w[kRowValues];
+#pragma unroll
+            for (int i = 0; i < kRowValues; i++) {
+                const int k = row_element(j * tile, i);
+                w[i] = k < dim ? weight[k] : 0.f;
+            }
+            write_tile<false>(v[j], w, inverse_rms, dim, j * tile, row_out, 0, quantized);
+        }
     }
 }
 

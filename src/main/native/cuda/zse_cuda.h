@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 17
+#define ZSE_CUDA_ABI_VERSION 18
 /* The most activation rows zse_cuda_integer_matvec takes, but for its staged products. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
@@ -123,7 +123,8 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
 /* One activation row's product with one weight [rows, cols] added to the residual stream x [rows] (x += x_in . w^T),
  * then out = rms_norm(x) * weight and, where q is set, its int8 form (as zse_cuda_quantize_rows writes it): the output
  * or down projection and the add + RMSNorm after it in one launch, whose last block norms the row. x_in as for
- * integer_matvec (one row); counter: one device int, zero before the first launch, left at zero by each. */
+ * integer_matvec (one row); counter: one device int, zero before the first launch, left at zero by each. With weight
+ * NULL, only x += x_in . w^T (out, q and counter unused): the products that read x norm it themselves (below). */
 int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int rows, const void *data,
                                          const void *scales, const int8_t *xq, const float *xd, const float *xs,
                                          float *x, const float *weight, float eps, float *out, int8_t *q, float *d,
@@ -131,19 +132,25 @@ int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int
 /* One activation row's q, k and v products (data, scales: 3 entries; heads, kv_heads and kv_heads heads of head_dim
  * rows, head_dim a multiple of 8) and RoPE with the KV write in one launch, as integer_matvec then rope_store_kv of
  * that row: q, k, v get the products, then q is rotated in place by positions[0], and the rotated k (k itself stays
- * unrotated) and v go to the caches at slots[0] (-1: not cached). */
+ * unrotated) and v go to the caches at slots[0] (-1: not cached).
+ * Where norm_stream is not NULL the input is rms_norm(norm_stream) * norm_weight (cols values, a multiple of 32, at
+ * most 32768), which each block computes for itself, bit for bit as integer_matvec_add_rms_norm's norm, and writes to
+ * normed (F32) once; xq, xd and xs are then unused. */
 int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *const *data, const void *const *scales,
                                int heads, int kv_heads, int head_dim, const int8_t *xq, const float *xd,
                                const float *xs, float *q, float *k, float *v, const int32_t *positions,
                                const float *inverse_frequencies, const int32_t *slots, void *keys, void *values,
-                               int kv_type, int row_warps, void *stream);
+                               int kv_type, const float *norm_stream, const float *norm_weight, float norm_eps,
+                               float *normed, int row_warps, void *stream);
 /* The feed-forward's gated products at n <= 8 activation rows in one launch: out[n, ff] = silu(x . gate^T) * (x . up^T)
  * in F32, and its int8 form (q, d, s as zse_cuda_quantize_rows writes them) for the down projection; gate and up
  * [ff, cols] of one type and group, ff a multiple of 32, x as for integer_matvec. The same bits as integer_matvec of
- * both weights (at the same row_warps) then zse_cuda_swiglu. */
+ * both weights (at the same row_warps) then zse_cuda_swiglu. norm_stream, norm_weight, norm_eps and normed as for
+ * qkv_rope_store_kv (n == 1 where norm_stream is set). */
 int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,
                            const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
                            const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
+                           const float *norm_stream, const float *norm_weight, float norm_eps, float *normed,
                            int row_warps, void *stream);
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
 int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,

@@ -29,6 +29,10 @@ import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
+import static io.zse.backend.cuda.QuantizedActivations.codes;
+import static io.zse.backend.cuda.QuantizedActivations.scales;
+import static io.zse.backend.cuda.QuantizedActivations.sums;
+
 /**
  * The CUDA backend: weights live on the device in their .zse layout and every op runs as a libzse_cuda kernel.
  *
@@ -96,6 +100,8 @@ public final class CudaBackend implements Backend {
     private long replays;
     private long drawnRows;
     private long allocateNanos;                         // in weight(), allocating device memory (bench)
+    private DeferredNorm deferredNorm;                  // the last op's norm, left to the next op's products
+    private long normsTaken;                            // deferred norms the products computed themselves (tests)
 
     /** A backend that records decode steps as CUDA graphs. */
     public CudaBackend(CudaLibrary cuda, CudaDevice device) {
@@ -186,6 +192,11 @@ public final class CudaBackend implements Backend {
     /** How many product inputs were quantized by a launch of their own (tests: the fused ones are not). */
     long quantizations() {
         return integer.quantizations();
+    }
+
+    /** Deferred norms the next op's products computed themselves so far (tests). */
+    long normsTakenByProducts() {
+        return normsTaken;
     }
 
     /** Launches of the staged tensor-core products so far (tests). */
@@ -555,19 +566,6 @@ public final class CudaBackend implements Backend {
         return at.equals(MemorySegment.NULL) ? at : MemorySegment.ofAddress(at.address() + bytes);
     }
 
-    /** The parts of an op's int8 output, NULL where it writes none. */
-    private static MemorySegment codes(QuantizedActivations.Parts q) {
-        return q == null ? MemorySegment.NULL : q.codes();
-    }
-
-    private static MemorySegment scales(QuantizedActivations.Parts q) {
-        return q == null ? MemorySegment.NULL : q.scales();
-    }
-
-    private static MemorySegment sums(QuantizedActivations.Parts q) {
-        return q == null ? MemorySegment.NULL : q.sums();
-    }
-
     /** A batch's tables on the device: the pass's (padding included) or uploaded for this batch. */
     private record Tables(BatchTables layout, MemorySegment address) {
         int rows() {
@@ -653,10 +651,17 @@ public final class CudaBackend implements Backend {
         MemorySegment inputs = uploadPassInputs(tokens, tables.ints());
         pass = new Pass(tokens, batch, tables, inputs,
                 MemorySegment.ofAddress(inputs.address() + (long) tokens.length * Integer.BYTES));
+        // a norm the last op left runs inside the pass, so a recording holds it
+        Runnable steps = () -> {
+            ops.run();
+            if (deferredNorm != null) {
+                runDeferredNorm();
+            }
+        };
         try {
             boolean record = recordable(batch) && tokens.length == passRows(batch) && uploadsLanded();
             if (!record) {
-                ops.run();
+                steps.run();
                 return;
             }
             if (memoryGeneration != DeviceBuffer.changes()) {
@@ -676,7 +681,7 @@ public final class CudaBackend implements Backend {
                 known.graph().launch(stream);
                 replays++;
             } else if (seen.add(key)) {
-                ops.run(); // allocates what the ops need; recorded next time if nothing else was allocated meanwhile
+                steps.run(); // allocates what the ops need; recorded next time if nothing else was allocated meanwhile
                 if (memoryGeneration != DeviceBuffer.changes()) {
                     dropGraphs();
                     memoryGeneration = DeviceBuffer.changes();
@@ -689,11 +694,11 @@ public final class CudaBackend implements Backend {
                 }
                 CudaGraph graph;
                 try {
-                    graph = CudaGraph.capture(cuda, stream, ops);
+                    graph = CudaGraph.capture(cuda, stream, steps);
                 } catch (CudaException e) {
                     // Something the ops did cannot be captured (CUDA refuses it while capturing): run them directly.
                     dropGraphs();
-                    ops.run();
+                    steps.run();
                     return;
                 }
                 recorded.put(key, new Recorded(graph, pass.vocab));
@@ -773,17 +778,20 @@ public final class CudaBackend implements Backend {
         checkWritable(batch, layer, kvDim);
         MemorySegment[] out = {own(q, heads * headDim).at(0, (long) heads * headDim), own(k, kvDim).at(0, kvDim),
                 own(v, kvDim).at(0, kvDim)};
-        QuantizedActivations.Parts int8 = enterProducts(x, 1, w);
+        IntegerProducts.NormSource norm = takeDeferredNorm(x, w[0].cols());
+        QuantizedActivations.Parts int8 = norm == IntegerProducts.NormSource.NONE ? enterProducts(x, 1, w)
+                : enterNormingProducts(w);
         Tables t = tables(batch);
         BatchTables.Group g = t.layout().groups().getFirst();
-        integer.launchRopeKv(w, int8, out, heads, kvHeads, headDim, t.layout().positions(t.address(), g.rowStart()),
-                vector(inverseFrequencies), t.layout().slots(t.address(), g.rowStart()), devicePool(g.pool()), layer,
-                stream);
+        integer.launchRopeKv(w, int8, norm, out, heads, kvHeads, headDim,
+                t.layout().positions(t.address(), g.rowStart()), vector(inverseFrequencies),
+                t.layout().slots(t.address(), g.rowStart()), devicePool(g.pool()), layer, stream);
     }
 
     /**
      * One row of an integer weight: one launch, which adds each output to the stream and whose last block norms it
-     * (projected is not written); else the product, then the add + RMSNorm.
+     * (projected is not written), or which only adds, the norm left to the next op's products where the variant says
+     * so ({@link #takeDeferredNorm}); else the product, then the add + RMSNorm.
      */
     @Override
     public void matmulAddRmsNorm(ActivationBuffer x, int n, WeightMatrix w, ActivationBuffer projected,
@@ -798,8 +806,46 @@ public final class CudaBackend implements Backend {
         DeviceActivations normed = own(out, dim);
         own(projected, dim);
         QuantizedActivations.Parts int8 = enterProducts(x, 1, cw);
+        if (integer.defersNorm()) {
+            integer.launchAdd(cw, int8, residual.at(0, dim), stream);
+            deferredNorm = new DeferredNorm(normed, dim, residual.at(0, dim), vector(weight), eps);
+            return;
+        }
         integer.wrote(normed, dim, integer.launchAddRmsNorm(cw, int8, residual.at(0, dim), vector(weight), eps,
                 normed.at(0, dim), stream));
+    }
+
+    /**
+     * A one-row add to the residual stream whose RMSNorm was left to the next op (IntegerProducts.NormPlacement
+     * CONSUMER): the normed output's buffer and width, the stream, the norm's weight and eps. The next op takes it
+     * where its fused products norm their own input ({@link #takeDeferredNorm}); any other op runs it first
+     * ({@link #runDeferredNorm}), as does the end of a pass, so that a recorded pass holds it.
+     */
+    private record DeferredNorm(DeviceActivations out, int dim, MemorySegment stream, MemorySegment weight, float eps) {
+    }
+
+    /**
+     * The norm the last op left for x's products, now theirs to compute ({@link IntegerProducts.NormSource#NONE}
+     * where there is none, or it normed another buffer or width, or is too wide for them: then entering runs it).
+     */
+    private IntegerProducts.NormSource takeDeferredNorm(ActivationBuffer x, int cols) {
+        DeferredNorm d = deferredNorm;
+        if (d == null || d.out() != x || d.dim() != cols || !IntegerProducts.normsItsInput(cols)) {
+            return IntegerProducts.NormSource.NONE;
+        }
+        deferredNorm = null;
+        normsTaken++;
+        return new IntegerProducts.NormSource(d.stream(), d.weight(), d.eps(), d.out().at(0, cols));
+    }
+
+    /** Runs the deferred norm as the op that left it would have, its int8 form for the next product. */
+    private void runDeferredNorm() {
+        DeferredNorm d = deferredNorm;
+        deferredNorm = null;
+        QuantizedActivations.Parts q = integer.outputFor(1, d.dim(), d.dim());
+        cuda.call("zse_cuda_rms_norm", d.stream(), 1, d.weight(), d.dim(), d.eps(), d.out().at(0, d.dim()), codes(q),
+                scales(q), sums(q), stream.handle());
+        integer.wrote(d.out(), d.dim(), q);
     }
 
     /**
@@ -819,8 +865,10 @@ public final class CudaBackend implements Backend {
         long values = (long) n * g.rows();
         DeviceActivations out = own(gate, values);
         own(up, values);
-        QuantizedActivations.Parts int8 = enterProducts(x, n, g, u);
-        integer.wrote(out, values, integer.launchSwiglu(g, u, n, int8, out.at(0, values), stream));
+        IntegerProducts.NormSource norm = n == 1 ? takeDeferredNorm(x, g.cols()) : IntegerProducts.NormSource.NONE;
+        QuantizedActivations.Parts int8 = norm == IntegerProducts.NormSource.NONE ? enterProducts(x, n, g, u)
+                : enterNormingProducts(g, u);
+        integer.wrote(out, values, integer.launchSwiglu(g, u, n, int8, norm, out.at(0, values), stream));
     }
 
     /**
@@ -835,6 +883,18 @@ public final class CudaBackend implements Backend {
             ready(each);
         }
         return integer.input(input, input.at(0, (long) n * cols), n, cols, stream);
+    }
+
+    /**
+     * Enters a fused integer launch that norms its own input (a taken {@link DeferredNorm}): the op counted and the
+     * compute stream after w's uploads. No int8 input (null).
+     */
+    private QuantizedActivations.Parts enterNormingProducts(CudaWeight... w) {
+        computeEnter();
+        for (CudaWeight each : w) {
+            ready(each);
+        }
+        return null;
     }
 
     /** The caches of the batch's sequences are {@code kvDim} wide and may take the rows about to be written. */
@@ -1037,6 +1097,9 @@ public final class CudaBackend implements Backend {
 
     private void enter() {
         enterDevice();
+        if (deferredNorm != null) {
+            runDeferredNorm();
+        }
         integer.enter();
     }
 

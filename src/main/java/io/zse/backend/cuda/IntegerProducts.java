@@ -8,6 +8,10 @@ import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.Set;
 
+import static io.zse.backend.cuda.QuantizedActivations.codes;
+import static io.zse.backend.cuda.QuantizedActivations.scales;
+import static io.zse.backend.cuda.QuantizedActivations.sums;
+
 /**
  * The CUDA backend's integer products (zse_cuda_integer_matvec): Q8, Q4, Q4_K and Q6_K weights times up to
  * {@value QuantizedActivations#MAX_ROWS} activation rows quantized to int8, as the CPU's native kernels compute them,
@@ -58,16 +62,16 @@ final class IntegerProducts implements AutoCloseable {
      * columns in the DP4A kernel (up to 8 activation rows, and Q6_K's where it does not stage), 0 (by the row's
      * length at 1 and 2 rows, unsplit from 4), 1, 2, 4 or 8. {@code fusedSwiglu}: SwiGLU applied by the gate and up
      * products as they finish (up to {@value #FUSED_SWIGLU_ROWS} activation rows) rather than by a kernel of its own.
-     * {@code fusedNorm}: at one activation row, the output and down projections add to the residual stream and their
-     * last block norms it, rather than the add + RMSNorm kernel after them. {@code fusedRope}: at one activation row,
+     * {@code norm}: where the add + RMSNorm after the output and down projections runs at one activation row
+     * ({@link NormPlacement}). {@code fusedRope}: at one activation row,
      * the q, k and v products rotate each pair of rows of a q or k head and write the caches, rather than the RoPE + KV
      * kernel.
      * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times weights the staged
      * products take (with {@code mmaRows} 0) run there rather than on the F16 tiles of zse_cuda_matmul.
      */
-    record Variants(int mmaRows, int productSplits, int rowWarps, boolean fusedSwiglu, boolean fusedNorm,
+    record Variants(int mmaRows, int productSplits, int rowWarps, boolean fusedSwiglu, NormPlacement norm,
                     boolean fusedRope, boolean int8Prompts) {
-        static final Variants DEFAULT = new Variants(0, 0, 0, true, true, true, true);
+        static final Variants DEFAULT = new Variants(0, 0, 0, true, NormPlacement.PRODUCER, true, true);
 
         /**
          * ZSE_CUDA_MMA_ROWS, ZSE_CUDA_PRODUCT_SPLITS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM,
@@ -78,7 +82,7 @@ final class IntegerProducts implements AutoCloseable {
                     productSplitsSetting(System.getenv("ZSE_CUDA_PRODUCT_SPLITS")),
                     rowWarpsSetting(System.getenv("ZSE_CUDA_ROW_WARPS")),
                     fusedSetting("ZSE_CUDA_SWIGLU", System.getenv("ZSE_CUDA_SWIGLU")),
-                    fusedSetting("ZSE_CUDA_NORM", System.getenv("ZSE_CUDA_NORM")),
+                    normSetting(System.getenv("ZSE_CUDA_NORM")),
                     fusedSetting("ZSE_CUDA_ROPE", System.getenv("ZSE_CUDA_ROPE")),
                     int8PromptsSetting(System.getenv("ZSE_CUDA_PROMPT_PRODUCTS")));
         }
@@ -138,12 +142,30 @@ final class IntegerProducts implements AutoCloseable {
     }
 
     /**
-     * ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM or ZSE_CUDA_ROPE ({@code variable}): "separate" runs SwiGLU, the add + RMSNorm or
-     * RoPE + the KV write as a kernel of its own after the products (as before the fusion), to compare on a GPU; unset
-     * or "fused", the default; anything else refused.
+     * ZSE_CUDA_SWIGLU or ZSE_CUDA_ROPE ({@code variable}): "separate" runs SwiGLU or RoPE + the KV write as a kernel of
+     * its own after the products (as before the fusion), to compare on a GPU; unset or "fused", the default; anything
+     * else refused.
      */
     static boolean fusedSetting(String variable, String value) {
         return BenchmarkSwitch.choice(variable, value, "fused", "fused", "separate").equals("fused");
+    }
+
+    /**
+     * Where the RMSNorm after a one-row output or down projection runs, that projection having added its outputs to the
+     * residual stream: SEPARATE, in the add + RMSNorm kernel after it; PRODUCER, in the projection's last block to
+     * finish; CONSUMER, in every block of the next launch's products (q, k and v, or gate and up, where they are fused
+     * launches), each norming the stream into its shared memory, so that the projection only adds (its blocks ended
+     * with a fence and an atomic count, and its last block normed alone while the GPU idled).
+     */
+    enum NormPlacement { SEPARATE, PRODUCER, CONSUMER }
+
+    /** ZSE_CUDA_NORM: "separate", "fused" (the producer's last block; also unset) or "consumer"; else refused. */
+    static NormPlacement normSetting(String value) {
+        return switch (BenchmarkSwitch.choice("ZSE_CUDA_NORM", value, "fused", "fused", "separate", "consumer")) {
+            case "separate" -> NormPlacement.SEPARATE;
+            case "consumer" -> NormPlacement.CONSUMER;
+            default -> NormPlacement.PRODUCER;
+        };
     }
 
     /**
@@ -293,15 +315,17 @@ final class IntegerProducts implements AutoCloseable {
 
     /**
      * Queues out[n, ff] = silu(x . gate^T) * (x . up^T) and its int8 form, which it returns (for {@link #wrote}); x
-     * [n, cols] as int8 at {@code x}. Only where {@link #fusesSwiglu}.
+     * [n, cols] as int8 at {@code x}, or (one row, x null) normed from {@code norm} (else {@link NormSource#NONE}).
+     * Only where {@link #fusesSwiglu}.
      */
     QuantizedActivations.Parts launchSwiglu(CudaWeight gate, CudaWeight up, int n, QuantizedActivations.Parts x,
-                                            MemorySegment out, CudaStream stream) {
+                                            NormSource norm, MemorySegment out, CudaStream stream) {
         int ff = gate.rows();
         QuantizedActivations.Parts act = swigluScratch.parts((long) n * ff, widestCols);
         cuda.call("zse_cuda_swiglu_matvec", gate.type().code(), gate.groupSize(), gate.cols(), ff, gate.data(),
-                gate.scales(), up.data(), up.scales(), x.codes(), x.scales(), x.sums(), n, out, act.codes(),
-                act.scales(), act.sums(), variants.rowWarps(), stream.handle());
+                gate.scales(), up.data(), up.scales(), codes(x), scales(x), sums(x), n, out, act.codes(),
+                act.scales(), act.sums(), norm.stream(), norm.weight(), norm.eps(), norm.out(), variants.rowWarps(),
+                stream.handle());
         return act;
     }
 
@@ -310,7 +334,43 @@ final class IntegerProducts implements AutoCloseable {
      * it ({@link #launchAddRmsNorm}), the norm {@code dim} wide.
      */
     boolean fusesNorm(CudaWeight w, int dim) {
-        return variants.fusedNorm() && takes(w, 1) && w.rows() == dim && quantizable(1, dim, dim);
+        return variants.norm() != NormPlacement.SEPARATE && takes(w, 1) && w.rows() == dim
+                && quantizable(1, dim, dim);
+    }
+
+    /**
+     * Whether the norm after a fused one-row projection ({@link #fusesNorm}) is left to the products that read its
+     * output: the projection then only adds ({@link #launchAdd}), and those products norm the stream themselves (a
+     * {@link NormSource}) where {@link #normsItsInput} says they can.
+     */
+    boolean defersNorm() {
+        return variants.norm() == NormPlacement.CONSUMER;
+    }
+
+    /** Whether a fused launch on weights of {@code cols} columns may norm its own input (zse_cuda.h's limit). */
+    static boolean normsItsInput(int cols) {
+        return cols % QuantizedActivations.BLOCK == 0 && cols <= MAX_NORMED_COLS;
+    }
+
+    /** The widest input a launch norms itself (its int8 form in the blocks' shared memory). */
+    static final int MAX_NORMED_COLS = 32768;
+
+    /**
+     * The input of a fused one-row launch as the RMSNorm of the residual stream ({@code stream}, norm weight and eps),
+     * which each block computes for itself; {@code out}: where the normed row is written in F32 (the output the
+     * deferred norm would have written).
+     */
+    record NormSource(MemorySegment stream, MemorySegment weight, float eps, MemorySegment out) {
+        /** No norm: the launch's input is quantized already. */
+        static final NormSource NONE = new NormSource(MemorySegment.NULL, MemorySegment.NULL, 0f, MemorySegment.NULL);
+    }
+
+    /** Queues stream += x . w^T (one row, x as int8 at {@code x}), the norm left to the products reading the stream. */
+    void launchAdd(CudaWeight w, QuantizedActivations.Parts x, MemorySegment stream, CudaStream on) {
+        cuda.call("zse_cuda_integer_matvec_add_rms_norm", w.type().code(), w.groupSize(), w.cols(), w.rows(),
+                w.data(), w.scales(), x.codes(), x.scales(), x.sums(), stream, MemorySegment.NULL, 0f,
+                MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL,
+                variants.rowWarps(), on.handle());
     }
 
     /**
@@ -338,17 +398,18 @@ final class IntegerProducts implements AutoCloseable {
     }
 
     /**
-     * Queues q, k, v = x . w^T (one row, x as int8 at {@code x}), q rotated in place at {@code positions[0]}, the
-     * rotated keys and the values into the caches at {@code slots[0]}. Only where {@link #fusesRope}.
+     * Queues q, k, v = x . w^T (one row, x as int8 at {@code x}, or, x null, normed from {@code norm}, else
+     * {@link NormSource#NONE}), q rotated in place at {@code positions[0]}, the rotated keys and the values into the
+     * caches at {@code slots[0]}. Only where {@link #fusesRope}.
      */
-    void launchRopeKv(CudaWeight[] qkv, QuantizedActivations.Parts x, MemorySegment[] out, int heads, int kvHeads,
-                      int headDim, MemorySegment positions, MemorySegment frequencies, MemorySegment slots,
+    void launchRopeKv(CudaWeight[] qkv, QuantizedActivations.Parts x, NormSource norm, MemorySegment[] out, int heads,
+                      int kvHeads, int headDim, MemorySegment positions, MemorySegment frequencies, MemorySegment slots,
                       DeviceKvPool pool, int layer, CudaStream stream) {
         putWeights(qkv, 0, qkv.length);
         cuda.call("zse_cuda_qkv_rope_store_kv", qkv[0].type().code(), qkv[0].groupSize(), qkv[0].cols(), arguments,
-                arguments.asSlice(POINTERS), heads, kvHeads, headDim, x.codes(), x.scales(), x.sums(), out[0], out[1],
-                out[2], positions, frequencies, slots, pool.keys(layer), pool.values(layer), pool.typeCode(),
-                variants.rowWarps(), stream.handle());
+                arguments.asSlice(POINTERS), heads, kvHeads, headDim, codes(x), scales(x), sums(x), out[0],
+                out[1], out[2], positions, frequencies, slots, pool.keys(layer), pool.values(layer), pool.typeCode(),
+                norm.stream(), norm.weight(), norm.eps(), norm.out(), variants.rowWarps(), stream.handle());
     }
 
     /** {@code ints} zeroed device counters (the buffer grows, zeroed on {@code stream}, where a launch needs more). */

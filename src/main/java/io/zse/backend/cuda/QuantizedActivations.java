@@ -26,6 +26,19 @@ final class QuantizedActivations implements AutoCloseable {
     record Parts(MemorySegment codes, MemorySegment scales, MemorySegment sums) {
     }
 
+    /** The parts of an int8 form for a launch's arguments, NULL where there is none (null). */
+    static MemorySegment codes(Parts q) {
+        return q == null ? MemorySegment.NULL : q.codes();
+    }
+
+    static MemorySegment scales(Parts q) {
+        return q == null ? MemorySegment.NULL : q.scales();
+    }
+
+    static MemorySegment sums(Parts q) {
+        return q == null ? MemorySegment.NULL : q.sums();
+    }
+
     /**
      * Where the quantized form of {@code values} activations goes (rows of a multiple of 32), for a kernel that writes
      * it; {@code widestCols} sizes a first allocation.

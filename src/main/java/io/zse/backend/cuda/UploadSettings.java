@@ -44,7 +44,7 @@ record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender)
         return new UploadSettings(lanes, chunkBytes, reads, sender);
     }
 
-    /** Staging buffers a lane fills in turn: two where a sender queues the copies, so that a lane fills while it does. */
+    /** Staging buffers a lane fills in turn: two where a sender queues the copies, so a lane fills while it does. */
     int buffersPerLane() {
         return sender ? 2 : 1;
     }

@@ -96,7 +96,7 @@ final class WeightUploader implements AutoCloseable {
             this.fileOffset = fileOffset;
             this.target = target;
             this.targetOffset = targetOffset;
-            this.chunks = source == null ? 0 : (int) ((source.byteSize() + settings.chunkBytes() - 1) / settings.chunkBytes());
+            this.chunks = source == null ? 0 : (int) Math.ceilDiv(source.byteSize(), settings.chunkBytes());
             this.issued = new CountDownLatch(chunks);
         }
 

@@ -175,7 +175,8 @@ class CudaBackendParityTest {
     @Test
     void integerProductsOnLongRowsAndSharedInputs() {
         try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(0, 0, 0, true, true, true, false))) {
+                true, null, new IntegerProducts.Variants(0, 0, 0, true,
+                IntegerProducts.NormPlacement.PRODUCER, true, false))) {
             integerProductsOnLongRowsAndSharedInputs(f16Prompts);
         }
     }
@@ -268,7 +269,8 @@ class CudaBackendParityTest {
     @Test
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
         try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(16, 0, 0, true, true, true, true))) {
+                true, null, new IntegerProducts.Variants(16, 0, 0, true,
+                IntegerProducts.NormPlacement.PRODUCER, true, true))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
                     {TensorType.Q4_K.ordinal(), 256}}) {
                 TensorType type = TensorType.values()[kind[0]];
@@ -303,7 +305,8 @@ class CudaBackendParityTest {
     void stagedTensorCoreBlocksMatchTheCpu() {
         for (int splits : new int[]{1, 2, 8}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Variants(0, splits, 0, true, true, true, true))) {
+                    true, null, new IntegerProducts.Variants(0, splits, 0, true,
+                IntegerProducts.NormPlacement.PRODUCER, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
                         {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32},
                         {TensorType.Q4_K.ordinal(), 256}, {TensorType.Q6_K.ordinal(), 256}}) {
@@ -330,7 +333,8 @@ class CudaBackendParityTest {
             }
         }
         try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(0, 0, 0, true, true, true, false))) {
+                true, null, new IntegerProducts.Variants(0, 0, 0, true,
+                IntegerProducts.NormPlacement.PRODUCER, true, false))) {
             int cols = 2 * LaunchShapes.STAGE_COLS;
             ZseTensor[] tensors = randomWeights(TensorType.Q4, 32, cols, 70);
             BackendArrays.matmuls(f16Prompts, random(70 * cols, 7), 70, uploaded(f16Prompts, tensors));
@@ -348,7 +352,8 @@ class CudaBackendParityTest {
     void rowsSplitAmongWarpsMatchTheCpu() {
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                    true, null, new IntegerProducts.Variants(0, 0, warps, true, true, true, true))) {
+                    true, null, new IntegerProducts.Variants(0, 0, warps, true,
+                IntegerProducts.NormPlacement.PRODUCER, true, true))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
                         {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                         {TensorType.Q6_K.ordinal(), 256}}) {

@@ -11,14 +11,24 @@ import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
+import io.zse.TestModels;
 import io.zse.format.TensorType;
+import io.zse.format.ZseFile;
+import io.zse.format.ZseTensor;
+import io.zse.generate.Sampler;
+import io.zse.model.LlamaModel;
 import io.zse.model.RotaryFrequencies;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +36,7 @@ import java.util.Map;
 import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -35,6 +46,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * ids, graph capture and replay with the fused ops) is CudaGoldenTest's and CudaDecodeGraphTest's.
  */
 class CudaFusionTest {
+    @TempDir
+    static Path dir;
     private static CudaProbe probe;
     private static CudaBackend cuda;
     private static CpuBackend cpu;
@@ -141,6 +154,131 @@ class CudaFusionTest {
     private static CudaBackend fusing() {
         return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
                 IntegerProducts.Variants.DEFAULT);
+    }
+
+    /** The same with the projections' norms left to the products that read the stream (ZSE_CUDA_NORM=consumer). */
+    private static CudaBackend consumerNorming() {
+        IntegerProducts.Variants d = IntegerProducts.Variants.DEFAULT;
+        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
+                new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(),
+                        IntegerProducts.NormPlacement.CONSUMER, d.fusedRope(), d.int8Prompts()));
+    }
+
+    /**
+     * Projections that leave their norm to the products reading the stream (ZSE_CUDA_NORM=consumer: the add alone, then
+     * gate and up products whose every block norms the stream into its shared memory), for each integer type, on
+     * streams of one tile of the block, two (held) and three (read twice): the stream, the normed row (written by the
+     * products' first block) and the SwiGLU output are bit for bit those of the projection that norms in its last
+     * block. Where the next op does not norm its input (a plain product), the norm runs first, within rounding of that
+     * one, and hands its int8 form on. Twice each, on other inputs.
+     */
+    @Test
+    void projectionsLeaveTheirNormToTheProductsReadingTheStream() {
+        try (CudaBackend producer = fusing(); CudaBackend consumer = consumerNorming()) {
+            for (int[] kind : INTEGER_KINDS) {
+                TensorType type = TensorType.values()[kind[0]];
+                int cols = kind[1] == 256 ? 512 : 384;
+                for (int dim : kind[1] == 256 ? new int[]{512, 2304, 4352} : new int[]{128, 2176, 4224}) {
+                    ZseTensor w = TestCudaLibrary.randomWeight(type, kind[1], dim, cols, dim);
+                    ZseTensor gate = TestCudaLibrary.randomWeight(type, kind[1], 96, dim, 11);
+                    ZseTensor up = TestCudaLibrary.randomWeight(type, kind[1], 96, dim, 12);
+                    ZseTensor next = TestCudaLibrary.randomWeight(TensorType.Q8, 32, 64, dim, 5);
+                    float[] weight = random(dim, 6);
+                    for (int round = 0; round < 2; round++) {
+                        String what = type + " g" + kind[1] + " dim " + dim + ", round " + round;
+                        float[] input = random(cols, 30 + round);
+                        float[] residual = random(dim, 40 + round);
+                        long taken = consumer.normsTakenByProducts();
+                        float[][] expected = addNormThenSwiglu(producer, w, gate, up, input, residual, weight);
+                        float[][] actual = addNormThenSwiglu(consumer, w, gate, up, input, residual, weight);
+                        assertEquals(taken + 1, consumer.normsTakenByProducts(), what + ": taken by the products");
+                        String[] parts = {"the stream", "the normed row", "SwiGLU"};
+                        for (int i = 0; i < parts.length; i++) {
+                            assertArrayEquals(expected[i], actual[i], 0f, what + ": " + parts[i]);
+                        }
+                        float[][] plain = addNormThenProduct(consumer, w, next, input, residual, weight);
+                        assertArrayEquals(expected[0], plain[0], 0f, what + ": the stream before a plain product");
+                        assertClose(expected[1], plain[1], what + ": normed before a plain product");
+                        assertArrayEquals(BackendArrays.matmul(consumer, plain[1], 1, consumer.weight(next)),
+                                plain[2], 0f, what + ": the plain product");
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * TinyStories (Q8 and Q4) decoding step after step, its decode steps recorded as graphs and replayed, with the
+     * projections' norms left to the products reading the stream: every step's logits are bit for bit those with the
+     * projections norming in their last block, and the q, k, v and gate/up launches took the norms.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"Q8", "Q4"})
+    void tinyStoriesDecodesAlikeWithTheNormsInTheProducts(TensorType type) throws Exception {
+        Path path = TestModels.convertTinyStories(type, Files.createDirectories(dir.resolve("norms-" + type)));
+        try (ZseFile file = ZseFile.open(path); CudaBackend producer = fusing();
+             CudaBackend consumer = consumerNorming()) {
+            List<float[]> expected = decode(LlamaModel.load(file, producer));
+            List<float[]> actual = decode(LlamaModel.load(file, consumer));
+            assertEquals(expected.size(), actual.size());
+            for (int step = 0; step < expected.size(); step++) {
+                assertArrayEquals(expected.get(step), actual.get(step), 0f, type + ": logits of step " + step);
+            }
+            assertTrue(consumer.normsTakenByProducts() > 0, "no norm taken by the products");
+            assertTrue(consumer.replayedPasses() > 0, "no replay");
+        }
+    }
+
+    /** The logits of a 4-token prompt and of 10 greedy decode steps after it. */
+    private static List<float[]> decode(LlamaModel model) {
+        int[] prompt = {1, 400, 31, 7};
+        KvCache cache = new KvCache(model.newPool(KvCacheType.F16, 16, 4, Arena.ofAuto()), 16);
+        List<float[]> logits = new ArrayList<>();
+        logits.add(model.forward(prompt, 0, cache));
+        for (int step = 0; step < 10; step++) {
+            int token = Sampler.argmax(logits.getLast());
+            logits.add(model.forward(new int[]{token}, prompt.length + step, cache));
+        }
+        return logits;
+    }
+
+    /** The stream, the normed row and the SwiGLU output of one row: the projection with its norm, then gate and up. */
+    private static float[][] addNormThenSwiglu(CudaBackend backend, ZseTensor w, ZseTensor gate, ZseTensor up,
+                                               float[] input, float[] residual, float[] weight) {
+        int dim = residual.length;
+        int ff = (int) gate.shape()[0];
+        try (ActivationBuffer x = backend.allocate(input.length); ActivationBuffer projected = backend.allocate(dim);
+             ActivationBuffer stream = backend.allocate(dim); ActivationBuffer normed = backend.allocate(dim);
+             ActivationBuffer g = backend.allocate(ff); ActivationBuffer u = backend.allocate(ff)) {
+            WeightMatrix[] gateAndUp = {backend.weight(gate), backend.weight(up)}; // before: entering runs the norm
+            backend.write(input, x);
+            backend.write(residual, stream);
+            backend.matmulAddRmsNorm(x, 1, backend.weight(w), projected, stream, weight, 1e-5f, normed);
+            backend.swigluProducts(normed, 1, gateAndUp[0], gateAndUp[1], g, u);
+            return new float[][]{read(backend, stream, dim), read(backend, normed, dim), read(backend, g, ff)};
+        }
+    }
+
+    /**
+     * The stream, the normed row and the next product's output of one row: the projection with its norm, then a plain
+     * product of the normed row, which takes its int8 form (no quantization of its own).
+     */
+    private static float[][] addNormThenProduct(CudaBackend backend, ZseTensor w, ZseTensor next, float[] input,
+                                                float[] residual, float[] weight) {
+        int dim = residual.length;
+        int outputs = (int) next.shape()[0];
+        try (ActivationBuffer x = backend.allocate(input.length); ActivationBuffer projected = backend.allocate(dim);
+             ActivationBuffer stream = backend.allocate(dim); ActivationBuffer normed = backend.allocate(dim);
+             ActivationBuffer after = backend.allocate(outputs)) {
+            WeightMatrix product = backend.weight(next);
+            backend.write(input, x);
+            backend.write(residual, stream);
+            backend.matmulAddRmsNorm(x, 1, backend.weight(w), projected, stream, weight, 1e-5f, normed);
+            long quantizations = backend.quantizations();
+            backend.matmul(normed, 1, product, after);
+            assertEquals(quantizations, backend.quantizations(), "the norm's int8 form taken");
+            return new float[][]{read(backend, stream, dim), read(backend, normed, dim), read(backend, after, outputs)};
+        }
     }
 
     /**

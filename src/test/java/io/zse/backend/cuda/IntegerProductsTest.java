@@ -39,14 +39,25 @@ class IntegerProductsTest {
                 .getMessage().contains("ZSE_CUDA_ROW_WARPS must be 1 or 2 or 4 or 8"));
     }
 
-    /** ZSE_CUDA_SWIGLU and ZSE_CUDA_NORM: fused (also unset) or separate; anything else refused, named. */
+    /** ZSE_CUDA_SWIGLU and ZSE_CUDA_ROPE: fused (also unset) or separate; anything else refused, named. */
     @Test
     void fusionSettingsTakeFusedOrSeparate() {
         assertTrue(IntegerProducts.fusedSetting("ZSE_CUDA_SWIGLU", null));
-        assertTrue(IntegerProducts.fusedSetting("ZSE_CUDA_NORM", "FUSED"));
+        assertTrue(IntegerProducts.fusedSetting("ZSE_CUDA_ROPE", "FUSED"));
         assertEquals(false, IntegerProducts.fusedSetting("ZSE_CUDA_SWIGLU", " separate"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.fusedSetting("ZSE_CUDA_NORM",
-                "off")).getMessage().contains("ZSE_CUDA_NORM must be fused or separate"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.fusedSetting("ZSE_CUDA_ROPE",
+                "off")).getMessage().contains("ZSE_CUDA_ROPE must be fused or separate"));
+    }
+
+    /** ZSE_CUDA_NORM: fused (the producer; also unset), separate or consumer; anything else refused, named. */
+    @Test
+    void normSettingPlacesTheNorm() {
+        assertEquals(IntegerProducts.NormPlacement.PRODUCER, IntegerProducts.normSetting(null));
+        assertEquals(IntegerProducts.NormPlacement.PRODUCER, IntegerProducts.normSetting("FUSED"));
+        assertEquals(IntegerProducts.NormPlacement.SEPARATE, IntegerProducts.normSetting(" separate"));
+        assertEquals(IntegerProducts.NormPlacement.CONSUMER, IntegerProducts.normSetting("consumer"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> IntegerProducts.normSetting("off"))
+                .getMessage().contains("ZSE_CUDA_NORM must be fused or separate or consumer"));
     }
 
     /** ZSE_CUDA_PROMPT_PRODUCTS: int8 (also unset) or f16; anything else refused, named. */
