@@ -382,10 +382,16 @@ public final class CudaBackend implements Backend {
         DeviceActivations in = own(x, (long) n * dim);
         DeviceActivations o = own(out, (long) n * dim);
         computeEnter();
+        launchRmsNorm(in.at(0, (long) n * dim), n, vector(weight), dim, eps, o);
+    }
+
+    /** out = rms_norm(x) * weight for n rows of dim, with its int8 form for the next product where it takes one. */
+    private void launchRmsNorm(MemorySegment x, int n, MemorySegment weight, int dim, float eps,
+                               DeviceActivations out) {
         QuantizedActivations.Parts q = integer.outputFor(n, (long) n * dim, dim);
-        cuda.call("zse_cuda_rms_norm", in.at(0, (long) n * dim), n, vector(weight), dim, eps, o.at(0, (long) n * dim),
-                codes(q), scales(q), sums(q), stream.handle());
-        integer.wrote(o, (long) n * dim, q);
+        cuda.call("zse_cuda_rms_norm", x, n, weight, dim, eps, out.at(0, (long) n * dim), codes(q), scales(q), sums(q),
+                stream.handle());
+        integer.wrote(out, (long) n * dim, q);
     }
 
     /** One pass over each row: the add, the sum of squares and the normed row (zse_cuda_add_rms_norm). */
@@ -779,8 +785,7 @@ public final class CudaBackend implements Backend {
         MemorySegment[] out = {own(q, heads * headDim).at(0, (long) heads * headDim), own(k, kvDim).at(0, kvDim),
                 own(v, kvDim).at(0, kvDim)};
         IntegerProducts.NormSource norm = takeDeferredNorm(x, w[0].cols());
-        QuantizedActivations.Parts int8 = norm == IntegerProducts.NormSource.NONE ? enterProducts(x, 1, w)
-                : enterNormingProducts(w);
+        QuantizedActivations.Parts int8 = enterProducts(x, 1, norm, w);
         Tables t = tables(batch);
         BatchTables.Group g = t.layout().groups().getFirst();
         integer.launchRopeKv(w, int8, norm, out, heads, kvHeads, headDim,
@@ -805,7 +810,7 @@ public final class CudaBackend implements Backend {
         DeviceActivations residual = own(residualStream, dim);
         DeviceActivations normed = own(out, dim);
         own(projected, dim);
-        QuantizedActivations.Parts int8 = enterProducts(x, 1, cw);
+        QuantizedActivations.Parts int8 = enterProducts(x, 1, IntegerProducts.NormSource.NONE, cw);
         if (integer.defersNorm()) {
             integer.launchAdd(cw, int8, residual.at(0, dim), stream);
             deferredNorm = new DeferredNorm(normed, dim, residual.at(0, dim), vector(weight), eps);
@@ -842,10 +847,7 @@ public final class CudaBackend implements Backend {
     private void runDeferredNorm() {
         DeferredNorm d = deferredNorm;
         deferredNorm = null;
-        QuantizedActivations.Parts q = integer.outputFor(1, d.dim(), d.dim());
-        cuda.call("zse_cuda_rms_norm", d.stream(), 1, d.weight(), d.dim(), d.eps(), d.out().at(0, d.dim()), codes(q),
-                scales(q), sums(q), stream.handle());
-        integer.wrote(d.out(), d.dim(), q);
+        launchRmsNorm(d.stream(), 1, d.weight(), d.dim(), d.eps(), d.out());
     }
 
     /**
@@ -866,35 +868,25 @@ public final class CudaBackend implements Backend {
         DeviceActivations out = own(gate, values);
         own(up, values);
         IntegerProducts.NormSource norm = n == 1 ? takeDeferredNorm(x, g.cols()) : IntegerProducts.NormSource.NONE;
-        QuantizedActivations.Parts int8 = norm == IntegerProducts.NormSource.NONE ? enterProducts(x, n, g, u)
-                : enterNormingProducts(g, u);
+        QuantizedActivations.Parts int8 = enterProducts(x, n, norm, g, u);
         integer.wrote(out, values, integer.launchSwiglu(g, u, n, int8, norm, out.at(0, values), stream));
     }
 
     /**
      * Enters a fused integer launch on x [n, w[0].cols]: the op counted, the compute stream after w's uploads, and x's
-     * int8 form (the one the previous op wrote, or quantized now).
+     * int8 form (the one the previous op wrote, or quantized now); null where the launch norms its own input from
+     * {@code norm} (a taken {@link DeferredNorm}; else {@link IntegerProducts.NormSource#NONE}).
      */
-    private QuantizedActivations.Parts enterProducts(ActivationBuffer x, int n, CudaWeight... w) {
+    private QuantizedActivations.Parts enterProducts(ActivationBuffer x, int n, IntegerProducts.NormSource norm,
+                                                     CudaWeight... w) {
         int cols = w[0].cols();
         DeviceActivations input = own(x, (long) n * cols);
         computeEnter();
         for (CudaWeight each : w) {
             ready(each);
         }
-        return integer.input(input, input.at(0, (long) n * cols), n, cols, stream);
-    }
-
-    /**
-     * Enters a fused integer launch that norms its own input (a taken {@link DeferredNorm}): the op counted and the
-     * compute stream after w's uploads. No int8 input (null).
-     */
-    private QuantizedActivations.Parts enterNormingProducts(CudaWeight... w) {
-        computeEnter();
-        for (CudaWeight each : w) {
-            ready(each);
-        }
-        return null;
+        return norm == IntegerProducts.NormSource.NONE ? integer.input(input, input.at(0, (long) n * cols), n, cols,
+                stream) : null;
     }
 
     /** The caches of the batch's sequences are {@code kvDim} wide and may take the rows about to be written. */

@@ -39,11 +39,6 @@ record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender)
                 issueSetting(System.getenv("ZSE_CUDA_UPLOAD_ISSUE")).equals("sender"));
     }
 
-    /** The same with {@code sender} (tests). */
-    UploadSettings withSender(boolean sender) {
-        return new UploadSettings(lanes, chunkBytes, reads, sender);
-    }
-
     /** Staging buffers a lane fills in turn: two where a sender queues the copies, so a lane fills while it does. */
     int buffersPerLane() {
         return sender ? 2 : 1;

@@ -267,7 +267,7 @@ class CudaUploadOrderTest {
         assertEquals("sender", UploadSettings.issueSetting("Sender "));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.issueSetting("threads"))
                 .getMessage().contains("ZSE_CUDA_UPLOAD_ISSUE must be lanes or sender"));
-        assertEquals(2, UploadSettings.fromEnvironment().withSender(true).buffersPerLane());
+        assertEquals(2, settings(true).buffersPerLane());
     }
 
     private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,
