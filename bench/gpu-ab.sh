@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Variants of the CUDA backend (the environment switches of io.zse.backend.cuda: ZSE_CUDA_MMA_ROWS, _PRODUCT_SPLITS,
-# _ROW_WARPS, _SWIGLU, _NORM, _ROPE, _OVERLAP, _UPLOAD_LANES, _UPLOAD_SOURCE, _UPLOAD_CHUNK_MB, _UPLOAD_ISSUE,
-# _PREFILL_TILE, _PROMPT_PRODUCTS) timed beside each other by zse bench, interleaved round by round on one machine and
+# _ROW_WARPS, _SWIGLU, _SWIGLU_AHEAD, _NORM, _ROPE, _OVERLAP, _ATTENTION_KEYS, _UPLOAD_LANES, _UPLOAD_SOURCE,
+# _UPLOAD_CHUNK_MB, _UPLOAD_ISSUE, _PREFILL_TILE, _PROMPT_PRODUCTS) timed beside each other by zse bench, interleaved round by round on one machine and
 # model; prints the lines of each run that match a pattern, prefixed with the variant.
 #
 # Usage: bench/gpu-ab.sh MODEL ROUNDS "BENCH OPTIONS" PATTERN VARIANT...

@@ -294,14 +294,22 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp, 1) paged_attention_kerne
 }
 
 // The paged decode kernel for heads_per_block (1, 2 or 4) heads a block, head dimensions in registers of 4 or 8 a lane;
-// a warp loads 4 keys at a time, 2 where a lane holds 8 dimensions (whose registers four keys' rows would outgrow).
+// a warp loads 4 keys at a time, 2 where a lane holds 8 dimensions (whose registers four keys' rows would outgrow), or
+// one (one_key: the kernel before, whose 80 registers let three blocks share a multiprocessor where the 4-key one's
+// 164 let one, to compare them on a GPU).
+template <int G, class KV>
+auto paged_decode_variant(bool wide, bool one_key) {
+    if (one_key) return wide ? paged_attention_kernel<G, 8, 1, KV> : paged_attention_kernel<G, 4, 1, KV>;
+    return wide ? paged_attention_kernel<G, 8, 2, KV> : paged_attention_kernel<G, 4, 4, KV>;
+}
+
 template <class KV>
-auto paged_decode_kernel(int heads_per_block, int head_dim) {
+auto paged_decode_kernel(int heads_per_block, int head_dim, bool one_key) {
     const bool wide = head_dim > 4 * kWarp;
     switch (heads_per_block) {
-        case 4: return wide ? paged_attention_kernel<4, 8, 2, KV> : paged_attention_kernel<4, 4, 4, KV>;
-        case 2: return wide ? paged_attention_kernel<2, 8, 2, KV> : paged_attention_kernel<2, 4, 4, KV>;
-        default: return wide ? paged_attention_kernel<1, 8, 2, KV> : paged_attention_kernel<1, 4, 4, KV>;
+        case 4: return paged_decode_variant<4, KV>(wide, one_key);
+        case 2: return paged_decode_variant<2, KV>(wide, one_key);
+        default: return paged_decode_variant<1, KV>(wide, one_key);
     }
 }
 
@@ -663,8 +671,8 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
                                         const void *keys, const void *values, int kv_type, int heads, int kv_heads,
                                         int head_dim, int sliding_window, float scale, float soft_cap, int splits,
-                                        int heads_per_block, float *workspace, float *out, int8_t *out_q,
-                                        float *out_d, float *out_s, void *stream) {
+                                        int heads_per_block, int keys_at_once, float *workspace, float *out,
+                                        int8_t *out_q, float *out_d, float *out_s, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     keys != nullptr && values != nullptr && out != nullptr,
@@ -683,6 +691,7 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
                 "zse_cuda_paged_attention: heads_per_block must be 1, 2 or 4 and divide heads / kv_heads");
     ZSE_REQUIRE(out_q == nullptr || (out_d != nullptr && out_s != nullptr && head_dim % kQuantBlock == 0),
                 "zse_cuda_paged_attention: NULL scales or sums, or head_dim not a multiple of 32");
+    ZSE_REQUIRE(keys_at_once == 0 || keys_at_once == 1, "zse_cuda_paged_attention: keys_at_once must be 0 or 1");
     Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
@@ -694,12 +703,12 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     int *counters = splits > 1 ? reinterpret_cast<int *>(workspace) : nullptr;
     float *partial = splits > 1 ? workspace + kSplitCounters : nullptr;
     if (kv_type == F16) {
-        const auto kernel = paged_decode_kernel<__half>(heads_per_block, head_dim);
+        const auto kernel = paged_decode_kernel<__half>(heads_per_block, head_dim, keys_at_once == 1);
         ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
             q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
             static_cast<const __half *>(values), shape, out, partial, counters, quantized);
     } else {
-        const auto kernel = paged_decode_kernel<float>(heads_per_block, head_dim);
+        const auto kernel = paged_decode_kernel<float>(heads_per_block, head_dim, keys_at_once == 1);
         ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
             q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
             static_cast<const float *>(values), shape, out, partial, counters, quantized);

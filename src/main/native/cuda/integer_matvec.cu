@@ -376,6 +376,27 @@ __device__ __forceinline__ void prefetch_rows(const Row (&rs)[R], int cols, int 
     }
 }
 
+// The same for whole rows, codes and scales: rows a warp multiplies later, asked for while it multiplies others
+// (swiglu_matvec_kernel's `ahead`). Its scales' first line is asked for by their first byte, so that no address lies
+// before them. (Not in the prefetch before the wait: the capped kernels, q, k, v and the norming projections, then
+// spilled 24 to 48 bytes; ptxas, sm_90.)
+template <int TYPE, int R>
+__device__ __forceinline__ void prefetch_whole_rows(const Row (&rs)[R], int cols, int shift) {
+    prefetch_rows<TYPE, R>(rs, cols, 0, 1);
+    const int blocks = cols / kBlock, supers = cols / 256;
+    const int bytes = TYPE == Q8 ? 2 * blocks : TYPE == Q4 ? 4 * (blocks >> shift) : TYPE == Q4_K ? 16 * supers
+                                                                                                   : 18 * supers;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const uintptr_t start = reinterpret_cast<uintptr_t>(rs[r].scales);
+        const uintptr_t first = start & ~static_cast<uintptr_t>(127);
+        const int lines = static_cast<int>((start + bytes - first + 127) / 128);
+        for (int line = static_cast<int>(threadIdx.x) % kWarp; line < lines; line += kWarp) {
+            prefetch_l2(line == 0 ? rs[r].scales : reinterpret_cast<const uint8_t *>(first + 128 * line));
+        }
+    }
+}
+
 // acc[t][r] += chunks c, c + 32, ... (STEPS of them, those below `end`) of weight rows rs[0..R) times activation row
 // t's, t < ROWS. A step past `end` loads chunk end - 1 and adds nothing, so all of a lane's loads leave together.
 template <int TYPE, int ROWS, int R, int STEPS, class Rows>
@@ -607,14 +628,28 @@ __device__ __forceinline__ void whole_rows(const Row (&rs)[R], const Products &p
 // one row: 32.9 us a layer, 2232 GB/s; the plain gate and up products of the third run, whose blocks end with their
 // stores, 23.9 us at 3049 GB/s). Each gate and up sum is the bits integer_matvec_kernel gives at SPLIT, and swiglu()
 // the element-wise kernel's, so fusing changes no bit. NORMED (one row): the input is normed.stream, normed by each
-// block first (norm_input), not x.
+// block first (norm_input), not x. ahead: each warp asks L2 for the rows it multiplies `ahead` row groups later (its
+// groups: R rows of gate, 4 / R of them, then of up) while it multiplies these, so that its next rows are on their way
+// from memory while it works (0: only the first gate and up rows, before the wait for the kernel ahead). Why: a warp
+// takes its 8 rows (one activation row) one after another, with one trip to memory each, and the 448 blocks of Llama
+// 3 8B's shape fill about half of an H200's warp slots: 27.7 us a layer at 2751 GB/s (sixth GPU run, ncu).
 template <int TYPE, int ROWS, int SPLIT, bool NORMED>
 __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
-    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act, NormedInput normed) {
+    swiglu_matvec_kernel(Products p, QuantizedRows x, int n, int shift, QuantizedOut act, NormedInput normed,
+                         int ahead) {
     constexpr int R = RowsPerWarp<ROWS>::value, kOutputs = kQuantBlock / kWarps;  // outputs a warp
+    constexpr int kGroups = kOutputs / R;  // row groups a warp takes of each of gate and up
     static_assert(kOutputs % R == 0 && ROWS <= kWarps, "whole row groups a warp, a warp a token to quantize");
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, ff = p.rows[0];
     const int first = static_cast<int>(blockIdx.x) * kQuantBlock + warp * kOutputs;
+    // Row group g of the warp's 2 kGroups (the constant indices keep the parameter arrays out of local memory).
+    const auto group_rows = [&](int g, Row (&rs)[R]) {
+        const bool gate = g < kGroups;
+        const uint8_t *data = gate ? p.data[0] : p.data[1];
+        const uint8_t *scales = reinterpret_cast<const uint8_t *>(gate ? p.scales[0] : p.scales[1]);
+#pragma unroll
+        for (int r = 0; r < R; r++) rs[r] = row_of<TYPE>(data, scales, first + (g % kGroups) * R + r, p.cols, shift);
+    };
     // L2 may hold the first gate and up rows of every warp while the kernel ahead finishes (15 MB at Llama 3 8B's
     // shape, less than L2; all of them would be more and evict each other)
 #pragma unroll
@@ -630,12 +665,14 @@ __global__ void __launch_bounds__(kWarps * kWarp, MinBlocks<TYPE, ROWS>::value)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             for (int k = 0; k < kOutputs; k += R) {
-                Row rs[R];
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    rs[r] = row_of<TYPE>(p.data[half], reinterpret_cast<const uint8_t *>(p.scales[half]),
-                                         first + k + r, p.cols, shift);
+                const int g = half * kGroups + k / R;
+                if (ahead > 0 && g + ahead < 2 * kGroups) {
+                    Row later[R];
+                    group_rows(g + ahead, later);
+                    prefetch_whole_rows<TYPE, R>(later, p.cols, shift);
                 }
+                Row rs[R];
+                group_rows(g, rs);
                 float sums[ROWS][R];
                 whole_rows<TYPE, ROWS, R, SPLIT>(rs, p, in, n, shift, sums);
                 if (lane == 0) {
@@ -1385,27 +1422,27 @@ void launch_rows(const Products &p, const QuantizedRows &x, int n, int shift, in
 // by one warp.
 template <int TYPE, int ROWS, bool NORMED = false>
 void launch_swiglu_rows(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                        int row_warps, cudaStream_t stream, const NormedInput &normed = NormedInput{}) {
+                        int row_warps, int ahead, cudaStream_t stream, const NormedInput &normed = NormedInput{}) {
     by_split<ROWS>(p.cols, row_warps, [&](auto split) {
         const auto kernel = swiglu_matvec_kernel<TYPE, ROWS, decltype(split)::value, NORMED>;
         ZSE_LAUNCH_OVERLAPPING(kernel, static_cast<unsigned>(p.rows[0] / kQuantBlock), kWarps * kWarp,
-                               NORMED ? normed_input_bytes(p.cols) : 0, stream)(p, x, n, shift, act, normed);
+                               NORMED ? normed_input_bytes(p.cols) : 0, stream)(p, x, n, shift, act, normed, ahead);
     });
 }
 
 template <int TYPE>
 void launch_swiglu_matvec(const Products &p, const QuantizedRows &x, int n, int shift, const QuantizedOut &act,
-                          int row_warps, const NormedInput &normed, cudaStream_t stream) {
+                          int row_warps, int ahead, const NormedInput &normed, cudaStream_t stream) {
     if (normed.stream != nullptr) {
-        launch_swiglu_rows<TYPE, 1, true>(p, x, n, shift, act, row_warps, stream, normed);
+        launch_swiglu_rows<TYPE, 1, true>(p, x, n, shift, act, row_warps, ahead, stream, normed);
     } else if (n == 1) {
-        launch_swiglu_rows<TYPE, 1>(p, x, n, shift, act, row_warps, stream);
+        launch_swiglu_rows<TYPE, 1>(p, x, n, shift, act, row_warps, ahead, stream);
     } else if (n == 2) {
-        launch_swiglu_rows<TYPE, 2>(p, x, n, shift, act, row_warps, stream);
+        launch_swiglu_rows<TYPE, 2>(p, x, n, shift, act, row_warps, ahead, stream);
     } else if (n <= 4) {
-        launch_swiglu_rows<TYPE, 4>(p, x, n, shift, act, row_warps, stream);
+        launch_swiglu_rows<TYPE, 4>(p, x, n, shift, act, row_warps, ahead, stream);
     } else {
-        launch_swiglu_rows<TYPE, 8>(p, x, n, shift, act, row_warps, stream);
+        launch_swiglu_rows<TYPE, 8>(p, x, n, shift, act, row_warps, ahead, stream);
     }
 }
 
@@ -1690,9 +1727,10 @@ int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const voi
                            const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
                            const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
                            const float *norm_stream, const float *norm_weight, float norm_eps, float *normed,
-                           int row_warps, void *stream) {
+                           int row_warps, int ahead, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(n > 0 && n <= 8, "zse_cuda_swiglu_matvec: n must be 1 to 8");
+    ZSE_REQUIRE(ahead >= 0 && ahead <= 8, "zse_cuda_swiglu_matvec: ahead must be 0 to 8");
     ZSE_REQUIRE(ff > 0 && ff % kQuantBlock == 0, "zse_cuda_swiglu_matvec: ff must be a positive multiple of 32");
     ZSE_REQUIRE(q != nullptr && d != nullptr && s != nullptr, "zse_cuda_swiglu_matvec: NULL int8 output");
     const void *data[2] = {gate_data, up_data};
@@ -1710,7 +1748,7 @@ int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const voi
     const QuantizedRows x{xq, xd, xs};
     const QuantizedOut act{q, d, s};
     by_type(type, [&](auto t) {
-        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, row_warps, norm,
+        launch_swiglu_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), act, row_warps, ahead, norm,
                                                  static_cast<cudaStream_t>(stream));
     });
     return launched("swiglu_matvec_kernel");

@@ -28,12 +28,13 @@ __device__ __forceinline__ void let_next_grid_start() {
 #endif
 }
 
-// Asks L2 for the 128-byte line holding `at` (global memory), without waiting for it.
+// Asks L2 for the 128-byte line holding `at` (global memory), without waiting for it. The emulation checks that `at`
+// lies in a device allocation, so a kernel asking for lines outside its weights fails its tests.
 __device__ __forceinline__ void prefetch_l2(const void *at) {
 #ifndef ZSE_CUDA_EMULATION
     asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
 #else
-    (void)at;
+    if (!zse_emu::device_visible(at)) zse_emu::fault(cudaErrorIllegalAddress, "prefetch outside device memory");
 #endif
 }
 

@@ -27,7 +27,7 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 18
+#define ZSE_CUDA_ABI_VERSION 19
 /* The most activation rows zse_cuda_integer_matvec takes, but for its staged products. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
@@ -146,12 +146,13 @@ int zse_cuda_qkv_rope_store_kv(int type, int group_size, int cols, const void *c
  * in F32, and its int8 form (q, d, s as zse_cuda_quantize_rows writes them) for the down projection; gate and up
  * [ff, cols] of one type and group, ff a multiple of 32, x as for integer_matvec. The same bits as integer_matvec of
  * both weights (at the same row_warps) then zse_cuda_swiglu. norm_stream, norm_weight, norm_eps and normed as for
- * qkv_rope_store_kv (n == 1 where norm_stream is set). */
+ * qkv_rope_store_kv (n == 1 where norm_stream is set). ahead (0 to 8): how many of its row groups ahead of the one it
+ * multiplies each warp asks L2 for (0: none but its first); no effect on the results. */
 int zse_cuda_swiglu_matvec(int type, int group_size, int cols, int ff, const void *gate_data,
                            const void *gate_scales, const void *up_data, const void *up_scales, const int8_t *xq,
                            const float *xd, const float *xs, int n, float *out, int8_t *q, float *d, float *s,
                            const float *norm_stream, const float *norm_weight, float norm_eps, float *normed,
-                           int row_warps, void *stream);
+                           int row_warps, int ahead, void *stream);
 /* out[i, :] = row tokens[i] of the table [rows, cols] decoded to F32; tokens is a device array of n ids. */
 int zse_cuda_embed(const void *data, const void *scales, int type, int group_size, int rows, int cols,
                    const int32_t *tokens, int n, float *out, void *stream);
@@ -201,7 +202,8 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * ZSE_CUDA_SPLIT_COUNTERS ints, zero before the first call (each call leaves them zero), then rows * heads * splits *
  * (head_dim + 2) floats (NULL when splits == 1), and rows * heads / heads_per_block at most ZSE_CUDA_SPLIT_COUNTERS.
  * heads_per_block (1, 2 or 4, dividing heads / kv_heads) query heads of one KV head share a block, which reads each
- * key and value row once for all of them.
+ * key and value row once for all of them. keys_at_once: the keys each warp loads together, 0 (4, or 2 where head_dim
+ * > 128) or 1; no effect on the results.
  * Positions, tables and slots are device arrays, so a captured step replays with new ones written in place.
  */
 int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, void *keys,
@@ -218,8 +220,8 @@ int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, 
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
                              const int32_t *tables, int block_size, const void *keys, const void *values, int kv_type,
                              int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
-                             int splits, int heads_per_block, float *workspace, float *out, int8_t *out_q,
-                             float *out_d, float *out_s, void *stream);
+                             int splits, int heads_per_block, int keys_at_once, float *workspace, float *out,
+                             int8_t *out_q, float *out_d, float *out_s, void *stream);
 /*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a

@@ -95,6 +95,8 @@ public final class CudaBackend implements Backend {
 
     /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them (bench/gpu.sh); 0: by shape. */
     private final int fixedPrefillTile = LaunchShapes.prefillTileSetting(System.getenv("ZSE_CUDA_PREFILL_TILE"));
+    /** ZSE_CUDA_ATTENTION_KEYS: the keys each warp of the decode attention loads together (LaunchShapes). */
+    private int keysAtOnce = LaunchShapes.keysAtOnceSetting(System.getenv("ZSE_CUDA_ATTENTION_KEYS"));
     private DeviceBuffer sampling;                      // [parameters | ids | scratch] of sample()
     private PinnedBuffer samplingStaging;
     private long replays;
@@ -202,6 +204,12 @@ public final class CudaBackend implements Backend {
     /** Launches of the staged tensor-core products so far (tests). */
     long stagedLaunches() {
         return integer.stagedLaunches();
+    }
+
+    /** Fixes the keys a warp of the decode attention loads together, 0 (by head size) or 1, before any pass (tests). */
+    void keysAtOnce(int keys) {
+        check(keys == 0 || keys == 1, "keys at once of 0 or 1");
+        keysAtOnce = keys;
     }
 
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
@@ -559,7 +567,7 @@ public final class CudaBackend implements Backend {
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
                     g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.typeCode(), shape.numHeads(),
                     shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
-                    splits, headsPerBlock, workspace,
+                    splits, headsPerBlock, keysAtOnce, workspace,
                     o.at(first, (long) g.rowCount() * width),
                     offset(codes(quantizedOut), first), offset(scales(quantizedOut), first / 8),
                     offset(sums(quantizedOut), first / 8), stream.handle());

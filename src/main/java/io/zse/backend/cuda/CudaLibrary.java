@@ -27,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class CudaLibrary {
     /** The ABI version this binding was written against (ZSE_CUDA_ABI_VERSION). */
-    public static final int ABI_VERSION = 18;
+    public static final int ABI_VERSION = 19;
 
     /** Every function of zse_cuda.h with its C signature as an FFM descriptor (GraalVM needs these registered). */
     public static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
@@ -147,7 +147,7 @@ public final class CudaLibrary {
                 ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_FLOAT, ADDRESS, JAVA_INT, ADDRESS));
         f.put("zse_cuda_swiglu_matvec", status(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
-                JAVA_FLOAT, ADDRESS, JAVA_INT, ADDRESS));
+                JAVA_FLOAT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
         f.put("zse_cuda_add_bias", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
         f.put("zse_cuda_rms_norm", status(ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS, ADDRESS,
                 ADDRESS, ADDRESS));
@@ -162,7 +162,7 @@ public final class CudaLibrary {
                 ADDRESS));
         f.put("zse_cuda_paged_attention", status(ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT,
                 ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT,
-                JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+                JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         f.put("zse_cuda_paged_prefill_attention", status(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT,
                 JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT,
                 ADDRESS, ADDRESS));

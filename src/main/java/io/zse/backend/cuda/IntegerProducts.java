@@ -68,14 +68,16 @@ final class IntegerProducts implements AutoCloseable {
      * kernel.
      * {@code int8Prompts}: prompts of more than {@value QuantizedActivations#MAX_ROWS} rows times weights the staged
      * products take (with {@code mmaRows} 0) run there rather than on the F16 tiles of zse_cuda_matmul.
+     * {@code swigluAhead}: the row groups ahead of the one it multiplies that each warp of the fused SwiGLU products asks
+     * L2 for (0: none but its first; a hint, the results are the same).
      */
     record Variants(int mmaRows, int productSplits, int rowWarps, boolean fusedSwiglu, NormPlacement norm,
-                    boolean fusedRope, boolean int8Prompts) {
-        static final Variants DEFAULT = new Variants(0, 0, 0, true, NormPlacement.PRODUCER, true, true);
+                    boolean fusedRope, boolean int8Prompts, int swigluAhead) {
+        static final Variants DEFAULT = new Variants(0, 0, 0, true, NormPlacement.PRODUCER, true, true, 0);
 
         /**
          * ZSE_CUDA_MMA_ROWS, ZSE_CUDA_PRODUCT_SPLITS, ZSE_CUDA_ROW_WARPS, ZSE_CUDA_SWIGLU, ZSE_CUDA_NORM,
-         * ZSE_CUDA_ROPE and ZSE_CUDA_PROMPT_PRODUCTS.
+         * ZSE_CUDA_ROPE, ZSE_CUDA_PROMPT_PRODUCTS and ZSE_CUDA_SWIGLU_AHEAD.
          */
         static Variants fromEnvironment() {
             return new Variants(mmaRowsSetting(System.getenv("ZSE_CUDA_MMA_ROWS")),
@@ -84,7 +86,8 @@ final class IntegerProducts implements AutoCloseable {
                     fusedSetting("ZSE_CUDA_SWIGLU", System.getenv("ZSE_CUDA_SWIGLU")),
                     normSetting(System.getenv("ZSE_CUDA_NORM")),
                     fusedSetting("ZSE_CUDA_ROPE", System.getenv("ZSE_CUDA_ROPE")),
-                    int8PromptsSetting(System.getenv("ZSE_CUDA_PROMPT_PRODUCTS")));
+                    int8PromptsSetting(System.getenv("ZSE_CUDA_PROMPT_PRODUCTS")),
+                    swigluAheadSetting(System.getenv("ZSE_CUDA_SWIGLU_AHEAD")));
         }
     }
 
@@ -139,6 +142,15 @@ final class IntegerProducts implements AutoCloseable {
      */
     static int rowWarpsSetting(String value) {
         return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_ROW_WARPS", value, "0", "1", "2", "4", "8"));
+    }
+
+    /**
+     * ZSE_CUDA_SWIGLU_AHEAD: 1, 2 or 4 row groups that each warp of the fused SwiGLU products asks L2 for ahead of the
+     * one it multiplies, to compare with the default on a GPU; unset, 0 (only its first rows, before the wait for the
+     * kernel ahead); anything else refused.
+     */
+    static int swigluAheadSetting(String value) {
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_SWIGLU_AHEAD", value, "0", "0", "1", "2", "4"));
     }
 
     /**
@@ -325,7 +337,7 @@ final class IntegerProducts implements AutoCloseable {
         cuda.call("zse_cuda_swiglu_matvec", gate.type().code(), gate.groupSize(), gate.cols(), ff, gate.data(),
                 gate.scales(), up.data(), up.scales(), codes(x), scales(x), sums(x), n, out, act.codes(),
                 act.scales(), act.sums(), norm.stream(), norm.weight(), norm.eps(), norm.out(), variants.rowWarps(),
-                stream.handle());
+                variants.swigluAhead(), stream.handle());
         return act;
     }
 

@@ -115,6 +115,15 @@ final class LaunchShapes {
         return Math.min(MAX_SPLITS, Integer.highestOneBit(Math.max(1, maxEnd / minSplitPositions)));
     }
 
+    /**
+     * ZSE_CUDA_ATTENTION_KEYS=1: each warp of the decode attention loads one key at a time (the kernel before the
+     * 4-key one, to compare them on a GPU); unset or 4, the default (4 keys, 2 where a head has over 128 dimensions).
+     * The value zse_cuda_paged_attention takes: 0 (the default) or 1.
+     */
+    static int keysAtOnceSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_ATTENTION_KEYS", value, "4", "4", "1").equals("1") ? 1 : 0;
+    }
+
     /** 32 when unset; else 32, 64, 128 or 256, anything else refused. */
     static int splitPositionsSetting(String value) {
         return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_SPLIT_POSITIONS", value, "32", "32", "64", "128",

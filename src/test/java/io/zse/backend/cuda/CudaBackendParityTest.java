@@ -176,7 +176,7 @@ class CudaBackendParityTest {
     void integerProductsOnLongRowsAndSharedInputs() {
         try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
                 true, null, new IntegerProducts.Variants(0, 0, 0, true,
-                IntegerProducts.NormPlacement.PRODUCER, true, false))) {
+                IntegerProducts.NormPlacement.PRODUCER, true, false, 0))) {
             integerProductsOnLongRowsAndSharedInputs(f16Prompts);
         }
     }
@@ -270,7 +270,7 @@ class CudaBackendParityTest {
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
         try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
                 true, null, new IntegerProducts.Variants(16, 0, 0, true,
-                IntegerProducts.NormPlacement.PRODUCER, true, true))) {
+                IntegerProducts.NormPlacement.PRODUCER, true, true, 0))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
                     {TensorType.Q4_K.ordinal(), 256}}) {
                 TensorType type = TensorType.values()[kind[0]];
@@ -306,7 +306,7 @@ class CudaBackendParityTest {
         for (int splits : new int[]{1, 2, 8}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
                     true, null, new IntegerProducts.Variants(0, splits, 0, true,
-                IntegerProducts.NormPlacement.PRODUCER, true, true))) {
+                IntegerProducts.NormPlacement.PRODUCER, true, true, 0))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
                         {TensorType.Q4.ordinal(), 128}, {TensorType.Q8.ordinal(), 32},
                         {TensorType.Q4_K.ordinal(), 256}, {TensorType.Q6_K.ordinal(), 256}}) {
@@ -334,7 +334,7 @@ class CudaBackendParityTest {
         }
         try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
                 true, null, new IntegerProducts.Variants(0, 0, 0, true,
-                IntegerProducts.NormPlacement.PRODUCER, true, false))) {
+                IntegerProducts.NormPlacement.PRODUCER, true, false, 0))) {
             int cols = 2 * LaunchShapes.STAGE_COLS;
             ZseTensor[] tensors = randomWeights(TensorType.Q4, 32, cols, 70);
             BackendArrays.matmuls(f16Prompts, random(70 * cols, 7), 70, uploaded(f16Prompts, tensors));
@@ -353,7 +353,7 @@ class CudaBackendParityTest {
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
             try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
                     true, null, new IntegerProducts.Variants(0, 0, warps, true,
-                IntegerProducts.NormPlacement.PRODUCER, true, true))) {
+                IntegerProducts.NormPlacement.PRODUCER, true, true, 0))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
                         {TensorType.Q8.ordinal(), 32}, {TensorType.Q4_K.ordinal(), 256},
                         {TensorType.Q6_K.ordinal(), 256}}) {

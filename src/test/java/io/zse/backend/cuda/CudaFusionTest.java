@@ -161,7 +161,7 @@ class CudaFusionTest {
         IntegerProducts.Variants d = IntegerProducts.Variants.DEFAULT;
         return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
                 new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(),
-                        IntegerProducts.NormPlacement.CONSUMER, d.fusedRope(), d.int8Prompts()));
+                        IntegerProducts.NormPlacement.CONSUMER, d.fusedRope(), d.int8Prompts(), d.swigluAhead()));
     }
 
     /**
@@ -287,10 +287,16 @@ class CudaFusionTest {
      * quantization launch, giving the bits of quantizing the output anew; the same again on other inputs; and past 8
      * rows the separate ops (whose SwiGLU writes the int8 form). Rows of 4608 columns too, which the products split
      * among warps (a warp of the fused launch takes the shares one after another and must add them in the same order).
+     * With each warp asking L2 for its rows 0, 1 and 2 groups ahead (ZSE_CUDA_SWIGLU_AHEAD; the emulation faults on an
+     * address outside device memory).
      */
-    @Test
-    void swigluAppliedAsTheGateAndUpProductsFinish() {
-        try (CudaBackend backend = fusing()) {
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 2})
+    void swigluAppliedAsTheGateAndUpProductsFinish(int ahead) {
+        IntegerProducts.Variants d = IntegerProducts.Variants.DEFAULT;
+        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+                true, null, new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(),
+                d.norm(), d.fusedRope(), d.int8Prompts(), ahead))) {
             for (int[] kind : INTEGER_KINDS) {
                 swigluAppliedAsTheProductsFinish(backend, kind, kind[1] == 256 ? 512 : 384, new int[]{1, 2, 3, 8, 9});
                 swigluAppliedAsTheProductsFinish(backend, kind, 4608, new int[]{1, 3});

@@ -98,7 +98,7 @@ class CudaPromptProductsTest {
     private static CudaBackend backend(boolean int8Prompts) {
         return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), false, true, null,
                 new IntegerProducts.Variants(0, 0, 0, true,
-                IntegerProducts.NormPlacement.PRODUCER, true, int8Prompts));
+                IntegerProducts.NormPlacement.PRODUCER, true, int8Prompts, 0));
     }
 
     /** The last position's logits of {@code prompt} fed in chunks of {@code chunk} tokens into a new cache. */
