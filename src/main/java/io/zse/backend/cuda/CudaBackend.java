@@ -207,7 +207,7 @@ public final class CudaBackend implements Backend {
     }
 
     /** Fixes the keys a warp of the decode attention loads together, 0 (by head size) or 1, before any pass (tests). */
-    void keysAtOnce(int keys) {
+    void fixAttentionKeys(int keys) {
         check(keys == 0 || keys == 1, "keys at once of 0 or 1");
         keysAtOnce = keys;
     }

@@ -158,10 +158,15 @@ class CudaFusionTest {
 
     /** The same with the projections' norms left to the products that read the stream (ZSE_CUDA_NORM=consumer). */
     private static CudaBackend consumerNorming() {
+        return fusing(IntegerProducts.NormPlacement.CONSUMER, IntegerProducts.Variants.DEFAULT.swigluAhead());
+    }
+
+    /** Every fusion on, the norms placed by {@code norm}, SwiGLU's warps asking L2 {@code swigluAhead} groups ahead. */
+    private static CudaBackend fusing(IntegerProducts.NormPlacement norm, int swigluAhead) {
         IntegerProducts.Variants d = IntegerProducts.Variants.DEFAULT;
         return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
-                new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(),
-                        IntegerProducts.NormPlacement.CONSUMER, d.fusedRope(), d.int8Prompts(), d.swigluAhead()));
+                new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(), norm,
+                        d.fusedRope(), d.int8Prompts(), swigluAhead));
     }
 
     /**
@@ -293,10 +298,7 @@ class CudaFusionTest {
     @ParameterizedTest
     @ValueSource(ints = {0, 1, 2})
     void swigluAppliedAsTheGateAndUpProductsFinish(int ahead) {
-        IntegerProducts.Variants d = IntegerProducts.Variants.DEFAULT;
-        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
-                true, null, new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(),
-                d.norm(), d.fusedRope(), d.int8Prompts(), ahead))) {
+        try (CudaBackend backend = fusing(IntegerProducts.Variants.DEFAULT.norm(), ahead)) {
             for (int[] kind : INTEGER_KINDS) {
                 swigluAppliedAsTheProductsFinish(backend, kind, kind[1] == 256 ? 512 : 384, new int[]{1, 2, 3, 8, 9});
                 swigluAppliedAsTheProductsFinish(backend, kind, 4608, new int[]{1, 3});

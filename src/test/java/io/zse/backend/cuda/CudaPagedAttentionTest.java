@@ -255,7 +255,7 @@ class CudaPagedAttentionTest {
         for (CudaDevice device : List.of(emulated, h100Sized)) {
             try (CudaBackend four = new CudaBackend(probe.library().orElseThrow(), device);
                  CudaBackend one = new CudaBackend(probe.library().orElseThrow(), device)) {
-                one.keysAtOnce(1);
+                one.fixAttentionKeys(1);
                 for (AttentionShape shape : List.of(GQA, new AttentionShape(8, 4, 32, 0),
                         new AttentionShape(4, 4, 64, 0), new AttentionShape(4, 1, 256, 0),
                         new AttentionShape(8, 2, 64, 50))) {
@@ -267,7 +267,7 @@ class CudaPagedAttentionTest {
                 }
             }
         }
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> cuda.keysAtOnce(4)).getMessage()
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> cuda.fixAttentionKeys(4)).getMessage()
                 .contains("0 or 1"));
     }
 
