@@ -15,7 +15,6 @@
 // where a Q4 group's byte j holds element j (low nibble) and j + g/2 (high nibble), so a chunk's low and high
 // nibbles are the 16 elements from 16c' and from 16c' + g/2 of the group (c' the chunk in the group); the chunks of a
 // group and the activation blocks it spans are equally many, so chunk c adds m times block c's s.
-#include <string>
 #include <type_traits>
 
 #include "async.cuh"
@@ -1535,19 +1534,18 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
 int describe(const char *entry, int type, int group_size, int cols, int count, const void *const *data,
              const void *const *scales, const int *rows, float *const *out, const int8_t *xq, const float *xd,
              const float *xs, int n, int row_warps, Products &p, int64_t &total_rows, bool normed = false) {
-    const auto refused = [entry](const char *what) { return refuse((std::string(entry) + ": " + what).c_str()); };
     if (row_warps != 0 && row_warps != 1 && row_warps != 2 && row_warps != 4 && row_warps != 8) {
-        return refused("row_warps must be 0, 1, 2, 4 or 8");
+        return refuse(entry, "row_warps must be 0, 1, 2, 4 or 8");
     }
     if (type != Q8 && type != Q4 && type != Q4_K && type != Q6_K) {
-        return refused("the integer products take Q8, Q4, Q4_K and Q6_K weights");
+        return refuse(entry, "the integer products take Q8, Q4, Q4_K and Q6_K weights");
     }
-    if (count < 1 || count > kMaxWeights) return refused("1 to 3 weights");
+    if (count < 1 || count > kMaxWeights) return refuse(entry, "1 to 3 weights");
     if (data == nullptr || scales == nullptr || rows == nullptr || out == nullptr) {
-        return refused("NULL weight list");
+        return refuse(entry, "NULL weight list");
     }
-    if (!normed && (xq == nullptr || xd == nullptr || xs == nullptr)) return refused("NULL activations");
-    if (static_cast<int64_t>(n) * cols > 0x7fffffff) return refused("n * cols above 2^31 - 1");
+    if (!normed && (xq == nullptr || xd == nullptr || xs == nullptr)) return refuse(entry, "NULL activations");
+    if (static_cast<int64_t>(n) * cols > 0x7fffffff) return refuse(entry, "n * cols above 2^31 - 1");
     p.count = count;
     p.group = group_size;
     p.cols = cols;
@@ -1556,24 +1554,23 @@ int describe(const char *entry, int type, int group_size, int cols, int count, c
         Weight m{static_cast<const uint8_t *>(data[j]), static_cast<const __half *>(scales[j]), type, group_size,
                  rows[j], cols};
         if (int status = check_weight(m, entry)) return status;
-        if (out[j] == nullptr) return refused("NULL output");
+        if (out[j] == nullptr) return refuse(entry, "NULL output");
         p.data[j] = m.data;
         p.scales[j] = m.scales;
         p.rows[j] = m.rows;
         p.out[j] = out[j];
         total_rows += m.rows;
     }
-    return total_rows <= 0x7fffffff ? 0 : refused("more than 2^31 - 1 rows in all");
+    return total_rows <= 0x7fffffff ? 0 : refuse(entry, "more than 2^31 - 1 rows in all");
 }
 
 // The checks of a NormedInput (NULL stream: none to check); 0 or the refusal's status, prefixed with `entry`.
 int check_normed(const char *entry, const NormedInput &normed, int n, int cols) {
     if (normed.stream == nullptr) return 0;
-    const auto refused = [entry](const char *what) { return refuse((std::string(entry) + ": " + what).c_str()); };
-    if (normed.weight == nullptr || normed.out == nullptr) return refused("NULL norm weight or normed output");
-    if (n != 1) return refused("a normed input takes one row");
+    if (normed.weight == nullptr || normed.out == nullptr) return refuse(entry, "NULL norm weight or normed output");
+    if (n != 1) return refuse(entry, "a normed input takes one row");
     if (cols % kBlock != 0 || normed_input_bytes(cols) > 40 * 1024) {  // with the kernels' static shared memory
-        return refused("a normed input takes cols a multiple of 32, at most 32768");
+        return refuse(entry, "a normed input takes cols a multiple of 32, at most 32768");
     }
     return 0;
 }

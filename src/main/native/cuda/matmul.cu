@@ -401,43 +401,38 @@ __global__ void embed_kernel(Weight m, const int32_t *__restrict__ tokens, float
 }  // namespace
 
 int check_weight(const Weight &m, const char *entry) {
-    static thread_local char message[256];
-    auto refuse_with = [&](const char *why) {
-        std::snprintf(message, sizeof message, "%s: %s", entry, why);
-        return refuse(message);
-    };
-    if (m.data == nullptr) return refuse_with("weight data is NULL");
-    if (m.rows <= 0 || m.cols <= 0) return refuse_with("weight shape must be positive");
+    if (m.data == nullptr) return refuse(entry, "weight data is NULL");
+    if (m.rows <= 0 || m.cols <= 0) return refuse(entry, "weight shape must be positive");
     switch (m.type) {
         case F32:
         case F16:
         case BF16:
             return 0;
         case Q8:
-            if (m.group != 32) return refuse_with("Q8 groups are 32 elements");
+            if (m.group != 32) return refuse(entry, "Q8 groups are 32 elements");
             break;
         case Q4:
-            if (m.group != 32 && m.group != 64 && m.group != 128) return refuse_with("Q4 groups are 32, 64 or 128");
+            if (m.group != 32 && m.group != 64 && m.group != 128) return refuse(entry, "Q4 groups are 32, 64 or 128");
             break;
         case NF4:
-            if (m.group != 64) return refuse_with("NF4 groups are 64 elements");
+            if (m.group != 64) return refuse(entry, "NF4 groups are 64 elements");
             break;
         case Q5:
-            if (m.group != 32) return refuse_with("Q5 groups are 32 elements");
+            if (m.group != 32) return refuse(entry, "Q5 groups are 32 elements");
             break;
         case Q4_K:
         case Q5_K:
         case Q6_K:
-            if (m.group != 256) return refuse_with("K-quant super-blocks are 256 elements");
+            if (m.group != 256) return refuse(entry, "K-quant super-blocks are 256 elements");
             break;
         case TERNARY:
-            if (m.group != 128) return refuse_with("TERNARY blocks are 128 elements");
+            if (m.group != 128) return refuse(entry, "TERNARY blocks are 128 elements");
             break;
         default:
-            return refuse_with("unknown storage type code");
+            return refuse(entry, "unknown storage type code");
     }
-    if (m.scales == nullptr) return refuse_with("quantized weight without scales");
-    if (m.cols % m.group != 0) return refuse_with("row length is not a multiple of the group size");
+    if (m.scales == nullptr) return refuse(entry, "quantized weight without scales");
+    if (m.cols % m.group != 0) return refuse(entry, "row length is not a multiple of the group size");
     return 0;
 }
 

@@ -29,6 +29,11 @@ int refuse(const char *what) {
     return ZSE_CUDA_INVALID_ARGUMENT;
 }
 
+int refuse(const char *entry, const char *what) {
+    last_error = std::string(entry) + ": " + what;
+    return ZSE_CUDA_INVALID_ARGUMENT;
+}
+
 int ok() {
     last_error.clear();
     return 0;

@@ -72,6 +72,8 @@ OverlappingLaunch<P...> overlapping(const char *, void (*kernel)(P...), dim3 gri
 int fail(cudaError_t error, const char *what);
 // Records "what" for an argument refused before CUDA saw it; returns ZSE_CUDA_INVALID_ARGUMENT.
 int refuse(const char *what);
+// The same, recorded as "entry: what" (the entry point that refused).
+int refuse(const char *entry, const char *what);
 // Clears the message and returns 0.
 int ok();
 // The launch status of the kernel just queued.
