@@ -13,6 +13,7 @@
 // on F16 tiles (an F16 KV cache), FMAs on F32 ones.
 #include <math.h>
 
+#include "kv_rows.cuh"
 #include "last_block.cuh"
 #include "mma.cuh"
 #include "quantize.cuh"
@@ -69,18 +70,20 @@ struct Paged {
 // G: consecutive heads of one KV group, so that each key and value row is read once for all of them (with GQA, 4
 // heads a KV head in Llama 3 8B, a block per head read every row 4 times). DIMS: head dimensions a lane holds, 4
 // (head_dim <= 128) or 8 (<= 256), which sizes the per-head registers. KEYS: the keys a warp loads at once (1, 2 or 4);
-// the order each warp adds its keys in, so the bits, do not depend on it.
+// the order each warp adds its keys in, so the bits, do not depend on it. INT8 rows (KV int8_t) come with their
+// scales [slots, kv_heads] (kv_rows.cuh); the float types' are NULL.
 template <int G, int DIMS, int KEYS, class Locate, class KV>
 __device__ void attend_range(const float *__restrict__ q, int first_head, int begin, int end, Locate locate,
-                             const KV *__restrict__ keys, const KV *__restrict__ values, const Shape &s,
-                             float *__restrict__ out, float *__restrict__ partial, int64_t partial_stride,
-                             const QuantizedOut &quantized) {
+                             const KV *__restrict__ keys, const KV *__restrict__ values,
+                             const float *__restrict__ key_scales, const float *__restrict__ value_scales,
+                             const Shape &s, float *__restrict__ out, float *__restrict__ partial,
+                             int64_t partial_stride, const QuantizedOut &quantized) {
     static_assert(G >= 1 && DIMS * kWarp <= kMaxHeadDim, "G heads of DIMS x 32 dimensions at most");
     __shared__ float warp_max_of[kDecodeWarps];
     __shared__ float warp_sum_of[kDecodeWarps];
     __shared__ float warp_out[kDecodeWarps][DIMS * kWarp];
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    const int kv_offset = (first_head / (s.heads / s.kv_heads)) * s.head_dim;
+    const int kv_head = first_head / (s.heads / s.kv_heads), kv_offset = kv_head * s.head_dim;
     float qr[G][DIMS], acc[G][DIMS], running_max[G], running_sum[G];
 #pragma unroll
     for (int g = 0; g < G; g++) {
@@ -98,12 +101,17 @@ __device__ void attend_range(const float *__restrict__ q, int first_head, int be
     // about once a key (twice before the next was loaded ahead): Llama 3 8B's 1-row decode attention, 16 splits of
     // about 38 positions a row, read 2.4 MB in 10.8 us a layer (224 GB/s; H200, ncu), a block a multiprocessor.
     KV next_k[KEYS][DIMS], next_v[KEYS][DIMS];
+    float next_key_scale[KEYS], next_value_scale[KEYS];  // INT8 rows only
     const auto load = [&](int from) {  // keys past `end` load end's rows, never used
         int64_t rows[KEYS];
 #pragma unroll
         for (int j = 0; j < KEYS; j++) rows[j] = locate(min(from + j * kDecodeWarps, end));
 #pragma unroll
         for (int j = 0; j < KEYS; j++) {
+            if constexpr (kScaledRows<KV>) {
+                next_key_scale[j] = key_scales[rows[j] * s.kv_heads + kv_head];
+                next_value_scale[j] = value_scales[rows[j] * s.kv_heads + kv_head];
+            }
             const KV *k = keys + rows[j] * s.kv_dim() + kv_offset;
             const KV *v = values + rows[j] * s.kv_dim() + kv_offset;
 #pragma unroll
@@ -116,13 +124,17 @@ __device__ void attend_range(const float *__restrict__ q, int first_head, int be
     };
     if (begin + warp <= end) load(begin + warp);
     for (int t = begin + warp; t <= end; t += KEYS * kDecodeWarps) {
-        float kt[KEYS][DIMS], vt[KEYS][DIMS];
+        float kt[KEYS][DIMS], vt[KEYS][DIMS], key_scale[KEYS], value_scale[KEYS];
 #pragma unroll
         for (int j = 0; j < KEYS; j++) {
 #pragma unroll
             for (int e = 0; e < DIMS; e++) {
-                kt[j][e] = mma_to_float(next_k[j][e]);
-                vt[j][e] = mma_to_float(next_v[j][e]);
+                kt[j][e] = kv_to_float(next_k[j][e]);
+                vt[j][e] = kv_to_float(next_v[j][e]);
+            }
+            if constexpr (kScaledRows<KV>) {
+                key_scale[j] = next_key_scale[j];
+                value_scale[j] = next_value_scale[j];
             }
         }
         if (t + KEYS * kDecodeWarps <= end) load(t + KEYS * kDecodeWarps);
@@ -136,14 +148,18 @@ __device__ void attend_range(const float *__restrict__ q, int first_head, int be
                 for (int e = 0; e < DIMS; e++) {
                     if (lane + e * kWarp < s.head_dim) dot = fmaf(qr[g][e], kt[j][e], dot);
                 }
-                const float score = s.logit(warp_sum(dot));
+                dot = warp_sum(dot);
+                if constexpr (kScaledRows<KV>) dot *= key_scale[j];
+                const float score = s.logit(dot);
                 const float new_max = fmaxf(running_max[g], score);
                 const float correction = expf(running_max[g] - new_max);
                 const float p = expf(score - new_max);
                 running_sum[g] = running_sum[g] * correction + p;
+                float weight = p;
+                if constexpr (kScaledRows<KV>) weight *= value_scale[j];
 #pragma unroll
                 for (int e = 0; e < DIMS; e++) {
-                    acc[g][e] = acc[g][e] * correction + (lane + e * kWarp < s.head_dim ? p * vt[j][e] : 0.f);
+                    acc[g][e] = acc[g][e] * correction + (lane + e * kWarp < s.head_dim ? weight * vt[j][e] : 0.f);
                 }
                 running_max[g] = new_max;
             }
@@ -196,8 +212,8 @@ __device__ __forceinline__ QuantizedOut quantized_row(const QuantizedOut &quanti
 __global__ void __launch_bounds__(kDecodeWarps * kWarp) attention_decode_kernel(
     const float *__restrict__ q, int position, const float *__restrict__ keys, const float *__restrict__ values,
     Shape s, float *__restrict__ out) {
-    attend_range<1, kDimsPerLane, 1>(q, blockIdx.x, s.first_visible(position), position, Contiguous{}, keys, values, s,
-                                  out, nullptr, 0, QuantizedOut{});
+    attend_range<1, kDimsPerLane, 1>(q, blockIdx.x, s.first_visible(position), position, Contiguous{}, keys, values,
+                                     nullptr, nullptr, s, out, nullptr, 0, QuantizedOut{});
 }
 
 // Merges the `splits` partial states of heads first_head..first_head + G - 1 of one row (parts: the row's states
@@ -266,8 +282,8 @@ template <int G, int DIMS, int KEYS, class KV>
 __global__ void __launch_bounds__(kDecodeWarps * kWarp, 1) paged_attention_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, int block_size, const KV *__restrict__ keys, const KV *__restrict__ values,
-    Shape s, float *__restrict__ out, float *__restrict__ workspace, int *__restrict__ counters,
-    QuantizedOut quantized) {
+    const float *__restrict__ key_scales, const float *__restrict__ value_scales, Shape s, float *__restrict__ out,
+    float *__restrict__ workspace, int *__restrict__ counters, QuantizedOut quantized) {
     let_next_grid_start();
     wait_for_previous_grid();
     const int row = blockIdx.y;
@@ -284,9 +300,9 @@ __global__ void __launch_bounds__(kDecodeWarps * kWarp, 1) paged_attention_kerne
         partial = workspace + (static_cast<int64_t>(row) * s.heads * splits + blockIdx.z) * (s.head_dim + 2);
     }
     const int32_t *table = tables + (position < 0 ? 0 : table_offsets[row]);
-    attend_range<G, DIMS, KEYS>(q + row_start, G * blockIdx.x, begin, end, Paged{table, block_size}, keys, values, s,
-                          out + row_start, partial, static_cast<int64_t>(splits) * (s.head_dim + 2),
-                          quantized_row(quantized, row_start));
+    attend_range<G, DIMS, KEYS>(q + row_start, G * blockIdx.x, begin, end, Paged{table, block_size}, keys, values,
+                                key_scales, value_scales, s, out + row_start, partial,
+                                static_cast<int64_t>(splits) * (s.head_dim + 2), quantized_row(quantized, row_start));
     if (splits > 1 && completes(counters + static_cast<int64_t>(row) * gridDim.x + blockIdx.x, splits)) {
         merge_splits<G>(workspace + static_cast<int64_t>(row) * s.heads * splits * (s.head_dim + 2), G * blockIdx.x,
                         splits, s, out + row_start, quantized_row(quantized, row_start));
@@ -426,11 +442,12 @@ template <class T>
 struct PrefillPlan {
     int padded_dim;  // head dim rounded up to the MMA tile
     int ld_t, ld_s, ld_p, ld_o;
-    size_t q, k, v, s, p, o, stats, bytes;  // byte offsets of each region, then the total
+    size_t q, k, v, s, p, o, stats, scales, bytes;  // byte offsets of each region, then the total
 
     __host__ __device__ static size_t round_up(size_t n) { return (n + 127) / 128 * 128; }
 
-    __host__ __device__ explicit PrefillPlan(int head_dim) {
+    // scaled: room for the staged keys' and values' INT8 scales too
+    __host__ __device__ PrefillPlan(int head_dim, bool scaled) {
         constexpr int keys = kTiledKeys<T>;
         padded_dim = (head_dim + kMmaTile - 1) / kMmaTile * kMmaTile;
         ld_t = padded_dim + 8;
@@ -444,7 +461,8 @@ struct PrefillPlan {
         p = s + round_up(sizeof(float) * kTiledQueries * ld_s);
         o = p + round_up(sizeof(T) * kTiledQueries * ld_p);
         stats = o + round_up(sizeof(float) * kTiledQueries * ld_o);
-        bytes = stats + round_up(sizeof(float) * 3 * kTiledQueries);
+        scales = stats + round_up(sizeof(float) * 3 * kTiledQueries);
+        bytes = scales + (scaled ? round_up(sizeof(float) * 2 * keys) : 0);
     }
 };
 
@@ -498,19 +516,50 @@ __device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last
     }
 }
 
+// The same for INT8 rows (kv_rows.cuh): their codes, which T holds exactly, and each key's scale of its key row and
+// of its value row into key_scale_of and value_scale_of (0 past last_key), for the block to scale its products by.
+template <class T>
+__device__ __forceinline__ void stage_int8_codes(const Paged &locate, int t0, int last_key,
+                                                 const int8_t *__restrict__ keys, const int8_t *__restrict__ values,
+                                                 const float *__restrict__ key_scales,
+                                                 const float *__restrict__ value_scales, int64_t kv_dim, int kv_heads,
+                                                 int kv_head, int hd, int pd, int ld, T *ks, T *vs,
+                                                 float *key_scale_of, float *value_scale_of) {
+    constexpr int kKeys = kTiledKeys<T>;
+    for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
+        const int t = i / pd, d = i % pd;
+        float k = 0.f, v = 0.f;
+        if (t0 + t <= last_key && d < hd) {
+            const int64_t at = locate(t0 + t) * kv_dim + static_cast<int64_t>(kv_head) * hd + d;
+            k = static_cast<float>(keys[at]);
+            v = static_cast<float>(values[at]);
+        }
+        ks[t * ld + d] = mma_from_float<T>(k);
+        vs[t * ld + d] = mma_from_float<T>(v);
+    }
+    for (int t = threadIdx.x; t < kKeys; t += blockDim.x) {
+        const int64_t row = t0 + t <= last_key ? locate(t0 + t) * kv_heads + kv_head : -1;
+        key_scale_of[t] = row < 0 ? 0.f : key_scales[row];
+        value_scale_of[t] = row < 0 ? 0.f : value_scales[row];
+    }
+}
+
 // One block per (tile blockIdx.x, head blockIdx.y). Tile i is rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 of the
 // batch: consecutive positions of one sequence (the host builds the list). The queries stay in shared memory as T;
 // each step stages `keys` positions of K and V (rounded to T), computes S = Q.K^T, updates every row's running max and
 // sum and writes P = exp(S - max) as T, rescales the float output tile and adds P.V. A padding tile (negative
-// position) writes zeros.
-template <class T>
+// position) writes zeros. KV: the pool's row type, T itself or (INT8 rows, with their scales) int8_t, whose codes the
+// F16 tiles hold: S's columns are then scaled by their keys' scales before the softmax, and P's by their values'
+// (q.k = scale * sum(q * code), out += (p * scale) * code, as the CPU computes them).
+template <class T, class KV>
 __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     const float *__restrict__ q, const int32_t *__restrict__ positions, const int32_t *__restrict__ table_offsets,
     const int32_t *__restrict__ tables, const int32_t *__restrict__ tiles, int block_size,
-    const T *__restrict__ keys, const T *__restrict__ values, Shape s, float *__restrict__ out) {
+    const KV *__restrict__ keys, const KV *__restrict__ values, const float *__restrict__ key_scales,
+    const float *__restrict__ value_scales, Shape s, float *__restrict__ out) {
     constexpr int kKeys = kTiledKeys<T>;
     ZSE_DYNAMIC_SHARED(float, shared);
-    const PrefillPlan<T> plan(s.head_dim);
+    const PrefillPlan<T> plan(s.head_dim, kScaledRows<KV>);
     char *base = reinterpret_cast<char *>(shared);
     T *qs = reinterpret_cast<T *>(base + plan.q);
     T *ks = reinterpret_cast<T *>(base + plan.k);
@@ -521,6 +570,8 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     float *row_max = reinterpret_cast<float *>(base + plan.stats);
     float *row_sum = row_max + kTiledQueries;
     float *row_scale = row_sum + kTiledQueries;
+    float *key_scale_of = reinterpret_cast<float *>(base + plan.scales);  // INT8 rows: the staged keys' scales
+    float *value_scale_of = key_scale_of + kKeys;
 
     const int hd = s.head_dim, pd = plan.padded_dim;
     const int head = blockIdx.y;
@@ -551,7 +602,12 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     const int last_key = p0 + rows - 1;
     for (int t0 = s.first_visible(p0); t0 <= last_key; t0 += kKeys) {
         __syncthreads();  // the previous step's tiles are no longer read
-        stage_keys<T>(locate, t0, last_key, keys, values, kv_dim, kv_offset, hd, pd, plan.ld_t, ks, vs);
+        if constexpr (kScaledRows<KV>) {
+            stage_int8_codes<T>(locate, t0, last_key, keys, values, key_scales, value_scales, kv_dim, s.kv_heads,
+                                kv_offset / hd, hd, pd, plan.ld_t, ks, vs, key_scale_of, value_scale_of);
+        } else {
+            stage_keys<T>(locate, t0, last_key, keys, values, kv_dim, kv_offset, hd, pd, plan.ld_t, ks, vs);
+        }
         __syncthreads();
         for (int block = warp; block < kKeys / kMmaTile; block += kTiledWarps) {  // S = Q.K^T, a 16-key block a warp
             MmaTile<T> acc;
@@ -571,7 +627,9 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
             for (int e = 0; e < kKeys / kWarp; e++) {
                 const int key = t0 + lane + e * kWarp;
                 const bool visible = r < rows && key <= position && key >= first;
-                score[e] = visible ? s.logit(ss[r * plan.ld_s + lane + e * kWarp]) : -INFINITY;
+                float dot = ss[r * plan.ld_s + lane + e * kWarp];
+                if constexpr (kScaledRows<KV>) dot *= key_scale_of[lane + e * kWarp];
+                score[e] = visible ? s.logit(dot) : -INFINITY;
                 tile_max = fmaxf(tile_max, score[e]);
             }
             const float old_max = row_max[r];
@@ -581,7 +639,9 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
             for (int e = 0; e < kKeys / kWarp; e++) {
                 const float p = score[e] == -INFINITY ? 0.f : expf(score[e] - new_max);
                 sum += p;
-                ps[r * plan.ld_p + lane + e * kWarp] = mma_from_float<T>(p);
+                float weight = p;
+                if constexpr (kScaledRows<KV>) weight *= value_scale_of[lane + e * kWarp];
+                ps[r * plan.ld_p + lane + e * kWarp] = mma_from_float<T>(weight);
             }
             sum = warp_sum(sum);
             __syncwarp();  // every lane has read row_max[r] before lane 0 replaces it
@@ -614,19 +674,20 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     }
 }
 
-template <class T>
+template <class T, class KV>
 int launch_paged_prefill(dim3 grid, const float *q, const int32_t *positions, const int32_t *table_offsets,
                          const int32_t *tables, const int32_t *tiles, int block_size, const void *keys,
-                         const void *values, const Shape &shape, float *out, cudaStream_t stream) {
-    const size_t bytes = PrefillPlan<T>(shape.head_dim).bytes;
+                         const void *values, const float *key_scales, const float *value_scales, const Shape &shape,
+                         float *out, cudaStream_t stream) {
+    const size_t bytes = PrefillPlan<T>(shape.head_dim, kScaledRows<KV>).bytes;
+    const auto kernel = paged_prefill_kernel<T, KV>;
     if (bytes > 48 * 1024) {
-        ZSE_CHECK(cudaFuncSetAttribute(paged_prefill_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(bytes)),
+        ZSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
                   "cudaFuncSetAttribute(paged_prefill_kernel)");
     }
-    ZSE_LAUNCH(paged_prefill_kernel<T>, grid, kTiledWarps * kWarp, bytes, stream)(
-        q, positions, table_offsets, tables, tiles, block_size, static_cast<const T *>(keys),
-        static_cast<const T *>(values), shape, out);
+    ZSE_LAUNCH(kernel, grid, kTiledWarps * kWarp, bytes, stream)(
+        q, positions, table_offsets, tables, tiles, block_size, static_cast<const KV *>(keys),
+        static_cast<const KV *>(values), key_scales, value_scales, shape, out);
     return launched("paged_prefill_kernel");
 }
 
@@ -669,7 +730,8 @@ extern "C" int zse_cuda_attention(const float *q, int n, int start_pos, const fl
 
 extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions,
                                         const int32_t *table_offsets, const int32_t *tables, int block_size,
-                                        const void *keys, const void *values, int kv_type, int heads, int kv_heads,
+                                        const void *keys, const void *values, const float *key_scales,
+                                        const float *value_scales, int kv_type, int heads, int kv_heads,
                                         int head_dim, int sliding_window, float scale, float soft_cap, int splits,
                                         int heads_per_block, int keys_at_once, float *workspace, float *out,
                                         int8_t *out_q, float *out_d, float *out_s, void *stream) {
@@ -696,31 +758,32 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(heads / heads_per_block, rows, splits);
-    ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_paged_attention: kv_type must be 0 (F32) or 1 (F16)");
+    ZSE_REQUIRE(kv_type == F32 || kv_type == F16 || kv_type == kKvInt8,
+                "zse_cuda_paged_attention: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
+    ZSE_REQUIRE(kv_type != kKvInt8 || (key_scales != nullptr && value_scales != nullptr),
+                "zse_cuda_paged_attention: INT8 rows need their scales");
     ZSE_REQUIRE(splits == 1 || static_cast<int64_t>(rows) * (heads / heads_per_block) <= kSplitCounters,
                 "zse_cuda_paged_attention: splits > 1 takes at most ZSE_CUDA_SPLIT_COUNTERS rows x blocks of heads");
     // the workspace: the merge's counters, then the partial states
     int *counters = splits > 1 ? reinterpret_cast<int *>(workspace) : nullptr;
     float *partial = splits > 1 ? workspace + kSplitCounters : nullptr;
-    if (kv_type == F16) {
-        const auto kernel = paged_decode_kernel<__half>(heads_per_block, head_dim, keys_at_once == 1);
+    const auto launch = [&](auto rows_of) {
+        using KV = decltype(rows_of);
+        const auto kernel = paged_decode_kernel<KV>(heads_per_block, head_dim, keys_at_once == 1);
         ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
-            q, positions, table_offsets, tables, block_size, static_cast<const __half *>(keys),
-            static_cast<const __half *>(values), shape, out, partial, counters, quantized);
-    } else {
-        const auto kernel = paged_decode_kernel<float>(heads_per_block, head_dim, keys_at_once == 1);
-        ZSE_LAUNCH_OVERLAPPING(kernel, grid, kDecodeWarps * kWarp, 0, s)(
-            q, positions, table_offsets, tables, block_size, static_cast<const float *>(keys),
-            static_cast<const float *>(values), shape, out, partial, counters, quantized);
-    }
-    return launched("paged_attention_kernel");
+            q, positions, table_offsets, tables, block_size, static_cast<const KV *>(keys),
+            static_cast<const KV *>(values), key_scales, value_scales, shape, out, partial, counters, quantized);
+        return launched("paged_attention_kernel");
+    };
+    return kv_type == F16 ? launch(__half{}) : kv_type == kKvInt8 ? launch(int8_t{}) : launch(float{});
 }
 
 extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
                                                 const int32_t *tables, const int32_t *tiles, int tile_count,
-                                                int block_size, const void *keys, const void *values, int heads,
+                                                int block_size, const void *keys, const void *values,
+                                                const float *key_scales, const float *value_scales, int heads,
                                                 int kv_heads, int head_dim, int sliding_window, float scale,
-                                                float soft_cap, int precision, float *out, void *stream) {
+                                                float soft_cap, int kv_type, float *out, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(q != nullptr && positions != nullptr && table_offsets != nullptr && tables != nullptr &&
                     tiles != nullptr && keys != nullptr && values != nullptr && out != nullptr,
@@ -736,26 +799,40 @@ extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *p
     Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(tile_count, heads);
-    switch (precision) {
+    switch (kv_type) {
         case F32:
-            return launch_paged_prefill<float>(grid, q, positions, table_offsets, tables, tiles, block_size, keys,
-                                               values, shape, out, s);
+            return launch_paged_prefill<float, float>(grid, q, positions, table_offsets, tables, tiles, block_size,
+                                                      keys, values, nullptr, nullptr, shape, out, s);
         case F16:
-            return launch_paged_prefill<__half>(grid, q, positions, table_offsets, tables, tiles, block_size, keys,
-                                                values, shape, out, s);
+            return launch_paged_prefill<__half, __half>(grid, q, positions, table_offsets, tables, tiles, block_size,
+                                                        keys, values, nullptr, nullptr, shape, out, s);
+        case kKvInt8:
+            ZSE_REQUIRE(key_scales != nullptr && value_scales != nullptr,
+                        "zse_cuda_paged_prefill_attention: INT8 rows need their scales");
+            return launch_paged_prefill<__half, int8_t>(grid, q, positions, table_offsets, tables, tiles, block_size,
+                                                        keys, values, key_scales, value_scales, shape, out, s);
         default:
-            return refuse("zse_cuda_paged_prefill_attention: precision must be 0 (F32) or 1 (F16)");
+            return refuse("zse_cuda_paged_prefill_attention: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
     }
 }
 
-extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots,
-                                 void *keys, void *values, int kv_type, void *stream) {
+extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim,
+                                 const int32_t *slots, void *keys, void *values, float *key_scales,
+                                 float *value_scales, int kv_type, void *stream) {
     using namespace zse;
     ZSE_REQUIRE(k != nullptr && v != nullptr && slots != nullptr && keys != nullptr && values != nullptr,
                 "zse_cuda_store_kv: NULL pointer");
-    ZSE_REQUIRE(rows > 0 && kv_dim > 0, "zse_cuda_store_kv: rows and kv_dim must be positive");
-    ZSE_REQUIRE(kv_type == F32 || kv_type == F16, "zse_cuda_store_kv: kv_type must be 0 (F32) or 1 (F16)");
+    ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0,
+                "zse_cuda_store_kv: rows, kv_heads and head_dim must be positive");
+    ZSE_REQUIRE(kv_type == F32 || kv_type == F16 || kv_type == kKvInt8,
+                "zse_cuda_store_kv: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (kv_type == kKvInt8) {
+        return launch_int8_kv_store(nullptr, 0, k, v, rows, kv_heads, head_dim, nullptr, nullptr, slots,
+                                    static_cast<int8_t *>(keys), static_cast<int8_t *>(values), key_scales,
+                                    value_scales, s);
+    }
+    const int kv_dim = kv_heads * head_dim;
     if (kv_type == F16) {
         ZSE_LAUNCH(store_kv_kernel<__half>, rows, 256, 0, s)(k, v, kv_dim, slots, static_cast<__half *>(keys),
                                                              static_cast<__half *>(values));

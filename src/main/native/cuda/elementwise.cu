@@ -1,12 +1,14 @@
 // Row-wise and element-wise ops: RMSNorm, RoPE, SwiGLU, residual add, bias add, and their fusions: the residual add
 // with the next RMSNorm, and RoPE with the KV write.
 #include "gated.cuh"
+#include "kv_rows.cuh"
 #include "mma.cuh"
 #include "norm.cuh"
 #include "rope.cuh"
 #include "quantize.cuh"
 #include "overlap.cuh"
 #include "status.cuh"
+#include "warp.cuh"
 
 namespace zse {
 namespace {
@@ -55,6 +57,19 @@ __global__ void rope_kernel(float *x, int n, int heads, int head_dim, const int3
     rotate(positions[i], inverse_frequencies[j], base[j], base[j + half], base[j], base[j + half]);
 }
 
+// Rotates row blockIdx.x of q [rows, heads * head_dim] in place, as rope_kernel would: its pairs first, first + stride,
+// ... (the threads of a row's blocks share them).
+__device__ __forceinline__ void rotate_queries(float *q, int heads, int head_dim, int position,
+                                               const float *__restrict__ inverse_frequencies, int first, int stride) {
+    const int half = head_dim / 2;
+    float *row = q + static_cast<int64_t>(blockIdx.x) * heads * head_dim;
+    for (int item = first; item < heads * half; item += stride) {
+        float *base = row + (item / half) * head_dim;
+        const int j = item % half;
+        rotate(position, inverse_frequencies[j], base[j], base[j + half], base[j], base[j + half]);
+    }
+}
+
 // RoPE in the KV write: row blockIdx.x of k is rotated on its way into slot slots[row] of the pool's keys, and its row
 // of v copied beside it; k itself is left as it was (attention reads the pool). A negative slot: a padding row. Where q
 // is set, the row's queries (heads of them) are rotated in place first, as rope_kernel would. The gridDim.y blocks of
@@ -71,14 +86,7 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
     const int position = positions[blockIdx.x];
     const int first = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
     const int stride = static_cast<int>(gridDim.y * blockDim.x);
-    if (q != nullptr) {
-        float *row = q + static_cast<int64_t>(blockIdx.x) * heads * head_dim;
-        for (int item = first; item < heads * half; item += stride) {
-            float *base = row + (item / half) * head_dim;
-            const int j = item % half;
-            rotate(position, inverse_frequencies[j], base[j], base[j + half], base[j], base[j + half]);
-        }
-    }
+    if (q != nullptr) rotate_queries(q, heads, head_dim, position, inverse_frequencies, first, stride);
     const int slot = slots[blockIdx.x];
     if (slot < 0) return;
     const int kv_dim = kv_heads * head_dim;
@@ -94,6 +102,64 @@ __global__ void rope_store_kv_kernel(float *q, int heads, const float *__restric
     }
     for (int d = first; d < kv_dim; d += stride) {
         values[to + d] = mma_from_float<KV>(v[from + d]);
+    }
+}
+
+// The INT8 KV write (kv_rows.cuh): row blockIdx.x of k and v into slot slots[row], each head's row quantized as the
+// CPU's Int8KvRows.write does (the same bits from the same values): a warp takes one head row of k or v at a time,
+// head_dim / 32 values a lane, its max |x| found across the warp. With inverse_frequencies set, each lane rotates the
+// key values it holds (the pair's rotation computed whole, as rope_store_kv_kernel does, and its half kept) and the
+// blocks rotate q's rows first where q is set. The gridDim.y blocks of a row share its head rows and query pairs.
+__global__ void store_int8_kv_kernel(float *q, int heads, const float *__restrict__ k, const float *__restrict__ v,
+                                     int kv_heads, int head_dim, const int32_t *__restrict__ positions,
+                                     const float *__restrict__ inverse_frequencies,
+                                     const int32_t *__restrict__ slots, int8_t *__restrict__ keys,
+                                     int8_t *__restrict__ values, float *__restrict__ key_scales,
+                                     float *__restrict__ value_scales) {
+    constexpr int kMaxDims = 256 / kWarp;
+    let_next_grid_start();
+    wait_for_previous_grid();
+    const bool rotating = inverse_frequencies != nullptr;
+    const int position = rotating ? positions[blockIdx.x] : 0;
+    if (q != nullptr) {
+        rotate_queries(q, heads, head_dim, position, inverse_frequencies,
+                       static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x),
+                       static_cast<int>(gridDim.y * blockDim.x));
+    }
+    const int slot = slots[blockIdx.x];
+    if (slot < 0) return;
+    const int lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp, half = head_dim / 2;
+    const int64_t kv_dim = static_cast<int64_t>(kv_heads) * head_dim;
+    for (int item = blockIdx.y * warps + threadIdx.x / kWarp; item < 2 * kv_heads; item += gridDim.y * warps) {
+        const bool key = item < kv_heads;
+        const int head = item % kv_heads;
+        const float *from = (key ? k : v) + blockIdx.x * kv_dim + static_cast<int64_t>(head) * head_dim;
+        float x[kMaxDims];
+        float most = 0.f;
+#pragma unroll
+        for (int e = 0; e < kMaxDims; e++) {
+            const int d = lane + e * kWarp;
+            x[e] = 0.f;
+            if (d >= head_dim) continue;
+            if (key && rotating) {
+                const int j = d < half ? d : d - half;
+                float a, b;
+                rotate(position, inverse_frequencies[j], from[j], from[j + half], a, b);
+                x[e] = d < half ? a : b;
+            } else {
+                x[e] = from[d];
+            }
+            most = fmaxf(most, fabsf(x[e]));
+        }
+        const float absmax = warp_max(most);
+        const float inverse = absmax == 0.f ? 0.f : 127.f / absmax;
+        int8_t *to = (key ? keys : values) + slot * kv_dim + static_cast<int64_t>(head) * head_dim;
+#pragma unroll
+        for (int e = 0; e < kMaxDims; e++) {
+            const int d = lane + e * kWarp;
+            if (d < head_dim) to[d] = static_cast<int8_t>(fminf(127.f, fmaxf(-127.f, round_half_up(x[e] * inverse))));
+        }
+        if (lane == 0) (key ? key_scales : value_scales)[static_cast<int64_t>(slot) * kv_heads + head] = absmax / 127.f;
     }
 }
 
@@ -167,6 +233,23 @@ __global__ void add_bias_kernel(float *x, int64_t length, const float *__restric
 }
 
 }  // namespace
+
+int launch_int8_kv_store(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
+                         const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
+                         int8_t *keys, int8_t *values, float *key_scales, float *value_scales, cudaStream_t stream) {
+    ZSE_REQUIRE(key_scales != nullptr && value_scales != nullptr, "INT8 KV rows: NULL scales");
+    ZSE_REQUIRE(head_dim <= 256, "INT8 KV rows: head_dim must be at most 256");
+    constexpr int kWarps = kThreads / kWarp;
+    const int head_blocks = (2 * kv_heads + kWarps - 1) / kWarps;
+    const unsigned blocks = rope_store_blocks(q == nullptr ? 0 : heads * (head_dim / 2), 0, 0);
+    const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(
+        head_blocks > 16 ? 16 : head_blocks > static_cast<int>(blocks) ? head_blocks : blocks));
+    ZSE_LAUNCH_OVERLAPPING(store_int8_kv_kernel, grid, kThreads, 0, stream)(
+        q, heads, k, v, kv_heads, head_dim, positions, inverse_frequencies, slots, keys, values, key_scales,
+        value_scales);
+    return launched("store_int8_kv_kernel");
+}
+
 }  // namespace zse
 
 extern "C" {
@@ -196,15 +279,22 @@ int zse_cuda_add_rms_norm(float *x, const float *y, int n, const float *weight, 
 
 int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
-                           void *keys, void *values, int kv_type, void *stream) {
+                           void *keys, void *values, float *key_scales, float *value_scales, int kv_type,
+                           void *stream) {
     ZSE_REQUIRE(k != nullptr && v != nullptr && positions != nullptr && inverse_frequencies != nullptr &&
                     slots != nullptr && keys != nullptr && values != nullptr,
                 "zse_cuda_rope_store_kv: NULL pointer");
     ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0 && head_dim % 2 == 0,
                 "zse_cuda_rope_store_kv: rows, kv_heads and an even head_dim must be positive");
     ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_store_kv: heads must be positive");
-    ZSE_REQUIRE(kv_type == 0 || kv_type == 1, "zse_cuda_rope_store_kv: kv_type must be 0 (F32) or 1 (F16)");
+    ZSE_REQUIRE(kv_type == 0 || kv_type == 1 || kv_type == zse::kKvInt8,
+                "zse_cuda_rope_store_kv: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (kv_type == zse::kKvInt8) {
+        return zse::launch_int8_kv_store(q, heads, k, v, rows, kv_heads, head_dim, positions, inverse_frequencies,
+                                         slots, static_cast<int8_t *>(keys), static_cast<int8_t *>(values),
+                                         key_scales, value_scales, s);
+    }
     const unsigned blocks = zse::rope_store_blocks(q == nullptr ? 0 : heads * (head_dim / 2), kv_heads * (head_dim / 2),
                                                    kv_heads * head_dim);
     const dim3 grid(static_cast<unsigned>(rows), blocks);

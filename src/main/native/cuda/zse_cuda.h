@@ -27,13 +27,15 @@ extern "C" {
 /* Only the functions below are exported (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-#define ZSE_CUDA_ABI_VERSION 19
+#define ZSE_CUDA_ABI_VERSION 20
 /* The most activation rows zse_cuda_integer_matvec takes, but for its staged products. */
 #define ZSE_CUDA_INTEGER_ROWS 64
 /* The weight rows of a staged tensor-core block of zse_cuda_integer_matvec (one split counter each). */
 #define ZSE_CUDA_STAGED_ROWS 64
 /* The counters at the start of zse_cuda_paged_attention's workspace, one per row and block of heads. */
 #define ZSE_CUDA_SPLIT_COUNTERS 65536
+/* The kv_type of INT8 rows of the KV block pool (the others are the storage codes 0 F32 and 1 F16). */
+#define ZSE_CUDA_KV_INT8 3
 #define ZSE_CUDA_INVALID_ARGUMENT (-1)
 
 /* ---- library and errors ---- */
@@ -191,7 +193,11 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
                        int kv_heads, int head_dim, int sliding_window, float *out, void *stream);
 /*
  * The KV block pool: per layer, keys and values [slots, kv_dim] of kv_type (0 F32, 1 F16: written rounded to nearest
- * even, read as F32), slot = block * block_size + offset in block. store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored).
+ * even, read as F32; ZSE_CUDA_KV_INT8: int8 codes, with key_scales and value_scales [slots, kv_heads] F32, each head's
+ * row written as code = round(x * 127 / max|x|), ties up, scale = max|x| / 127, and read as q·k = scale · Σ q·code,
+ * out += (p · scale) · code; the scales are NULL for the other types), slot = block * block_size + offset in block.
+ * store_kv writes row i of k and v [rows, kv_dim] to slot slots[i] (a negative slot: a padding row, not stored);
+ * kv_dim = kv_heads * head_dim, head_dim at most 256 for INT8 rows.
  * paged_attention is the attention above, its logits q·k times scale and, where soft_cap > 0, then
  * soft_cap·tanh(logit / soft_cap) (Gemma 2; zse_cuda_attention takes 1/sqrt(head_dim) and no cap), for a batch of
  * rows from several sequences: row i (q and out [rows, heads * head_dim]) is at position positions[i] and sees the
@@ -206,8 +212,8 @@ int zse_cuda_attention(const float *q, int n, int start_pos, const float *keys, 
  * > 128) or 1; no effect on the results.
  * Positions, tables and slots are device arrays, so a captured step replays with new ones written in place.
  */
-int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, const int32_t *slots, void *keys,
-                      void *values, int kv_type, void *stream);
+int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_heads, int head_dim, const int32_t *slots,
+                      void *keys, void *values, float *key_scales, float *value_scales, int kv_type, void *stream);
 /*
  * RoPE in the KV write: store_kv of k rotated as zse_cuda_rope rotates it (kv_dim = kv_heads * head_dim, row i at
  * positions[i]); k itself is not modified. Where q is not NULL, its rows [rows, heads * head_dim] are rotated in
@@ -215,25 +221,29 @@ int zse_cuda_store_kv(const float *k, const float *v, int rows, int kv_dim, cons
  */
 int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
                            const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
-                           void *keys, void *values, int kv_type, void *stream);
+                           void *keys, void *values, float *key_scales, float *value_scales, int kv_type,
+                           void *stream);
 /* Where out_q is not NULL, out is also written quantized as rms_norm does (head_dim a multiple of 32). */
 int zse_cuda_paged_attention(const float *q, int rows, const int32_t *positions, const int32_t *table_offsets,
-                             const int32_t *tables, int block_size, const void *keys, const void *values, int kv_type,
-                             int heads, int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap,
-                             int splits, int heads_per_block, int keys_at_once, float *workspace, float *out,
+                             const int32_t *tables, int block_size, const void *keys, const void *values,
+                             const float *key_scales, const float *value_scales, int kv_type, int heads,
+                             int kv_heads, int head_dim, int sliding_window, float scale, float soft_cap, int splits,
+                             int heads_per_block, int keys_at_once, float *workspace, float *out,
                              int8_t *out_q, float *out_d, float *out_s, void *stream);
 /*
  * paged_attention for prompt chunks, tiled: tile i is the rows tiles[2i] .. tiles[2i] + tiles[2i + 1] - 1 (at most
  * 16) of q and out, consecutive positions of one sequence (positions and table_offsets as above, indexed by row; a
  * tile whose first position is negative is padding: out zero). Each tile's queries are staged once and attend to the
  * sequence's cached prefix and to the chunk itself in tiles of keys, with an online softmax; Q.K^T and P.V are
- * 16x16x16 products whose inputs are rounded to `precision` (the storage type codes: 0 F32; 1 F16, on tensor cores,
- * for an F16 KV cache, which is also the pool's kv_type) and accumulated in F32. tile_count * heads blocks.
+ * 16x16x16 products accumulated in F32, whose inputs are F16 on tensor cores for an F16 pool (kv_type 1) and an INT8
+ * one (its codes, exact in F16, the products scaled by the rows' scales), F32 for an F32 pool. tile_count * heads
+ * blocks.
  */
 int zse_cuda_paged_prefill_attention(const float *q, const int32_t *positions, const int32_t *table_offsets,
                                      const int32_t *tables, const int32_t *tiles, int tile_count, int block_size,
-                                     const void *keys, const void *values, int heads, int kv_heads, int head_dim,
-                                     int sliding_window, float scale, float soft_cap, int precision, float *out,
+                                     const void *keys, const void *values, const float *key_scales,
+                                     const float *value_scales, int heads, int kv_heads, int head_dim,
+                                     int sliding_window, float scale, float soft_cap, int kv_type, float *out,
                                      void *stream);
 /* gate[k] = silu(gate[k]) * up[k] for k < length; where q is not NULL, quantized too as rms_norm does. */
 int zse_cuda_swiglu(float *gate, const float *up, int64_t length, int8_t *q, float *d, float *s, void *stream);

@@ -20,6 +20,7 @@ public final class KvBlockPool implements AutoCloseable {
     private final KvCacheType type;
     private final int layers;
     private final int kvDim;
+    private final int numKvHeads;
     private final int blockSize;
     private final int blocks;
     private final long bytesPerToken;
@@ -50,6 +51,7 @@ public final class KvBlockPool implements AutoCloseable {
         this.type = type;
         this.layers = layers;
         this.kvDim = Math.multiplyExact(numKvHeads, headDim);
+        this.numKvHeads = numKvHeads;
         this.blockSize = blockSize;
         this.blocks = blocks;
         this.bytesPerToken = bytesPerToken(type, layers, numKvHeads, headDim);
@@ -82,6 +84,10 @@ public final class KvBlockPool implements AutoCloseable {
 
     public int kvDim() {
         return kvDim;
+    }
+
+    public int numKvHeads() {
+        return numKvHeads;
     }
 
     public int blockSize() {

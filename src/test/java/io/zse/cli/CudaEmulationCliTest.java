@@ -63,6 +63,23 @@ class CudaEmulationCliTest {
                 "first token")), timings);
     }
 
+    /** {@code --kv-cache int8} on the emulated GPU (INT8 rows on the device too) gives the CPU backend's greedy ids. */
+    @Test
+    void int8CacheOnTheEmulatedGpuGivesTheCpuIds() throws IOException, InterruptedException {
+        assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
+        Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
+        List<JsonNode> ids = new java.util.ArrayList<>();
+        for (String backend : List.of("cuda", "cpu")) {
+            String err = zseOnTheEmulation("generate", "--model", zse.toString(), "--prompt", "Once upon a time",
+                    "--max-tokens", String.valueOf(TOKENS), "--temperature", "0", "--json", "--backend", backend,
+                    "--kv-cache", "int8");
+            assertFalse(backend.equals("cuda") && err.contains("running on the CPU"), err);
+            ids.add(new ObjectMapper().readTree(dir.resolve("out.json").toFile()).get("ids"));
+        }
+        assertEquals(TOKENS, ids.get(0).size());
+        assertEquals(ids.get(1), ids.get(0));
+    }
+
     /** ZSE_CUDA_UPLOAD_SOURCE=reads: the lanes read the file into staging instead of the mapping; the same ids. */
     @Test
     void weightsReadFromTheFileGiveTheSameIds() throws IOException, InterruptedException {

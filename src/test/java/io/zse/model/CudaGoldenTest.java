@@ -188,11 +188,12 @@ class CudaGoldenTest {
 
     /**
      * A prompt of 24 tokens (the four golden prompts in a row) is one prefill chunk: the tensor-core matmul (n > 8)
-     * and the tiled paged attention, F32 and F16 caches (F16: its products on tensor cores too). Greedy ids as the CPU
-     * backend's (vector kernels) with the same cache type, on F32 activations throughout.
+     * and the tiled paged attention, F32, F16 and INT8 caches (F16: its products on tensor cores too; INT8: rows
+     * quantized on the device as the CPU quantizes them). Greedy ids as the CPU backend's (vector kernels) with the
+     * same cache type, on F32 activations throughout.
      */
     @ParameterizedTest
-    @CsvSource({"F16,F32", "BF16,F16", "Q8,F32", "Q4,F16", "NF4,F32"})
+    @CsvSource({"F16,F32", "BF16,F16", "Q8,F32", "Q4,F16", "NF4,F32", "F16,INT8", "Q8,INT8"})
     void longPromptsThroughThePrefillKernelsGiveTheCpuGreedyIds(TensorType type, KvCacheType kvType) throws IOException {
         int[] prompt = new int[0];
         for (JsonNode c : ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json").get("cases")) {
@@ -203,7 +204,7 @@ class CudaGoldenTest {
         }
         assertTrue(prompt.length > 16, "a prompt longer than a tile and than the vector kernel's batch");
         // Its own folder: the class's other tests convert the same types into the shared temporary folder.
-        Path converted = dir.resolve("long-prompt").resolve(type.name());
+        Path converted = dir.resolve("long-prompt").resolve(type + "-" + kvType);
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, converted));
              CpuBackend cpu = new CpuBackend(2, TestKernels.named("vector"))) {
             int[] expected = LlamaModelGoldenTest.greedy(LlamaModel.load(file, cpu), prompt, QUANTIZED_TOKENS,

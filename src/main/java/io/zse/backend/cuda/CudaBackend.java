@@ -12,6 +12,7 @@ import io.zse.format.TensorType;
 import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
@@ -210,6 +211,12 @@ public final class CudaBackend implements Backend {
     void fixAttentionKeys(int keys) {
         check(keys == 0 || keys == 1, "keys at once of 0 or 1");
         keysAtOnce = keys;
+    }
+
+    /** Layer {@code layer}'s keys (or values) of the pool's device copy as stored, INT8 scales included (tests). */
+    MemorySegment storedKvRows(KvBlockPool pool, int layer, boolean keys, Arena arena) {
+        enterDevice();
+        return devicePool(pool).copyOut(layer, keys, arena, stream);
     }
 
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
@@ -450,10 +457,12 @@ public final class CudaBackend implements Backend {
         DeviceActivations values = own(v, (long) t.rows() * kvDim);
         for (BatchTables.Group g : t.layout().groups()) {
             DeviceKvPool pool = devicePool(g.pool());
+            int kvHeads = g.pool().numKvHeads();
             cuda.call("zse_cuda_store_kv", keys.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim),
-                    values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvDim,
-                    t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
-                    pool.typeCode(), stream.handle());
+                    values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
+                    kvDim / kvHeads, t.layout().slots(t.address(), g.rowStart()), pool.keys(layer),
+                    pool.values(layer), pool.keyScales(layer), pool.valueScales(layer), pool.typeCode(),
+                    stream.handle());
         }
     }
 
@@ -500,7 +509,7 @@ public final class CudaBackend implements Backend {
                     values.at((long) g.rowStart() * kvDim, (long) g.rowCount() * kvDim), g.rowCount(), kvHeads,
                     headDim, t.layout().positions(t.address(), g.rowStart()), frequencies,
                     t.layout().slots(t.address(), g.rowStart()), pool.keys(layer), pool.values(layer),
-                    pool.typeCode(), stream.handle());
+                    pool.keyScales(layer), pool.valueScales(layer), pool.typeCode(), stream.handle());
         }
     }
 
@@ -531,13 +540,12 @@ public final class CudaBackend implements Backend {
             if (g.prompt()) {
                 // Prompt chunks: tiles of 16 consecutive rows share their key and value loads (decode rows in the
                 // group are 1-row tiles); F16 caches round K and V as the CPU's do and run on tensor cores.
-                int precision = pool.typeCode(); // also the type of the rows it reads
                 cuda.call("zse_cuda_paged_prefill_attention", queries.at(0, (long) t.rows() * width),
                         t.layout().positions(t.address(), 0), t.layout().tableOffsets(t.address(), 0),
                         t.layout().tables(t.address()), t.layout().tiles(t.address(), g.tileStart()), g.tileCount(),
-                        g.pool().blockSize(), pool.keys(layer), pool.values(layer), shape.numHeads(),
-                        shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
-                        precision,
+                        g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.keyScales(layer),
+                        pool.valueScales(layer), shape.numHeads(), shape.numKvHeads(), shape.headDim(),
+                        shape.slidingWindow(), shape.scale(), shape.softCap(), pool.typeCode(),
                         o.at(0, (long) t.rows() * width), stream.handle());
                 continue;
             }
@@ -565,7 +573,8 @@ public final class CudaBackend implements Backend {
             cuda.call("zse_cuda_paged_attention", queries.at(first, (long) g.rowCount() * width),
                     g.rowCount(), t.layout().positions(t.address(), g.rowStart()),
                     t.layout().tableOffsets(t.address(), g.rowStart()), t.layout().tables(t.address()),
-                    g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.typeCode(), shape.numHeads(),
+                    g.pool().blockSize(), pool.keys(layer), pool.values(layer), pool.keyScales(layer),
+                    pool.valueScales(layer), pool.typeCode(), shape.numHeads(),
                     shape.numKvHeads(), shape.headDim(), shape.slidingWindow(), shape.scale(), shape.softCap(),
                     splits, headsPerBlock, keysAtOnce, workspace,
                     o.at(first, (long) g.rowCount() * width),
@@ -783,8 +792,11 @@ public final class CudaBackend implements Backend {
         check(qkv.length == 3, "q, k and v: three weights");
         CudaWeight[] w = {own(qkv[0]), own(qkv[1]), own(qkv[2])};
         int kvDim = kvHeads * headDim;
-        if (n != 1 || passRows(batch) != 1 || !integer.fusesRope(w, headDim) || w[0].rows() != heads * headDim
-                || w[1].rows() != kvDim || w[2].rows() != kvDim || inverseFrequencies.length < headDim / 2) {
+        // INT8 rows are quantized by the whole head row, which the fused launch's blocks (8 rows of a head each) lack
+        boolean int8Rows = batch.segments().getFirst().cache().pool().type() == KvCacheType.INT8;
+        if (n != 1 || passRows(batch) != 1 || int8Rows || !integer.fusesRope(w, headDim)
+                || w[0].rows() != heads * headDim || w[1].rows() != kvDim || w[2].rows() != kvDim
+                || inverseFrequencies.length < headDim / 2) {
             Backend.super.projectRopeStoreKv(x, n, qkv, q, k, v, batch, layer, heads, kvHeads, headDim,
                     inverseFrequencies);
             return;

@@ -74,6 +74,7 @@ class CudaHeaderBindingTest {
         assertTrue(header.contains("#define ZSE_CUDA_ABI_VERSION " + CudaLibrary.ABI_VERSION));
         assertTrue(header.contains("#define ZSE_CUDA_INTEGER_ROWS " + QuantizedActivations.MAX_ROWS));
         assertTrue(header.contains("#define ZSE_CUDA_SPLIT_COUNTERS " + LaunchShapes.SPLIT_COUNTERS));
+        assertTrue(header.contains("#define ZSE_CUDA_KV_INT8 " + DeviceKvPool.INT8_ROWS));
     }
 
     @Test

@@ -4,11 +4,13 @@ import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BackendArrays;
 import io.zse.backend.BatchLayout;
+import io.zse.backend.Int8KvRows;
 import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
+import io.zse.model.RotaryFrequencies;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,10 +19,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static io.zse.backend.cuda.TestCudaLibrary.random;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -31,7 +37,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The device block pool and paged attention against the CPU backend: several sequences in one batch whose block tables
  * interleave and run out of order, rows that start, end and fill blocks exactly at their boundaries, prompt chunks
  * mixed with decode rows, rewinds, windows crossing blocks, prefix blocks shared by two sequences, two layers, prompt
- * chunks through the tiled prefill kernel with F32 and F16 caches. Each
+ * chunks through the tiled prefill kernel with F32, F16 and INT8 caches, INT8 rows stored as the CPU stores them. Each
  * side has its own pool and gets the same allocations, so the block numbers agree.
  */
 class CudaPagedAttentionTest {
@@ -122,8 +128,10 @@ class CudaPagedAttentionTest {
             float[] actual = BackendArrays.attention(b.backend(), q, lb, layer, shape);
             // An F16 cache runs prompt chunks on tensor cores: the keys and values are the CPU's F16 rows, but the
             // queries and softmax weights are rounded to F16 as well (2^-11 each), the outputs being averages of |v| <= 2.
+            // So does an INT8 cache: its codes (the CPU's, int8RowsAreTheCpusBitForBit) are exact in F16, the queries
+            // and the softmax weights times the values' scales are rounded.
             // Two CUDA backends add in the same order, whatever their kernels' variants: the same bits.
-            double tolerance = a.backend() instanceof CudaBackend ? 0 : b.pool().type() == KvCacheType.F16 ? 4e-3 : 1e-5;
+            double tolerance = a.backend() instanceof CudaBackend ? 0 : b.pool().type() != KvCacheType.F32 ? 4e-3 : 1e-5;
             for (int i = 0; i < expected.length; i++) {
                 assertEquals(expected[i], actual[i], tolerance * Math.max(1, Math.abs(expected[i])),
                         "step " + seed + " layer " + layer + " element " + i);
@@ -163,7 +171,7 @@ class CudaPagedAttentionTest {
      * element from an F16 cache (not whole 16-byte chunks), in 16-byte chunks from an F32 one (9 a row, padded to 12).
      */
     @ParameterizedTest
-    @EnumSource(value = KvCacheType.class, names = {"F32", "F16"})
+    @EnumSource(KvCacheType.class)
     void promptChunksInTilesMatchTheCpu(KvCacheType type) {
         List<AttentionShape> shapes = List.of(new AttentionShape(4, 4, 64, 0), GQA, new AttentionShape(8, 1, 128, 0),
                 new AttentionShape(4, 2, 80, 0), new AttentionShape(2, 1, 256, 0), new AttentionShape(8, 2, 64, 5),
@@ -184,7 +192,7 @@ class CudaPagedAttentionTest {
      * most logits), with full and local attention, both cache types: prompt tiles, decode rows beside a chunk.
      */
     @ParameterizedTest
-    @EnumSource(value = KvCacheType.class, names = {"F32", "F16"})
+    @EnumSource(KvCacheType.class)
     void ownScaleAndSoftCapMatchTheCpu(KvCacheType type) {
         for (AttentionShape shape : List.of(new AttentionShape(8, 4, 32, 0, 0.5f, 0.5f),
                 new AttentionShape(8, 4, 32, 5, 0.5f, 0.5f))) {
@@ -247,7 +255,7 @@ class CudaPagedAttentionTest {
      * not, a sliding window, rows whose keys are not a multiple of a warp's.
      */
     @ParameterizedTest
-    @EnumSource(value = KvCacheType.class, names = {"F32", "F16"})
+    @EnumSource(KvCacheType.class)
     void oneKeyAtATimeGivesTheBitsOfFour(KvCacheType type) {
         CudaDevice emulated = cuda.device();
         CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
@@ -284,6 +292,84 @@ class CudaPagedAttentionTest {
         // both read blocks 0 and 1; sequence 1 writes its own third block
         step(a, b, GQA, 31, new int[]{1, 8, 2}, new int[]{0, 10, 1});
         step(a, b, GQA, 32, new int[]{0, 11, 1}, new int[]{1, 10, 1});
+    }
+
+    /**
+     * INT8 rows on the device are the CPU's bit for bit (Int8KvRows: a head row's codes round(x * 127 / max|x|), ties
+     * up, and its scale max|x| / 127): a head row of zeros, values on a tie of either sign, head dims 32 to 256, two
+     * sequences' rows in one batch. Keys rotated by RoPE on their way (the queries by the same launch) are the rows
+     * the device's RoPE then the store give. Both copies then attend alike (the decode and the tiled prompt kernels).
+     */
+    @Test
+    void int8RowsAreTheCpusBitForBit() {
+        for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(4, 4, 32, 0),
+                new AttentionShape(4, 2, 36, 0))) {
+            Side a = Side.of(cpu, 2, shape, 16, 40, KvCacheType.INT8);
+            Side b = Side.of(cuda, 2, shape, 16, 40, KvCacheType.INT8);
+            for (Side side : List.of(a, b)) {
+                assertTrue(side.caches().get(0).reserve(6) && side.caches().get(1).reserve(3));
+            }
+            BatchLayout la = batchOfTwo(a);
+            BatchLayout lb = batchOfTwo(b);
+            int rows = la.rows(), hd = shape.headDim();
+            float[] k = random(rows * shape.kvDim(), 80);
+            float[] v = random(rows * shape.kvDim(), 81);
+            Arrays.fill(k, 0, hd, 0f);  // the first head row: zeros, scale 0
+            k[hd] = 127f;               // the next: scale 1, so its codes are its values rounded, 0.5 up to 1
+            k[hd + 1] = 0.5f;
+            k[hd + 2] = -2.5f;          // and -2.5 up to -2
+            v[0] = -127f;
+            v[1] = -0.5f;
+            BackendArrays.storeKv(cpu, k, v, la, 0);
+            BackendArrays.storeKv(cuda, k, v, lb, 0);
+            float[] frequencies = RotaryFrequencies.of(hd, 10000, null);
+            float[] q = random(rows * shape.queryDim(), 82);
+            float[] rotated = BackendArrays.rope(cuda, k, lb, shape.numKvHeads(), hd, frequencies);
+            BackendArrays.storeKv(cpu, rotated, v, la, 1);
+            assertArrayEquals(BackendArrays.rope(cuda, q, lb, shape.numHeads(), hd, frequencies),
+                    BackendArrays.ropeQueriesAndStoreKv(cuda, q, shape.numHeads(), k, v, lb, 1, shape.numKvHeads(),
+                            hd, frequencies), shape + ": the queries rotated by the INT8 write's launch");
+            assertEquals(0f, ((Int8KvRows) a.pool().keys(0)).scale(a.caches().get(0).slot(0), 0));
+            try (Arena arena = Arena.ofConfined()) {
+                for (int layer = 0; layer < 2; layer++) {
+                    for (boolean keys : new boolean[]{true, false}) {
+                        Int8KvRows expected = (Int8KvRows) (keys ? a.pool().keys(layer) : a.pool().values(layer));
+                        MemorySegment stored = cuda.storedKvRows(b.pool(), layer, keys, arena);
+                        long scales = CudaWeight.scalesOffset((long) expected.slots() * shape.kvDim()) / Float.BYTES;
+                        for (int[] s : new int[][]{{0, 6}, {1, 3}}) {
+                            for (int position = 0; position < s[1]; position++) {
+                                int slot = a.caches().get(s[0]).slot(position);
+                                String where = shape + " layer " + layer + (keys ? " keys" : " values") + " slot "
+                                        + slot;
+                                for (int i = 0; i < shape.kvDim(); i++) {
+                                    long at = (long) slot * shape.kvDim() + i;
+                                    assertEquals(expected.codes().get(ValueLayout.JAVA_BYTE, at),
+                                            stored.get(ValueLayout.JAVA_BYTE, at), where + " element " + i);
+                                }
+                                for (int h = 0; h < shape.numKvHeads(); h++) {
+                                    assertEquals(expected.scale(slot, h), stored.getAtIndex(ValueLayout.JAVA_FLOAT,
+                                            scales + (long) slot * shape.numKvHeads() + h), where + " head " + h);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            for (int layer = 0; layer < 2; layer++) {
+                float[] expected = BackendArrays.attention(cpu, q, la, layer, shape);
+                float[] actual = BackendArrays.attention(cuda, q, lb, layer, shape);
+                for (int i = 0; i < expected.length; i++) {
+                    assertEquals(expected[i], actual[i], 4e-3 * Math.max(1, Math.abs(expected[i])),
+                            shape + " layer " + layer + " element " + i);  // prompt rows: F16 tiles (see step)
+                }
+            }
+        }
+    }
+
+    /** Sequence 0's positions 0..5 and sequence 1's 0..2, one batch. */
+    private static BatchLayout batchOfTwo(Side side) {
+        return new BatchLayout(List.of(new BatchLayout.Segment(side.caches().get(0), 0, 0, 6),
+                new BatchLayout.Segment(side.caches().get(1), 0, 6, 3)));
     }
 
     @Test
