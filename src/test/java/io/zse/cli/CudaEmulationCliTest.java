@@ -68,16 +68,9 @@ class CudaEmulationCliTest {
     void int8CacheOnTheEmulatedGpuGivesTheCpuIds() throws IOException, InterruptedException {
         assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
         Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
-        List<JsonNode> ids = new java.util.ArrayList<>();
-        for (String backend : List.of("cuda", "cpu")) {
-            String err = zseOnTheEmulation("generate", "--model", zse.toString(), "--prompt", "Once upon a time",
-                    "--max-tokens", String.valueOf(TOKENS), "--temperature", "0", "--json", "--backend", backend,
-                    "--kv-cache", "int8");
-            assertFalse(backend.equals("cuda") && err.contains("running on the CPU"), err);
-            ids.add(new ObjectMapper().readTree(dir.resolve("out.json").toFile()).get("ids"));
-        }
-        assertEquals(TOKENS, ids.get(0).size());
-        assertEquals(ids.get(1), ids.get(0));
+        JsonNode onCuda = greedyIds(Map.of(), zse, TOKENS, "--backend", "cuda", "--kv-cache", "int8");
+        assertEquals(TOKENS, onCuda.size());
+        assertEquals(greedyIds(Map.of(), zse, TOKENS, "--backend", "cpu", "--kv-cache", "int8"), onCuda);
     }
 
     /** ZSE_CUDA_UPLOAD_SOURCE=reads: the lanes read the file into staging instead of the mapping; the same ids. */
@@ -85,15 +78,20 @@ class CudaEmulationCliTest {
     void weightsReadFromTheFileGiveTheSameIds() throws IOException, InterruptedException {
         assumeTrue(Files.isRegularFile(EMULATION), "no " + EMULATION + " (g++ was not found at build time)");
         Path zse = TestModels.convertTinyStories(TensorType.Q8, dir);
-        List<JsonNode> ids = new java.util.ArrayList<>();
-        for (String source : List.of("reads", "mapping")) {
-            zseOnTheEmulation(Map.of("ZSE_CUDA_UPLOAD_SOURCE", source), "generate", "--model", zse.toString(),
-                    "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--json",
-                    "--backend", "cuda");
-            ids.add(new ObjectMapper().readTree(dir.resolve("out.json").toFile()).get("ids"));
-        }
-        assertEquals(8, ids.get(0).size());
-        assertEquals(ids.get(1), ids.get(0));
+        JsonNode read = greedyIds(Map.of("ZSE_CUDA_UPLOAD_SOURCE", "reads"), zse, 8, "--backend", "cuda");
+        assertEquals(8, read.size());
+        assertEquals(greedyIds(Map.of("ZSE_CUDA_UPLOAD_SOURCE", "mapping"), zse, 8, "--backend", "cuda"), read);
+    }
+
+    /** The ids of {@code zse generate} on "Once upon a time", greedy, with {@code options} (on the emulation). */
+    private JsonNode greedyIds(Map<String, String> environment, Path model, int tokens, String... options)
+            throws IOException, InterruptedException {
+        List<String> args = new java.util.ArrayList<>(List.of("generate", "--model", model.toString(), "--prompt",
+                "Once upon a time", "--max-tokens", String.valueOf(tokens), "--temperature", "0", "--json"));
+        args.addAll(List.of(options));
+        String err = zseOnTheEmulation(environment, args.toArray(String[]::new));
+        assertFalse(args.contains("cuda") && err.contains("running on the CPU"), err);
+        return new ObjectMapper().readTree(dir.resolve("out.json").toFile()).get("ids");
     }
 
     @Test
