@@ -10,7 +10,7 @@
 // reused by all 16 queries, flash-attention style.
 // Paged prefill (zse_cuda_paged_prefill_attention): the same tiling over the block pool for prompt chunks, a tile being
 // up to 16 consecutive rows of one sequence; Q.K^T and P.V are warp-level 16x16x16 products (mma.cuh): tensor cores
-// on F16 tiles (an F16 KV cache), FMAs on F32 ones.
+// on F16 tiles (an F16 KV cache, or an INT8 one's codes), FMAs on F32 ones.
 #include <math.h>
 
 #include "kv_rows.cuh"
@@ -20,7 +20,7 @@
 #include "overlap.cuh"
 #include "status.cuh"
 #include "warp.cuh"
-#include "weights.cuh"  // the storage type codes name the prefill precision
+#include "weights.cuh"  // the storage type codes name the KV rows' types
 
 namespace zse {
 namespace {
@@ -518,6 +518,7 @@ __device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last
 
 // The same for INT8 rows (kv_rows.cuh): their codes, which T holds exactly, and each key's scale of its key row and
 // of its value row into key_scale_of and value_scale_of (0 past last_key), for the block to scale its products by.
+// Where a row's head dims are whole 16-byte chunks, 16 codes a load, 2 loads of each in flight a thread.
 template <class T>
 __device__ __forceinline__ void stage_int8_codes(const Paged &locate, int t0, int last_key,
                                                  const int8_t *__restrict__ keys, const int8_t *__restrict__ values,
@@ -525,22 +526,51 @@ __device__ __forceinline__ void stage_int8_codes(const Paged &locate, int t0, in
                                                  const float *__restrict__ value_scales, int64_t kv_dim, int kv_heads,
                                                  int kv_head, int hd, int pd, int ld, T *ks, T *vs,
                                                  float *key_scale_of, float *value_scale_of) {
-    constexpr int kKeys = kTiledKeys<T>;
-    for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
-        const int t = i / pd, d = i % pd;
-        float k = 0.f, v = 0.f;
-        if (t0 + t <= last_key && d < hd) {
-            const int64_t at = locate(t0 + t) * kv_dim + static_cast<int64_t>(kv_head) * hd + d;
-            k = static_cast<float>(keys[at]);
-            v = static_cast<float>(values[at]);
-        }
-        ks[t * ld + d] = mma_from_float<T>(k);
-        vs[t * ld + d] = mma_from_float<T>(v);
-    }
+    constexpr int kKeys = kTiledKeys<T>, kVector = 16, kInFlight = 2;
+    const int64_t kv_offset = static_cast<int64_t>(kv_head) * hd;
     for (int t = threadIdx.x; t < kKeys; t += blockDim.x) {
         const int64_t row = t0 + t <= last_key ? locate(t0 + t) * kv_heads + kv_head : -1;
         key_scale_of[t] = row < 0 ? 0.f : key_scales[row];
         value_scale_of[t] = row < 0 ? 0.f : value_scales[row];
+    }
+    if (hd % kVector != 0 || kv_dim % kVector != 0) {
+        for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
+            const int t = i / pd, d = i % pd;
+            float k = 0.f, v = 0.f;
+            if (t0 + t <= last_key && d < hd) {
+                const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
+                k = static_cast<float>(keys[at]);
+                v = static_cast<float>(values[at]);
+            }
+            ks[t * ld + d] = mma_from_float<T>(k);
+            vs[t * ld + d] = mma_from_float<T>(v);
+        }
+        return;
+    }
+    const int chunks = pd / kVector, total = kKeys * chunks;  // pd is a multiple of 16: chunks past hd are zeros
+    for (int first = threadIdx.x; first < total; first += kInFlight * blockDim.x) {
+        int4 k[kInFlight], v[kInFlight];
+#pragma unroll
+        for (int u = 0; u < kInFlight; u++) {
+            const int i = first + u * blockDim.x, t = i / chunks, d = i % chunks * kVector;
+            k[u] = v[u] = int4{};
+            if (i < total && t0 + t <= last_key && d < hd) {
+                const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
+                k[u] = *reinterpret_cast<const int4 *>(keys + at);
+                v[u] = *reinterpret_cast<const int4 *>(values + at);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kInFlight; u++) {
+            const int i = first + u * blockDim.x, t = i / chunks, d = i % chunks * kVector;
+            if (i >= total) continue;
+            const int8_t *kc = reinterpret_cast<const int8_t *>(&k[u]), *vc = reinterpret_cast<const int8_t *>(&v[u]);
+#pragma unroll
+            for (int c = 0; c < kVector; c++) {
+                ks[t * ld + d + c] = mma_from_float<T>(static_cast<float>(kc[c]));
+                vs[t * ld + d + c] = mma_from_float<T>(static_cast<float>(vc[c]));
+            }
+        }
     }
 }
 
