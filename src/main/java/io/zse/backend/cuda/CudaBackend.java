@@ -539,7 +539,8 @@ public final class CudaBackend implements Backend {
             DeviceKvPool pool = devicePool(g.pool());
             if (g.prompt()) {
                 // Prompt chunks: tiles of 16 consecutive rows share their key and value loads (decode rows in the
-                // group are 1-row tiles); F16 caches round K and V as the CPU's do and run on tensor cores.
+                // group are 1-row tiles); F16 caches round K and V as the CPU's do and run on tensor cores, as do
+                // INT8 ones on their codes.
                 cuda.call("zse_cuda_paged_prefill_attention", queries.at(0, (long) t.rows() * width),
                         t.layout().positions(t.address(), 0), t.layout().tableOffsets(t.address(), 0),
                         t.layout().tables(t.address()), t.layout().tiles(t.address(), g.tileStart()), g.tileCount(),
