@@ -14,7 +14,7 @@ import java.util.Map;
  * can say which conversion would fit.
  *
  * @param weightBytes        the tensors as stored in the .zse file
- * @param kvCacheBytes       F32 keys and values of every layer for the planned positions
+ * @param kvCacheBytes       keys and values of every layer for the planned positions, as the cache type stores them
  * @param workspaceBytes     activations of the largest batch plus a fixed margin for the runtime's own buffers, and
  *                           while the weights upload the scratch that rewrites interleaved-16 weights on the device
  *                           (the largest such weight)
@@ -33,14 +33,13 @@ public record MemoryFootprint(long weightBytes, long kvCacheBytes, long workspac
     /**
      * @param tensors    every tensor of the file
      * @param layers     decoder layers
-     * @param kvDim      numKvHeads * headDim
+     * @param kvRowBytes bytes the device holds for one position's keys (or values) of one layer
      * @param positions  KV cache positions that will be held at once (all sequences together)
      * @param batchRows  the most tokens one forward pass processes (prompt chunk or decode batch)
      * @param rowFloats  F32 values of activations per token (hidden, q, k, v, two ffn rows, logits, ...)
-     * @param kvValueBytes bytes the device holds per cached key or value element
      */
-    public static MemoryFootprint of(List<TensorInfo> tensors, int layers, int kvDim, long positions, int batchRows,
-                                     long rowFloats, int kvValueBytes) {
+    public static MemoryFootprint of(List<TensorInfo> tensors, int layers, long kvRowBytes, long positions,
+                                     int batchRows, long rowFloats) {
         long weights = 0;
         long scratch = 0;
         for (TensorInfo t : tensors) {
@@ -54,7 +53,7 @@ public record MemoryFootprint(long weightBytes, long kvCacheBytes, long workspac
         for (TensorType type : TensorType.values()) {
             asType.put(type, tensors.stream().mapToLong(t -> bytesAs(t, type)).sum());
         }
-        long kv = 2L * layers * positions * kvDim * kvValueBytes;
+        long kv = 2L * layers * positions * kvRowBytes;
         long workspace = (long) batchRows * rowFloats * Float.BYTES + MARGIN_BYTES + scratch;
         return new MemoryFootprint(weights, kv, workspace, Map.copyOf(asType));
     }

@@ -12,7 +12,8 @@ public final class ModelFootprint {
     /**
      * @param positions KV cache positions held at once (all sequences together)
      * @param batchRows the most tokens one forward pass processes
-     * @param kvType    the KV cache type: the CUDA backend holds F16 caches in F16, every other type in F32
+     * @param kvType    the KV cache type, which the CUDA backend's device pool holds as the CPU's does (INT8: int8
+     *                  codes with an F32 scale per head row)
      */
     public static MemoryFootprint of(ZseFile file, ModelConfig config, long positions, int batchRows,
                                      KvCacheType kvType) {
@@ -22,7 +23,7 @@ public final class ModelFootprint {
         // logits, and the int8 form of the widest product input (ff codes and two floats per 32: 5/16 float a value).
         long rowFloats = 3L * config.hiddenSize() + 2L * qDim + 2L * kvDim + 2L * config.intermediateSize()
                 + config.vocabSize() + (5L * config.intermediateSize() + 15) / 16;
-        return MemoryFootprint.of(file.tensors(), config.numLayers(), kvDim, positions, batchRows, rowFloats,
-                kvType == KvCacheType.F16 ? 2 : Float.BYTES);
+        return MemoryFootprint.of(file.tensors(), config.numLayers(),
+                kvType.bytesPerRow(config.numKvHeads(), config.headDim()), positions, batchRows, rowFloats);
     }
 }

@@ -80,7 +80,7 @@ class BackendSelectorTest {
             tensors.add(TensorInfo.planned("l" + l + ".norm", TensorType.F32, new long[]{4096}, 0));
         }
         tensors.add(TensorInfo.planned("lm_head.weight", stored, new long[]{32000, 4096}, 0));
-        return MemoryFootprint.of(tensors, 32, 4096, 4096, 512, 3 * 4096 + 4 * 4096 + 2 * 11008 + 32000, Float.BYTES);
+        return MemoryFootprint.of(tensors, 32, 4096L * Float.BYTES, 4096, 512, 3 * 4096 + 4 * 4096 + 2 * 11008 + 32000);
     }
 
     @Test
@@ -107,7 +107,7 @@ class BackendSelectorTest {
                         .withLayout(ZseLayout.LAYOUT_INTERLEAVED_16),
                 TensorInfo.planned("c", TensorType.Q8, new long[]{32000, 4096}, 32));
         List<TensorInfo> rowGroups = interleaved.stream().map(t -> t.withLayout(ZseLayout.LAYOUT_ROW_GROUPS)).toList();
-        assertEquals(11008L * 4096 * 34 / 32, MemoryFootprint.of(interleaved, 1, 512, 16, 1, 1, 4).workspaceBytes()
-                - MemoryFootprint.of(rowGroups, 1, 512, 16, 1, 1, 4).workspaceBytes());
+        assertEquals(11008L * 4096 * 34 / 32, MemoryFootprint.of(interleaved, 1, 512L * 4, 16, 1, 1).workspaceBytes()
+                - MemoryFootprint.of(rowGroups, 1, 512L * 4, 16, 1, 1).workspaceBytes());
     }
 }

@@ -19,15 +19,16 @@ class ModelFootprintTest {
     Path dir;
 
     @Test
-    void anF16CacheCountsTwoBytesAValueAndTheOthersFour() throws IOException {
+    void eachCacheTypeCountsTheBytesItsRowsTake() throws IOException {
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8, dir))) {
             ModelConfig config = ModelConfig.fromJson(file.configJson());
             long perValue = 2L * config.numLayers() * 1000 * config.numKvHeads() * config.headDim();
             MemoryFootprint f32 = ModelFootprint.of(file, config, 1000, 16, KvCacheType.F32);
             assertEquals(4 * perValue, f32.kvCacheBytes());
             assertEquals(2 * perValue, ModelFootprint.of(file, config, 1000, 16, KvCacheType.F16).kvCacheBytes());
-            // the device holds INT8 caches as F32 rows (it has no INT8 attention)
-            assertEquals(4 * perValue, ModelFootprint.of(file, config, 1000, 16, KvCacheType.INT8).kvCacheBytes());
+            // INT8: a byte a value and an F32 scale per head row, as the device pool holds them (DeviceKvPool)
+            assertEquals(perValue + 2L * config.numLayers() * 1000 * config.numKvHeads() * Float.BYTES,
+                    ModelFootprint.of(file, config, 1000, 16, KvCacheType.INT8).kvCacheBytes());
             assertEquals(f32.weightBytes(), ModelFootprint.of(file, config, 1000, 16, KvCacheType.F16).weightBytes());
         }
     }
