@@ -466,29 +466,37 @@ struct PrefillPlan {
     }
 };
 
-// Stages keys t0 .. t0 + kTiledKeys - 1 of K and V into ks and vs (rows of ld elements; zeros past last_key and in
-// the padded head dims). Where a row's head dims are whole 16-byte chunks, 16 bytes a load, 4 loads of each in flight
-// a thread before it stores them. Why: element by element, each 2-byte load locating its key's block first, the copy
-// was a chain of dependent trips for every thread (in the fifth GPU run, attention took 15.4 ms of a 512-token
-// prefill's 91.4 profiled: 0.48 ms a layer).
-template <class T>
-__device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last_key, const T *__restrict__ keys,
-                                           const T *__restrict__ values, int64_t kv_dim, int kv_offset, int hd,
+// Stages keys t0 .. t0 + kTiledKeys - 1 of K and V into ks and vs (rows of ld elements of T; zeros past last_key and
+// in the padded head dims), from the pool's rows of KV: T itself, or an INT8 pool's codes, which F16 holds exactly.
+// Where a row's head dims are whole 16-byte chunks, 16 bytes a load, 4 loads of each in flight a thread before it
+// stores them. Why: element by element, each 2-byte load locating its key's block first, the copy was a chain of
+// dependent trips for every thread (in the fifth GPU run, attention took 15.4 ms of a 512-token prefill's 91.4
+// profiled: 0.48 ms a layer).
+template <class T, class KV>
+__device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last_key, const KV *__restrict__ keys,
+                                           const KV *__restrict__ values, int64_t kv_dim, int kv_offset, int hd,
                                            int pd, int ld, T *ks, T *vs) {
-    constexpr int kKeys = kTiledKeys<T>, kVector = 16 / sizeof(T), kInFlight = 4;
+    constexpr int kKeys = kTiledKeys<T>, kVector = 16 / sizeof(KV), kInFlight = 4;
+    const auto widen = [](KV x) {
+        if constexpr (sizeof(KV) == sizeof(T)) {
+            return x;
+        } else {
+            return mma_from_float<T>(kv_to_float(x));
+        }
+    };
     const bool whole = hd % kVector == 0 &&
                        (reinterpret_cast<uintptr_t>(keys) | reinterpret_cast<uintptr_t>(values)) % 16 == 0;
     if (!whole) {
         for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
             const int t = i / pd, d = i % pd;
-            T k = mma_from_float<T>(0.f), v = k;
+            KV k{}, v{};  // zero bits: 0.0 in F16 and F32, code 0
             if (t0 + t <= last_key && d < hd) {
                 const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
                 k = keys[at];
                 v = values[at];
             }
-            ks[t * ld + d] = k;
-            vs[t * ld + d] = v;
+            ks[t * ld + d] = widen(k);
+            vs[t * ld + d] = widen(v);
         }
         return;
     }
@@ -498,7 +506,7 @@ __device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last
 #pragma unroll
         for (int u = 0; u < kInFlight; u++) {
             const int i = first + u * blockDim.x, t = i / chunks, d = i % chunks * kVector;
-            k[u] = v[u] = uint4{};  // zero bits: 0.0 in F16 and F32
+            k[u] = v[u] = uint4{};  // zero bits
             if (i < total && t0 + t <= last_key && d < hd) {
                 const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
                 k[u] = *reinterpret_cast<const uint4 *>(keys + at);
@@ -508,69 +516,32 @@ __device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last
 #pragma unroll
         for (int u = 0; u < kInFlight; u++) {
             const int i = first + u * blockDim.x, t = i / chunks, d = i % chunks * kVector;
-            if (i < total) {
+            if (i >= total) continue;
+            if constexpr (sizeof(KV) == sizeof(T)) {
                 *reinterpret_cast<uint4 *>(ks + t * ld + d) = k[u];
                 *reinterpret_cast<uint4 *>(vs + t * ld + d) = v[u];
+            } else {
+                const KV *kc = reinterpret_cast<const KV *>(&k[u]), *vc = reinterpret_cast<const KV *>(&v[u]);
+#pragma unroll
+                for (int c = 0; c < kVector; c++) {
+                    ks[t * ld + d + c] = widen(kc[c]);
+                    vs[t * ld + d + c] = widen(vc[c]);
+                }
             }
         }
     }
 }
 
-// The same for INT8 rows (kv_rows.cuh): their codes, which T holds exactly, and each key's scale of its key row and
-// of its value row into key_scale_of and value_scale_of (0 past last_key), for the block to scale its products by.
-// Where a row's head dims are whole 16-byte chunks, 16 codes a load, 2 loads of each in flight a thread.
-template <class T>
-__device__ __forceinline__ void stage_int8_codes(const Paged &locate, int t0, int last_key,
-                                                 const int8_t *__restrict__ keys, const int8_t *__restrict__ values,
-                                                 const float *__restrict__ key_scales,
-                                                 const float *__restrict__ value_scales, int64_t kv_dim, int kv_heads,
-                                                 int kv_head, int hd, int pd, int ld, T *ks, T *vs,
-                                                 float *key_scale_of, float *value_scale_of) {
-    constexpr int kKeys = kTiledKeys<T>, kVector = 16, kInFlight = 2;
-    const int64_t kv_offset = static_cast<int64_t>(kv_head) * hd;
-    for (int t = threadIdx.x; t < kKeys; t += blockDim.x) {
+// The scales of an INT8 pool's staged keys (kv_rows.cuh): each key's scale of its key row and of its value row into
+// key_scale_of and value_scale_of (0 past last_key), for the block to scale its products by.
+__device__ __forceinline__ void stage_scales(const Paged &locate, int t0, int last_key, int keys,
+                                             const float *__restrict__ key_scales,
+                                             const float *__restrict__ value_scales, int kv_heads, int kv_head,
+                                             float *key_scale_of, float *value_scale_of) {
+    for (int t = threadIdx.x; t < keys; t += blockDim.x) {
         const int64_t row = t0 + t <= last_key ? locate(t0 + t) * kv_heads + kv_head : -1;
         key_scale_of[t] = row < 0 ? 0.f : key_scales[row];
         value_scale_of[t] = row < 0 ? 0.f : value_scales[row];
-    }
-    if (hd % kVector != 0 || kv_dim % kVector != 0) {
-        for (int i = threadIdx.x; i < kKeys * pd; i += blockDim.x) {
-            const int t = i / pd, d = i % pd;
-            float k = 0.f, v = 0.f;
-            if (t0 + t <= last_key && d < hd) {
-                const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
-                k = static_cast<float>(keys[at]);
-                v = static_cast<float>(values[at]);
-            }
-            ks[t * ld + d] = mma_from_float<T>(k);
-            vs[t * ld + d] = mma_from_float<T>(v);
-        }
-        return;
-    }
-    const int chunks = pd / kVector, total = kKeys * chunks;  // pd is a multiple of 16: chunks past hd are zeros
-    for (int first = threadIdx.x; first < total; first += kInFlight * blockDim.x) {
-        int4 k[kInFlight], v[kInFlight];
-#pragma unroll
-        for (int u = 0; u < kInFlight; u++) {
-            const int i = first + u * blockDim.x, t = i / chunks, d = i % chunks * kVector;
-            k[u] = v[u] = int4{};
-            if (i < total && t0 + t <= last_key && d < hd) {
-                const int64_t at = locate(t0 + t) * kv_dim + kv_offset + d;
-                k[u] = *reinterpret_cast<const int4 *>(keys + at);
-                v[u] = *reinterpret_cast<const int4 *>(values + at);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < kInFlight; u++) {
-            const int i = first + u * blockDim.x, t = i / chunks, d = i % chunks * kVector;
-            if (i >= total) continue;
-            const int8_t *kc = reinterpret_cast<const int8_t *>(&k[u]), *vc = reinterpret_cast<const int8_t *>(&v[u]);
-#pragma unroll
-            for (int c = 0; c < kVector; c++) {
-                ks[t * ld + d + c] = mma_from_float<T>(static_cast<float>(kc[c]));
-                vs[t * ld + d + c] = mma_from_float<T>(static_cast<float>(vc[c]));
-            }
-        }
     }
 }
 
@@ -632,11 +603,10 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
     const int last_key = p0 + rows - 1;
     for (int t0 = s.first_visible(p0); t0 <= last_key; t0 += kKeys) {
         __syncthreads();  // the previous step's tiles are no longer read
+        stage_keys(locate, t0, last_key, keys, values, kv_dim, kv_offset, hd, pd, plan.ld_t, ks, vs);
         if constexpr (kScaledRows<KV>) {
-            stage_int8_codes<T>(locate, t0, last_key, keys, values, key_scales, value_scales, kv_dim, s.kv_heads,
-                                kv_offset / hd, hd, pd, plan.ld_t, ks, vs, key_scale_of, value_scale_of);
-        } else {
-            stage_keys<T>(locate, t0, last_key, keys, values, kv_dim, kv_offset, hd, pd, plan.ld_t, ks, vs);
+            stage_scales(locate, t0, last_key, kKeys, key_scales, value_scales, s.kv_heads, kv_offset / hd,
+                         key_scale_of, value_scale_of);
         }
         __syncthreads();
         for (int block = warp; block < kKeys / kMmaTile; block += kTiledWarps) {  // S = Q.K^T, a 16-key block a warp
