@@ -129,8 +129,8 @@ __device__ void attend_range(const float *__restrict__ q, int first_head, int be
         for (int j = 0; j < KEYS; j++) {
 #pragma unroll
             for (int e = 0; e < DIMS; e++) {
-                kt[j][e] = kv_to_float(next_k[j][e]);
-                vt[j][e] = kv_to_float(next_v[j][e]);
+                kt[j][e] = mma_to_float(next_k[j][e]);
+                vt[j][e] = mma_to_float(next_v[j][e]);
             }
             if constexpr (kScaledRows<KV>) {
                 key_scale[j] = next_key_scale[j];
@@ -481,7 +481,7 @@ __device__ __forceinline__ void stage_keys(const Paged &locate, int t0, int last
         if constexpr (sizeof(KV) == sizeof(T)) {
             return x;
         } else {
-            return mma_from_float<T>(kv_to_float(x));
+            return mma_from_float<T>(mma_to_float(x));
         }
     };
     const bool whole = hd % kVector == 0 &&
@@ -828,9 +828,9 @@ extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int k
                 "zse_cuda_store_kv: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (kv_type == kKvInt8) {
-        return launch_int8_kv_store(nullptr, 0, k, v, rows, kv_heads, head_dim, nullptr, nullptr, slots,
-                                    static_cast<int8_t *>(keys), static_cast<int8_t *>(values), key_scales,
-                                    value_scales, s);
+        return launch_int8_kv_store("zse_cuda_store_kv", nullptr, 0, k, v, rows, kv_heads, head_dim, nullptr,
+                                    nullptr, slots, static_cast<int8_t *>(keys), static_cast<int8_t *>(values),
+                                    key_scales, value_scales, s);
     }
     const int kv_dim = kv_heads * head_dim;
     if (kv_type == F16) {

@@ -234,11 +234,16 @@ __global__ void add_bias_kernel(float *x, int64_t length, const float *__restric
 
 }  // namespace
 
-int launch_int8_kv_store(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
-                         const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
-                         int8_t *keys, int8_t *values, float *key_scales, float *value_scales, cudaStream_t stream) {
-    ZSE_REQUIRE(key_scales != nullptr && value_scales != nullptr, "INT8 KV rows: NULL scales");
-    ZSE_REQUIRE(head_dim <= 256, "INT8 KV rows: head_dim must be at most 256");
+int launch_int8_kv_store(const char *entry, float *q, int heads, const float *k, const float *v, int rows,
+                         int kv_heads, int head_dim, const int32_t *positions, const float *inverse_frequencies,
+                         const int32_t *slots, int8_t *keys, int8_t *values, float *key_scales, float *value_scales,
+                         cudaStream_t stream) {
+    if (key_scales == nullptr || value_scales == nullptr) {
+        return refuse(entry, "an INT8 cache needs its key and value scales (NULL)");
+    }
+    if (head_dim > 256) {
+        return refuse(entry, "an INT8 cache's head_dim must be at most 256");
+    }
     constexpr int kWarps = kThreads / kWarp;
     const int head_blocks = (2 * kv_heads + kWarps - 1) / kWarps;
     const unsigned blocks = rope_store_blocks(q == nullptr ? 0 : heads * (head_dim / 2), 0, 0);
@@ -291,9 +296,9 @@ int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, 
                 "zse_cuda_rope_store_kv: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (kv_type == zse::kKvInt8) {
-        return zse::launch_int8_kv_store(q, heads, k, v, rows, kv_heads, head_dim, positions, inverse_frequencies,
-                                         slots, static_cast<int8_t *>(keys), static_cast<int8_t *>(values),
-                                         key_scales, value_scales, s);
+        return zse::launch_int8_kv_store("zse_cuda_rope_store_kv", q, heads, k, v, rows, kv_heads, head_dim,
+                                         positions, inverse_frequencies, slots, static_cast<int8_t *>(keys),
+                                         static_cast<int8_t *>(values), key_scales, value_scales, s);
     }
     const unsigned blocks = zse::rope_store_blocks(q == nullptr ? 0 : heads * (head_dim / 2), kv_heads * (head_dim / 2),
                                                    kv_heads * head_dim);

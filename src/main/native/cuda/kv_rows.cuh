@@ -14,11 +14,6 @@ namespace zse {
 
 constexpr int kKvInt8 = ZSE_CUDA_KV_INT8;
 
-// A stored element widened to F32 (INT8: the code, unscaled).
-__device__ __forceinline__ float kv_to_float(float v) { return v; }
-__device__ __forceinline__ float kv_to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float kv_to_float(int8_t v) { return static_cast<float>(v); }
-
 template <class KV>
 constexpr bool kScaledRows = sizeof(KV) == 1;
 
@@ -30,10 +25,12 @@ __device__ __forceinline__ float round_half_up(float x) {
 
 // Writes rows [rows, kv_heads * head_dim] of k and v as INT8 rows into slots[i] of keys and values (codes [slots,
 // kv_dim], scales [slots, kv_heads]), k rotated by RoPE first where inverse_frequencies is set (q too, in place, where
-// set, as zse_cuda_rope_store_kv does). Defined with the other KV writes (elementwise.cu).
-int launch_int8_kv_store(float *q, int heads, const float *k, const float *v, int rows, int kv_heads, int head_dim,
-                         const int32_t *positions, const float *inverse_frequencies, const int32_t *slots,
-                         int8_t *keys, int8_t *values, float *key_scales, float *value_scales, cudaStream_t stream);
+// set, as zse_cuda_rope_store_kv does). Refusals name entry, the C entry point that asked. Defined with the other KV
+// writes (elementwise.cu).
+int launch_int8_kv_store(const char *entry, float *q, int heads, const float *k, const float *v, int rows,
+                         int kv_heads, int head_dim, const int32_t *positions, const float *inverse_frequencies,
+                         const int32_t *slots, int8_t *keys, int8_t *values, float *key_scales, float *value_scales,
+                         cudaStream_t stream);
 
 }  // namespace zse
 

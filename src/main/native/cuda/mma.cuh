@@ -30,6 +30,8 @@ constexpr int kMmaTile = 16;
 __device__ __forceinline__ float mma_to_float(float v) { return v; }
 __device__ __forceinline__ float mma_to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float mma_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+// An INT8 KV row's code, unscaled (kv_rows.cuh).
+__device__ __forceinline__ float mma_to_float(int8_t v) { return static_cast<float>(v); }
 
 // float -> the tile element type, rounding to nearest even.
 template <class T>

@@ -123,6 +123,12 @@ class CudaProbeTest {
         e = assertThrows(CudaException.class, () -> library.call("zse_cuda_top_k", fake, 10, 11, fake, fake, nul));
         assertEquals("zse_cuda_top_k: need 0 < k <= min(vocab, 1024)", e.getMessage());
         assertEquals("zse_cuda_top_k: need 0 < k <= min(vocab, 1024)", library.lastError());
+        e = assertThrows(CudaException.class, () -> library.call("zse_cuda_store_kv", fake, fake, 1, 2, 64, fake,
+                fake, fake, nul, nul, DeviceKvPool.INT8_ROWS, nul));
+        assertEquals("zse_cuda_store_kv: an INT8 cache needs its key and value scales (NULL)", e.getMessage());
+        e = assertThrows(CudaException.class, () -> library.call("zse_cuda_rope_store_kv", fake, 4, fake, fake, 1, 2,
+                512, fake, fake, fake, fake, fake, fake, fake, DeviceKvPool.INT8_ROWS, nul));
+        assertEquals("zse_cuda_rope_store_kv: an INT8 cache's head_dim must be at most 256", e.getMessage());
     }
 
     @Test
