@@ -9,14 +9,12 @@ import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
 import io.zse.backend.cuda.CudaBackend;
+import io.zse.backend.cuda.CudaTestBackends;
 import io.zse.backend.cuda.CudaDevice;
-import io.zse.backend.cuda.CudaProbe;
-import io.zse.backend.cuda.TestCudaLibrary;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,7 +29,6 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Decode steps recorded as CUDA graphs and replayed ({@link CudaBackend#pass}), driven as the engine drives them:
@@ -41,19 +38,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the same steps run op by op on the same device, and on TinyStories the greedy ids those of the CPU backend.
  */
 class CudaDecodeGraphTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.libraryOnly();
+
     @TempDir
     static Path dir;
-    private static CudaProbe probe;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
 
     /** When each sequence joins (a decode step number), how many ids it generates, and its prompt. */
     private record Schedule(int[] joinAt, int[] budget, int[][] prompts) {
@@ -237,12 +226,12 @@ class CudaDecodeGraphTest {
     }
 
     private static io.zse.backend.cuda.CudaLibrary library() {
-        return probe.library().orElseThrow();
+        return backends.library();
     }
 
     /** The emulated device as an H100 would report its multiprocessors, so flash-decoding splits small batches. */
     private static CudaDevice h100Sized() {
-        CudaDevice emulated = probe.devices().getFirst();
+        CudaDevice emulated = backends.device();
         return new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(), emulated.freeBytes(),
                 emulated.major(), emulated.minor(), 132);
     }

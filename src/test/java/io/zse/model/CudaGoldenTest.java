@@ -6,14 +6,13 @@ import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.TestKernels;
 import io.zse.backend.cuda.CudaBackend;
-import io.zse.backend.cuda.CudaProbe;
-import io.zse.backend.cuda.TestCudaLibrary;
+import io.zse.backend.cuda.CudaTestBackends;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -26,8 +25,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -46,31 +43,24 @@ class CudaGoldenTest {
      */
     private static final int ARCHITECTURE_TOKENS = 12;
 
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.cudaOnly();
+
     @TempDir
     static Path dir;
-    private static CudaProbe probe;
-    private static CudaBackend cuda;
     /** Every product on F32 activations: what a float reference (transformers, the CPU's vector kernels) computes. */
     private static CudaBackend floatCuda;
 
     @BeforeAll
     static void open() {
-        probe = TestCudaLibrary.probe();
-        if (probe.usable()) {
-            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-            floatCuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, false);
+        if (backends.probe().usable()) {
+            floatCuda = new CudaBackend(backends.library(), backends.device(), true, false);
         }
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
     }
 
     @AfterAll
     static void close() {
-        if (cuda != null) {
-            cuda.close();
+        if (floatCuda != null) {
             floatCuda.close();
         }
     }
@@ -79,7 +69,7 @@ class CudaGoldenTest {
     void tinyStoriesF32ReproducesTransformers() throws IOException {
         JsonNode golden = ArchitectureGoldenTest.read("/golden/tinystories-656k-greedy-f32.json");
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.F32, dir.resolve("f32")))) {
-            LlamaModel model = LlamaModel.load(file, cuda);
+            LlamaModel model = LlamaModel.load(file, backends.cuda());
             for (JsonNode c : golden.get("cases")) {
                 GreedyGolden.of(c).assertReproducedBy(model, LOGIT_TOLERANCE);
             }
@@ -92,7 +82,7 @@ class CudaGoldenTest {
     void eachArchitectureReproducesTransformers(String name) throws IOException {
         JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
         try (ZseFile file = ZseFile.open(ArchitectureGoldenTest.converted(name, golden, GreedyGolden.of(golden), dir))) {
-            LlamaModel model = LlamaModel.load(file, cuda);
+            LlamaModel model = LlamaModel.load(file, backends.cuda());
             for (GreedyGolden run : GreedyGolden.allOf(golden)) {
                 run.firstTokens(ARCHITECTURE_TOKENS).assertReproducedBy(model, LOGIT_TOLERANCE);
             }
@@ -128,7 +118,7 @@ class CudaGoldenTest {
         try (ZseFile file = ZseFile.open(imported(name))) {
             int[] prompt = GreedyGolden.of(ArchitectureGoldenTest.read("/gguf/" + name + ".json").get("cases").get(0))
                     .promptIds();
-            assertSameGreedyIds(file, prompt, "native", cuda, name + " on the integer products");
+            assertSameGreedyIds(file, prompt, "native", backends.cuda(), name + " on the integer products");
         }
     }
 
@@ -152,7 +142,8 @@ class CudaGoldenTest {
         JsonNode golden = ArchitectureGoldenTest.read("/golden/architectures/" + name + ".json");
         GreedyGolden run = GreedyGolden.of(golden);
         try (ZseFile file = ZseFile.open(BitNetGoldenTest.converted(name, golden, run, dir))) {
-            BitNetGoldenTest.assertReproduced(run.firstTokens(ARCHITECTURE_TOKENS), LlamaModel.load(file, cuda));
+            BitNetGoldenTest.assertReproduced(run.firstTokens(ARCHITECTURE_TOKENS), LlamaModel.load(file,
+                    backends.cuda()));
         }
     }
 
@@ -170,7 +161,7 @@ class CudaGoldenTest {
             if (type == TensorType.Q8 || type == TensorType.Q4) {
                 assumeTrue(TestKernels.nativeUnavailable().isEmpty(),
                         () -> TestKernels.nativeUnavailable().orElseThrow());
-                assertSameGreedyIds(file, prompt, "native", cuda, type + " greedy ids on int8 activations");
+                assertSameGreedyIds(file, prompt, "native", backends.cuda(), type + " greedy ids on int8 activations");
             }
         }
     }

@@ -6,8 +6,7 @@ import io.zse.backend.Backend;
 import io.zse.backend.KvCache;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cuda.CudaBackend;
-import io.zse.backend.cuda.CudaProbe;
-import io.zse.backend.cuda.TestCudaLibrary;
+import io.zse.backend.cuda.CudaTestBackends;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import io.zse.generate.Sampler;
@@ -18,8 +17,8 @@ import io.zse.tokenizer.Tokenizer;
 import io.zse.tokenizer.TokenizerSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -34,7 +33,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The serving engine on the CUDA backend (the emulated library here) draws tokens on the device: only the ids of the
@@ -43,9 +41,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * model's distribution (a chi-square test).
  */
 class CudaEngineSamplingTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.libraryOnly();
+
     @TempDir
     static Path dir;
-    private static CudaProbe probe;
     private static ZseFile file;
     private static Tokenizer tokenizer;
 
@@ -54,8 +54,7 @@ class CudaEngineSamplingTest {
 
     @BeforeAll
     static void open() throws Exception {
-        probe = TestCudaLibrary.probe();
-        if (probe.usable()) {
+        if (backends.probe().usable()) {
             file = ZseFile.open(TestModels.convertTinyStories(TensorType.F32, dir));
             tokenizer = TokenizerSource.fromZse(file);
         }
@@ -68,13 +67,8 @@ class CudaEngineSamplingTest {
         }
     }
 
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
-
     private static CudaBackend cuda() {
-        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
+        return new CudaBackend(backends.library(), backends.device());
     }
 
     /** What one request produced: its choices (null for the end-of-sequence step) and finish reason. */

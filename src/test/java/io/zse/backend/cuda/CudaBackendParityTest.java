@@ -13,10 +13,8 @@ import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import io.zse.format.ZseTensor;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -31,48 +29,22 @@ import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Every CUDA kernel against the CPU backend on the same inputs, on the library {@link TestCudaLibrary} picks: the CPU
  * emulation in every build, the real one on a GPU machine. Greedy decoding end to end: io.zse.model.CudaGoldenTest.
  */
 class CudaBackendParityTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.cudaAndCpu();
+
     /** The types of the integer products (CudaBackend). */
     private static final java.util.Set<TensorType> INTEGER_TYPES = java.util.EnumSet.of(TensorType.Q8, TensorType.Q4,
             TensorType.Q4_K, TensorType.Q6_K);
-    private static CudaProbe probe;
-    private static CudaBackend cuda;
-    private static CpuBackend cpu;
 
     @TempDir
     static Path dir;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-        if (!probe.usable()) {
-            return;
-        }
-        cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-        cpu = new CpuBackend(2, TestKernels.named("vector")); // float activations, as the CUDA kernels
-    }
-
-    /** Per test, so each one is reported as skipped with the reason. */
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
-
-    @AfterAll
-    static void close() {
-        if (cuda != null) {
-            cuda.close();
-            cpu.close();
-        }
-    }
 
     /** No NaN, and every element within tolerance x the largest CPU magnitude (summation order differs). */
     static void assertClose(float[] expected, float[] actual, double tolerance, String what) {
@@ -144,6 +116,8 @@ class CudaBackendParityTest {
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"Q4_K", "Q5_K", "Q6_K", "Q5"})
     void ggufTypesMatchTheCpu(TensorType type) {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         java.util.SplittableRandom random = new java.util.SplittableRandom(type.ordinal());
         for (long[] shape : new long[][]{{24, 256}, {7, 512}}) {
             TensorInfo info = TensorInfo.planned("model.layers.0.mlp.up_proj.weight", type, shape,
@@ -174,7 +148,7 @@ class CudaBackendParityTest {
      */
     @Test
     void integerProductsOnLongRowsAndSharedInputs() {
-        try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+        try (CudaBackend f16Prompts = new CudaBackend(backends.library(), backends.device(), true,
                 true, null, new IntegerProducts.Variants(0, 0, 0, true,
                 IntegerProducts.NormPlacement.PRODUCER, true, false, 0))) {
             integerProductsOnLongRowsAndSharedInputs(f16Prompts);
@@ -182,6 +156,8 @@ class CudaBackendParityTest {
     }
 
     private void integerProductsOnLongRowsAndSharedInputs(CudaBackend f16Prompts) {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         int cols = 21 * 256; // 168 chunks of 32: a step of 4 x 32 and 40 more; whole K-quant super-blocks
         WeightMatrix f16OnGpu = cuda.weight(TestCudaLibrary.randomWeight(TensorType.F16, 0, 4, cols, 99));
         for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
@@ -221,6 +197,8 @@ class CudaBackendParityTest {
     @ParameterizedTest
     @EnumSource(value = TensorType.class, names = {"F32", "F16", "BF16", "Q8", "Q4", "NF4"})
     void matmulAndEmbeddingMatchTheCpuForEveryStorageType(TensorType type) throws IOException {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(type, dir.resolve(type.name())))) {
             for (TensorInfo info : file.tensors()) {
                 if (info.rank() != 2) {
@@ -239,13 +217,14 @@ class CudaBackendParityTest {
      */
     @Test
     void prefillTilesOfBothSizesGiveTheRoundedProduct() {
-        CudaDevice d = probe.devices().getFirst();
+        CpuBackend cpu = backends.cpu();
+        CudaDevice d = backends.device();
         int n = 150;
         int rows = 200;
         for (int multiprocessors : new int[]{1, 1_000_000}) {
             CudaDevice told = new CudaDevice(d.index(), d.name(), d.totalBytes(), d.freeBytes(), d.major(), d.minor(),
                     multiprocessors);
-            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), told)) {
+            try (CudaBackend backend = new CudaBackend(backends.library(), told)) {
                 for (Object[] weight : new Object[][]{{TensorType.Q4, 32, 96}, {TensorType.Q8, 32, 96},
                         {TensorType.F16, 0, 104}}) {
                     TensorType type = (TensorType) weight[0];
@@ -268,7 +247,8 @@ class CudaBackendParityTest {
      */
     @Test
     void sixteenRowTensorCoreBlocksMatchTheCpu() {
-        try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+        CpuBackend cpu = backends.cpu();
+        try (CudaBackend backend = new CudaBackend(backends.library(), backends.device(), true,
                 true, null, new IntegerProducts.Variants(16, 0, 0, true,
                 IntegerProducts.NormPlacement.PRODUCER, true, true, 0))) {
             for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q8.ordinal(), 32},
@@ -303,8 +283,9 @@ class CudaBackendParityTest {
      */
     @Test
     void stagedTensorCoreBlocksMatchTheCpu() {
+        CpuBackend cpu = backends.cpu();
         for (int splits : new int[]{1, 2, 8}) {
-            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+            try (CudaBackend backend = new CudaBackend(backends.library(), backends.device(), true,
                     true, null, new IntegerProducts.Variants(0, splits, 0, true,
                 IntegerProducts.NormPlacement.PRODUCER, true, true, 0))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 64},
@@ -332,7 +313,7 @@ class CudaBackendParityTest {
                 }
             }
         }
-        try (CudaBackend f16Prompts = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+        try (CudaBackend f16Prompts = new CudaBackend(backends.library(), backends.device(), true,
                 true, null, new IntegerProducts.Variants(0, 0, 0, true,
                 IntegerProducts.NormPlacement.PRODUCER, true, false, 0))) {
             int cols = 2 * LaunchShapes.STAGE_COLS;
@@ -350,8 +331,9 @@ class CudaBackendParityTest {
      */
     @Test
     void rowsSplitAmongWarpsMatchTheCpu() {
+        CpuBackend cpu = backends.cpu();
         for (int warps : new int[]{1, 2, 4, 8, 0}) {
-            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+            try (CudaBackend backend = new CudaBackend(backends.library(), backends.device(), true,
                     true, null, new IntegerProducts.Variants(0, 0, warps, true,
                 IntegerProducts.NormPlacement.PRODUCER, true, true, 0))) {
                 for (int[] kind : new int[][]{{TensorType.Q4.ordinal(), 32}, {TensorType.Q4.ordinal(), 128},
@@ -386,6 +368,8 @@ class CudaBackendParityTest {
      */
     private static void assertMatmulAndEmbeddingMatch(TensorType type, String name, WeightMatrix onCpu,
                                                       WeightMatrix onGpu) {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         boolean integer = INTEGER_TYPES.contains(onGpu.type()); // by the tensor's type: embeddings may be Q8
         float[] decoded = null;
         for (int n : new int[]{1, 2, 3, 8, 9, 16, 17, 70}) {
@@ -423,6 +407,8 @@ class CudaBackendParityTest {
      */
     @Test
     void ternaryWeightsMatchTheCpu() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         for (int[] shape : new int[][]{{24, 256}, {7, 640}}) {
             var tensor = io.zse.backend.cpu.TernaryKernelsTest.randomTernary(shape[0], shape[1], shape[1]);
             WeightMatrix onCpu = cpu.weight(tensor);
@@ -440,6 +426,8 @@ class CudaBackendParityTest {
 
     @Test
     void elementwiseOpsMatchTheCpu() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         int n = 5;
         int dim = 96;
         float[] x = random(n * dim, 1);
@@ -465,6 +453,8 @@ class CudaBackendParityTest {
     /** What Qwen3 and Phi-3 ask of the kernels: each head normalised in place; rows rotated in runs, two tables. */
     @Test
     void perHeadNormInPlaceAndRopeOfRowRunsMatchTheCpu() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         int heads = 4;
         int headDim = 32;
         int n = 6;
@@ -491,6 +481,8 @@ class CudaBackendParityTest {
 
     @Test
     void attentionMatchesTheCpuForDecodeAndPrefillWithGqaAndWindows() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         for (int window : new int[]{0, 7}) {
             for (int headDim : new int[]{32, 64, 128, 256}) {
                 AttentionShape shape = new AttentionShape(8, 2, headDim, window);
@@ -518,6 +510,7 @@ class CudaBackendParityTest {
 
     @Test
     void argmaxAndTopKOrderLikeTheCpu() {
+        CudaBackend cuda = backends.cuda();
         float[] logits = random(3 * 1000, 5);
         logits[1000 + 17] = 9f;
         logits[1000 + 3] = 9f; // tie: the lower id wins

@@ -10,7 +10,6 @@ import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.WeightMatrix;
 import io.zse.backend.cpu.CpuBackend;
-import io.zse.backend.cpu.TestKernels;
 import io.zse.TestModels;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
@@ -18,10 +17,8 @@ import io.zse.format.ZseTensor;
 import io.zse.generate.Sampler;
 import io.zse.model.LlamaModel;
 import io.zse.model.RotaryFrequencies;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,7 +34,6 @@ import static io.zse.backend.cuda.TestCudaLibrary.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The fused kernels against the ops they replace: the residual add with the next RMSNorm
@@ -46,33 +42,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * ids, graph capture and replay with the fused ops) is CudaGoldenTest's and CudaDecodeGraphTest's.
  */
 class CudaFusionTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.cudaAndCpu();
+
     @TempDir
     static Path dir;
-    private static CudaProbe probe;
-    private static CudaBackend cuda;
-    private static CpuBackend cpu;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-        if (probe.usable()) {
-            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-            cpu = new CpuBackend(2, TestKernels.named("vector"));
-        }
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
-
-    @AfterAll
-    static void close() {
-        if (cuda != null) {
-            cuda.close();
-            cpu.close();
-        }
-    }
 
     private static void assertClose(float[] expected, float[] actual, String what) {
         assertEquals(expected.length, actual.length, what);
@@ -83,6 +57,8 @@ class CudaFusionTest {
 
     @Test
     void residualAddAndRmsNormInOneKernel() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         // widths of one to 32 threads' values, one not a multiple of anything, a full tile of 1024 threads and eight
         // values each, and more than a tile (read twice)
         for (int dim : new int[]{64, 256, 288, 1001, 8192, 8224}) {
@@ -103,6 +79,7 @@ class CudaFusionTest {
     }
 
     private static ActivationBuffer on(float[] values) {
+        CudaBackend cuda = backends.cuda();
         ActivationBuffer buffer = cuda.allocate(values.length);
         cuda.write(values, buffer);
         return buffer;
@@ -110,7 +87,7 @@ class CudaFusionTest {
 
     private static float[] read(ActivationBuffer buffer, int count) {
         float[] values = new float[count];
-        cuda.read(buffer, values, count);
+        backends.cuda().read(buffer, values, count);
         return values;
     }
 
@@ -121,6 +98,7 @@ class CudaFusionTest {
      */
     @Test
     void normsAndSwigluHandTheirInt8FormToTheNextProduct() {
+        CudaBackend cuda = backends.cuda();
         normsHandTheirInt8FormToTheNextProduct(8224); // more than a tile: the second pass reads the row again
         int dim = 256;
         int ff = 512;
@@ -152,7 +130,7 @@ class CudaFusionTest {
 
     /** A backend with every fusion on, whatever the environment's switches say. */
     private static CudaBackend fusing() {
-        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
+        return new CudaBackend(backends.library(), backends.device(), true, true, null,
                 IntegerProducts.Variants.DEFAULT);
     }
 
@@ -164,7 +142,7 @@ class CudaFusionTest {
     /** Every fusion on, the norms placed by {@code norm}, SwiGLU's warps asking L2 {@code swigluAhead} groups ahead. */
     private static CudaBackend fusing(IntegerProducts.NormPlacement norm, int swigluAhead) {
         IntegerProducts.Variants d = IntegerProducts.Variants.DEFAULT;
-        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true, true, null,
+        return new CudaBackend(backends.library(), backends.device(), true, true, null,
                 new IntegerProducts.Variants(d.mmaRows(), d.productSplits(), d.rowWarps(), d.fusedSwiglu(), norm,
                         d.fusedRope(), d.int8Prompts(), swigluAhead));
     }
@@ -482,6 +460,7 @@ class CudaFusionTest {
     }
 
     private static void normsHandTheirInt8FormToTheNextProduct(int dim) {
+        CudaBackend cuda = backends.cuda();
         int n = 3;
         WeightMatrix query = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 64, dim, 1));
         WeightMatrix key = cuda.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 16, dim, 2));
@@ -523,13 +502,13 @@ class CudaFusionTest {
      */
     @Test
     void attentionHandsItsInt8OutputToTheOutputProjection() {
-        CudaDevice emulated = cuda.device();
+        CudaDevice emulated = backends.cuda().device();
         CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
                 emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
         AttentionShape shape = new AttentionShape(8, 2, 64, 0);
         int prompt = 300;
         for (CudaDevice device : List.of(emulated, h100Sized)) {
-            try (CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), device)) {
+            try (CudaBackend backend = new CudaBackend(backends.library(), device)) {
                 WeightMatrix output = backend.weight(TestCudaLibrary.randomWeight(TensorType.Q4, 32, 24,
                         shape.queryDim(), 11));
                 KvCache cache = new KvCache(KvCacheType.F32, 1, prompt + 1, shape.numKvHeads(), shape.headDim());
@@ -602,6 +581,8 @@ class CudaFusionTest {
      */
     @Test
     void ropeInTheKvWrite() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         // the last is Llama 3 8B's: 2048 query pairs, which a row's 8 blocks share
         for (AttentionShape shape : List.of(new AttentionShape(8, 2, 64, 0), new AttentionShape(4, 4, 32, 0),
                 new AttentionShape(2, 1, 256, 0), new AttentionShape(32, 8, 128, 0))) {

@@ -1,8 +1,7 @@
 package io.zse.backend.cuda;
 
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -11,30 +10,18 @@ import java.util.SplittableRandom;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Graph capture and replay through the library's ABI: a captured step runs nothing until launched, and each replay
  * reads inputs updated in place in device memory; synchronizing a capturing stream breaks the capture, as on a GPU.
  */
 class CudaGraphTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.libraryOnly();
+
     private static final int ROWS = 2;   // tokens per step
     private static final int DIM = 64;
     private static final int VOCAB = 96;
-
-    private static CudaProbe probe;
-    private static CudaLibrary cuda;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-        cuda = probe.library().orElse(null);
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
 
     private static float[] random(int length, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
@@ -47,6 +34,7 @@ class CudaGraphTest {
 
     @Test
     void aCapturedStepReplaysWithItsInputsUpdatedInPlace() {
+        CudaLibrary cuda = backends.library();
         float[] residual = random(ROWS * DIM, 1);
         float[] norm = random(DIM, 2);
         float[] weight = random(VOCAB * DIM, 3);
@@ -90,6 +78,7 @@ class CudaGraphTest {
 
     @Test
     void synchronizingACapturingStreamBreaksTheCapture() {
+        CudaLibrary cuda = backends.library();
         try (CudaStream stream = new CudaStream(cuda)) {
             CudaException e = assertThrows(CudaException.class, () -> CudaGraph.capture(cuda, stream, stream::synchronize));
             assertEquals(900, e.status(), e.getMessage()); // cudaErrorStreamCaptureUnsupported
@@ -134,7 +123,7 @@ class CudaGraphTest {
     }
 
     private static DeviceBuffer upload(float[] values, PinnedBuffer host, CudaStream stream) {
-        DeviceBuffer d = new DeviceBuffer(cuda, (long) values.length * Float.BYTES);
+        DeviceBuffer d = new DeviceBuffer(backends.library(), (long) values.length * Float.BYTES);
         write(values, d, host, stream);
         return d;
     }

@@ -9,12 +9,9 @@ import io.zse.backend.KvBlockPool;
 import io.zse.backend.KvCache;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
-import io.zse.backend.cpu.TestKernels;
 import io.zse.model.RotaryFrequencies;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -31,7 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The device block pool and paged attention against the CPU backend: several sequences in one batch whose block tables
@@ -41,34 +37,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * side has its own pool and gets the same allocations, so the block numbers agree.
  */
 class CudaPagedAttentionTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.cudaAndCpu();
+
     private static final int BLOCK = 4;
     private static final AttentionShape GQA = new AttentionShape(8, 2, 64, 0);
 
-    private static CudaProbe probe;
-    private static CudaBackend cuda;
-    private static CpuBackend cpu;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-        if (probe.usable()) {
-            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-            cpu = new CpuBackend(2, TestKernels.named("vector")); // float activations, as the CUDA kernels
-        }
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
-
-    @AfterAll
-    static void close() {
-        if (cuda != null) {
-            cuda.close();
-            cpu.close();
-        }
-    }
 
     /** One backend's pool and sequences, driven in lockstep with the other's. */
     private record Side(Backend backend, KvBlockPool pool, List<KvCache> caches) {
@@ -145,6 +119,8 @@ class CudaPagedAttentionTest {
 
     @Test
     void interleavedTablesBlockBoundariesMixedBatchesAndRewinds() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 4, 32, 0), new AttentionShape(4, 1, 256, 0))) {
             Side a = Side.of(cpu, 3, shape);
             Side b = Side.of(cuda, 3, shape);
@@ -173,6 +149,8 @@ class CudaPagedAttentionTest {
     @ParameterizedTest
     @EnumSource(KvCacheType.class)
     void promptChunksInTilesMatchTheCpu(KvCacheType type) {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         List<AttentionShape> shapes = List.of(new AttentionShape(4, 4, 64, 0), GQA, new AttentionShape(8, 1, 128, 0),
                 new AttentionShape(4, 2, 80, 0), new AttentionShape(2, 1, 256, 0), new AttentionShape(8, 2, 64, 5),
                 new AttentionShape(4, 1, 32, 20), new AttentionShape(4, 2, 36, 0));
@@ -194,6 +172,8 @@ class CudaPagedAttentionTest {
     @ParameterizedTest
     @EnumSource(KvCacheType.class)
     void ownScaleAndSoftCapMatchTheCpu(KvCacheType type) {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         for (AttentionShape shape : List.of(new AttentionShape(8, 4, 32, 0, 0.5f, 0.5f),
                 new AttentionShape(8, 4, 32, 5, 0.5f, 0.5f))) {
             Side a = Side.of(cpu, 2, shape, 80, 200, type);
@@ -206,6 +186,8 @@ class CudaPagedAttentionTest {
 
     @Test
     void slidingWindowsCrossingBlocks() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         for (int window : new int[]{1, 3, 4, 5, 9}) {
             AttentionShape shape = new AttentionShape(8, 2, 64, window);
             Side a = Side.of(cpu, 2, shape);
@@ -222,6 +204,8 @@ class CudaPagedAttentionTest {
      */
     @Test
     void longRowsSplitOverTheSequence() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         CudaDevice emulated = cuda.device();
         CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
                 emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
@@ -235,7 +219,7 @@ class CudaPagedAttentionTest {
         assertEquals(List.of(1, 1, 4), List.of(LaunchShapes.headsPerBlock(32, 8, 1, shortRows, 132),
                 LaunchShapes.headsPerBlock(32, 8, 8, shortRows, 132),
                 LaunchShapes.headsPerBlock(32, 8, 9, shortRows, 132)));
-        try (CudaBackend split = new CudaBackend(probe.library().orElseThrow(), h100Sized)) {
+        try (CudaBackend split = new CudaBackend(backends.library(), h100Sized)) {
             for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(8, 2, 64, 50),
                     new AttentionShape(8, 2, 64, 50, 0.5f, 0.5f))) {
                 Side a = Side.of(cpu, 3, shape, 160, 400);
@@ -257,12 +241,13 @@ class CudaPagedAttentionTest {
     @ParameterizedTest
     @EnumSource(KvCacheType.class)
     void oneKeyAtATimeGivesTheBitsOfFour(KvCacheType type) {
+        CudaBackend cuda = backends.cuda();
         CudaDevice emulated = cuda.device();
         CudaDevice h100Sized = new CudaDevice(emulated.index(), emulated.name(), emulated.totalBytes(),
                 emulated.freeBytes(), emulated.major(), emulated.minor(), 132);
         for (CudaDevice device : List.of(emulated, h100Sized)) {
-            try (CudaBackend four = new CudaBackend(probe.library().orElseThrow(), device);
-                 CudaBackend one = new CudaBackend(probe.library().orElseThrow(), device)) {
+            try (CudaBackend four = new CudaBackend(backends.library(), device);
+                 CudaBackend one = new CudaBackend(backends.library(), device)) {
                 one.fixAttentionKeys(1);
                 for (AttentionShape shape : List.of(GQA, new AttentionShape(8, 4, 32, 0),
                         new AttentionShape(4, 4, 64, 0), new AttentionShape(4, 1, 256, 0),
@@ -281,6 +266,8 @@ class CudaPagedAttentionTest {
 
     @Test
     void prefixBlocksSharedByTwoSequences() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         Side a = Side.of(cpu, 2, GQA);
         Side b = Side.of(cuda, 2, GQA);
         int[] prompt = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
@@ -302,6 +289,8 @@ class CudaPagedAttentionTest {
      */
     @Test
     void int8RowsAreTheCpusBitForBit() {
+        CudaBackend cuda = backends.cuda();
+        CpuBackend cpu = backends.cpu();
         for (AttentionShape shape : List.of(GQA, new AttentionShape(4, 1, 256, 0), new AttentionShape(4, 4, 32, 0),
                 new AttentionShape(4, 2, 36, 0))) {
             Side a = Side.of(cpu, 2, shape, 16, 40, KvCacheType.INT8);
@@ -374,6 +363,7 @@ class CudaPagedAttentionTest {
 
     @Test
     void writesOutsideTheReservedBlocksOrIntoSharedPrefixBlocksAreRefused() {
+        CudaBackend cuda = backends.cuda();
         Side b = Side.of(cuda, 2, GQA);
         KvCache cache = b.caches().getFirst();
         cache.reserve(4);

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -40,16 +41,17 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * group's minimum term otherwise). ZSE_CUDA_PROMPT_PRODUCTS=f16 takes the F16 tiles instead.
  */
 class CudaPromptProductsTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.libraryOnly();
+
     private static final int PROMPT = 150; // tiles of 64, 64 and 22 tokens
     private static final int CHUNK = 50;
     @TempDir
     static Path dir;
-    private static CudaProbe probe;
     private static Path checkpoint;
 
     @BeforeAll
     static void open() throws IOException {
-        probe = TestCudaLibrary.probe();
         @SuppressWarnings("unchecked")
         Map<String, Object> config = new ObjectMapper().readValue(
                 TestModels.tinyStories().resolve("config.json").toFile(), Map.class);
@@ -63,8 +65,7 @@ class CudaPromptProductsTest {
     }
 
     @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
+    void requireNativeKernels() {
         assumeTrue(TestKernels.nativeUnavailable().isEmpty(), "no native CPU kernels");
     }
 
@@ -96,7 +97,7 @@ class CudaPromptProductsTest {
     }
 
     private static CudaBackend backend(boolean int8Prompts) {
-        return new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), false, true, null,
+        return new CudaBackend(backends.library(), backends.device(), false, true, null,
                 new IntegerProducts.Variants(0, 0, 0, true,
                 IntegerProducts.NormPlacement.PRODUCER, true, int8Prompts, 0));
     }

@@ -3,17 +3,14 @@ package io.zse.backend.cuda;
 import io.zse.backend.ActivationBuffer;
 import io.zse.generate.Sampler;
 import io.zse.generate.SamplingParameters;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Sampling on the device ({@link CudaBackend#sample}) against the CPU {@link Sampler}: for the same seed, every draw of
@@ -22,32 +19,13 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@link SplittableRandom} seeded as the CPU sampler's, which draws exactly one per non-greedy token.
  */
 class CudaSamplingTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.cudaOnly();
+
     /** Small, so the emulation's one candidate pass per kept token stays quick (the ASan build runs these too). */
     private static final int VOCAB = 600;
     private static final int STEPS = 5;
 
-    private static CudaProbe probe;
-    private static CudaBackend cuda;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-        if (probe.usable()) {
-            cuda = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst());
-        }
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
-
-    @AfterAll
-    static void close() {
-        if (cuda != null) {
-            cuda.close();
-        }
-    }
 
     private static SamplingParameters parameters(double temperature, int topK, double topP, double minP) {
         return new SamplingParameters(temperature, topK, topP, minP, 1, 0, 0, 0);
@@ -69,6 +47,7 @@ class CudaSamplingTest {
 
     @Test
     void everyDrawOfASeededRunIsTheCpuSamplersToken() {
+        CudaBackend cuda = backends.cuda();
         List<SamplingParameters> rows = List.of(
                 SamplingParameters.GREEDY,
                 parameters(0.7, 40, 1, 0),
@@ -112,6 +91,7 @@ class CudaSamplingTest {
     /** More than 1024 candidates kept (a flat row of 1100, no truncation): the device leaves the row to the host. */
     @Test
     void rowsWithTooManyCandidatesAreLeftToTheHost() {
+        CudaBackend cuda = backends.cuda();
         int vocab = 1100;
         try (ActivationBuffer logits = cuda.allocate(2L * vocab)) {
             float[] flat = new float[2 * vocab];

@@ -14,9 +14,8 @@ import io.zse.format.ZseLayout;
 import io.zse.format.ZseTensor;
 import io.zse.model.LlamaModel;
 import io.zse.model.ModelConfig;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -50,19 +49,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * are rewritten in row-groups on the device.
  */
 class CudaUploadOrderTest {
+    @RegisterExtension
+    static final CudaTestBackends backends = CudaTestBackends.libraryOnly();
+
     @TempDir
     static Path dir;
-    private static CudaProbe probe;
-
-    @BeforeAll
-    static void open() {
-        probe = TestCudaLibrary.probe();
-    }
-
-    @BeforeEach
-    void requireCuda() {
-        assumeTrue(probe.usable(), TestCudaLibrary::skipReason);
-    }
 
     private static float[] forward(LlamaModel model, int[] prompt) {
         KvCache cache = new KvCache(model.newPool(KvCacheType.F32, 16, 4, Arena.ofAuto()), prompt.length);
@@ -73,11 +64,11 @@ class CudaUploadOrderTest {
     @ValueSource(booleans = {false, true})
     void theFirstLayersComputeWhileTheLastIsStillUploading(boolean sender) throws Exception {
         int[] prompt = {1, 400, 31, 7};
-        CudaLibrary library = probe.library().orElseThrow();
+        CudaLibrary library = backends.library();
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8,
                 Files.createDirectories(dir.resolve("order-sender-" + sender))))) {
             float[] expected;
-            try (CudaBackend whole = new CudaBackend(library, probe.devices().getFirst())) {
+            try (CudaBackend whole = new CudaBackend(library, backends.device())) {
                 LlamaModel model = LlamaModel.load(file, whole);
                 whole.finishUploads();
                 expected = forward(model, prompt);
@@ -87,7 +78,7 @@ class CudaUploadOrderTest {
             // Q8: data and scales are two copies per weight; the embeddings, then 7 weights per layer before the last.
             int beforeLastLayer = 2 * (1 + 7 * (layers - 1));
             Semaphore paced = new Semaphore(beforeLastLayer);
-            try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst(), true, true, paced,
+            try (CudaBackend backend = new CudaBackend(library, backends.device(), true, true, paced,
                     IntegerProducts.Variants.fromEnvironment(), settings(sender))) {
                 LlamaModel model = LlamaModel.load(file, backend);
                 CompletableFuture<float[]> logits = CompletableFuture.supplyAsync(() -> forward(model, prompt));
@@ -124,14 +115,14 @@ class CudaUploadOrderTest {
         Path rowGroups = TestModels.convert(TestModels.tinyStories(), options, dir.resolve(name + "-rows.zse"));
         Path interleaved = TestModels.convert(TestModels.tinyStories(), options.withInterleave(true),
                 dir.resolve(name + "-x16.zse"));
-        CudaLibrary library = probe.library().orElseThrow();
+        CudaLibrary library = backends.library();
         float[] expected;
         try (ZseFile file = ZseFile.open(rowGroups);
-             CudaBackend backend = new CudaBackend(library, probe.devices().getFirst())) {
+             CudaBackend backend = new CudaBackend(library, backends.device())) {
             expected = forward(LlamaModel.load(file, backend), prompt);
         }
         try (ZseFile file = ZseFile.open(interleaved);
-             CudaBackend backend = new CudaBackend(library, probe.devices().getFirst())) {
+             CudaBackend backend = new CudaBackend(library, backends.device())) {
             assertEquals(ZseLayout.LAYOUT_INTERLEAVED_16, file.tensor("model.layers.0.mlp.up_proj.weight").info()
                     .layout(), "the converter interleaved the weights");
             assertArrayEquals(expected, forward(LlamaModel.load(file, backend), prompt), "logits of the first pass");
@@ -156,8 +147,8 @@ class CudaUploadOrderTest {
         InterleavedRows.interleave(TensorType.Q4, 64, rows, cols, tiledData, tiledScales);
         assertNotEquals(-1L, tiledData.mismatch(MemorySegment.ofArray(data)), "the tiles were rearranged");
         ZseTensor stored = new ZseTensor(planned.withLayout(ZseLayout.LAYOUT_INTERLEAVED_16), tiledData, tiledScales);
-        CudaLibrary library = probe.library().orElseThrow();
-        try (CudaBackend backend = new CudaBackend(library, probe.devices().getFirst());
+        CudaLibrary library = backends.library();
+        try (CudaBackend backend = new CudaBackend(library, backends.device());
              CudaStream stream = new CudaStream(library); Arena arena = Arena.ofConfined()) {
             CudaWeight w = (CudaWeight) backend.weight(stored);
             backend.finishUploads();
@@ -208,7 +199,7 @@ class CudaUploadOrderTest {
         Path path = TestModels.convert(TestModels.tinyStories(), ConvertOptions.of(TensorType.F16),
                 dir.resolve("resident.zse")).toRealPath();
         try (ZseFile file = ZseFile.open(path);
-             CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst())) {
+             CudaBackend backend = new CudaBackend(backends.library(), backends.device())) {
             LlamaModel.load(file, backend);
             backend.finishUploads();
             long resident = 0;
@@ -235,7 +226,7 @@ class CudaUploadOrderTest {
         Path cut = TestModels.convert(TestModels.tinyStories(), ConvertOptions.of(TensorType.Q8),
                 dir.resolve("cut-short-" + sender + ".zse"));
         try (ZseFile file = ZseFile.open(cut);
-             CudaBackend backend = new CudaBackend(probe.library().orElseThrow(), probe.devices().getFirst(), true,
+             CudaBackend backend = new CudaBackend(backends.library(), backends.device(), true,
                      true, null, IntegerProducts.Variants.fromEnvironment(), settings(sender))) {
             TensorInfo last = file.tensors().stream().filter(t -> t.rank() == 2)
                     .max(Comparator.comparingLong(TensorInfo::dataOffset)).orElseThrow();
