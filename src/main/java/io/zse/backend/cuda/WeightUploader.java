@@ -32,9 +32,11 @@ final class WeightUploader implements AutoCloseable {
     private final CudaLibrary cuda;
     private final int device;
     private final UploadSettings settings;
-    // the upload threads' time, summed over them: pinning staging, waiting for a free buffer (its DMA done, and with
-    // a sender its copy queued), filling staging, queueing copies (the lanes', or the sender's)
+    // the upload threads' time, summed over them: pinning staging, waiting for a chunk to stage (a lane that has staged
+    // one already: the model had not asked for more yet, or the chunks went to other lanes), waiting for a free buffer
+    // (its DMA done, and with a sender its copy queued), filling staging, queueing copies (the lanes', or the sender's)
     private final AtomicLong pinNanos = new AtomicLong();
+    private final AtomicLong idleNanos = new AtomicLong();
     private final AtomicLong waitNanos = new AtomicLong();
     private final AtomicLong fillNanos = new AtomicLong();
     private final AtomicLong queueNanos = new AtomicLong();
@@ -45,6 +47,8 @@ final class WeightUploader implements AutoCloseable {
     private final Semaphore paced;                           // tests: one permit per upload the dispatcher may issue
     private final AtomicLong bytesUploaded = new AtomicLong();
     private final AtomicLong lastIssuedNanos = new AtomicLong(); // when an upload's last chunk was issued, latest
+    private volatile long firstAskedNanos;                   // when the caller queued its first and last uploads
+    private volatile long lastAskedNanos;
     private Thread dispatcher;
     private int next;                                        // the lane the next chunk goes to
 
@@ -156,6 +160,10 @@ final class WeightUploader implements AutoCloseable {
     Upload upload(String name, MemorySegment source, FileChannel file, long fileOffset, DeviceBuffer target,
                   long targetOffset) {
         Upload u = new Upload(name, source, file, fileOffset, target, targetOffset);
+        lastAskedNanos = System.nanoTime();
+        if (firstAskedNanos == 0) {
+            firstAskedNanos = lastAskedNanos;
+        }
         if (dispatcher == null) {
             dispatcher = Thread.ofPlatform().name("zse-cuda-upload").daemon().start(this::dispatch);
         }
@@ -232,11 +240,17 @@ final class WeightUploader implements AutoCloseable {
             try {
                 cuda.setDevice(device);
                 pin();
+                boolean staged = false;
                 while (true) {
+                    long t0 = System.nanoTime();
                     Chunk c = chunks.take();
                     if (c.upload() == null) {
                         return; // close()
                     }
+                    if (staged) {
+                        idleNanos.addAndGet(System.nanoTime() - t0);
+                    }
+                    staged = true;
                     try {
                         fill(c);
                     } catch (RuntimeException e) {
@@ -393,11 +407,16 @@ final class WeightUploader implements AutoCloseable {
         }
     }
 
-    /** How the weights go (the settings) and where the upload threads' time went so far, summed over them. */
+    /**
+     * How the weights go (the settings), where the upload threads' time went so far, summed over them, and over how
+     * long the caller asked for the uploads (the first to the last call of {@link #upload}).
+     */
     String describe() {
         return settings.describe() + String.format("; threads' time summed: pinning staging %.1f ms, waiting for a "
-                + "free buffer %.1f ms, filling staging %.1f ms, queueing copies %.1f ms", pinNanos.get() / 1e6,
-                waitNanos.get() / 1e6, fillNanos.get() / 1e6, queueNanos.get() / 1e6);
+                + "chunk to stage %.1f ms, waiting for a free buffer %.1f ms, filling staging %.1f ms, queueing copies "
+                + "%.1f ms; the weights asked for over %.1f ms", pinNanos.get() / 1e6, idleNanos.get() / 1e6,
+                waitNanos.get() / 1e6, fillNanos.get() / 1e6, queueNanos.get() / 1e6,
+                (lastAskedNanos - firstAskedNanos) / 1e6);
     }
 
     /**

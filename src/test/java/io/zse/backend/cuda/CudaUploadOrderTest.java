@@ -32,6 +32,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -97,6 +99,11 @@ class CudaUploadOrderTest {
 
                 backend.finishUploads();
                 assertDeviceBytesAreTheFiles(library, file, backend, config);
+                // the lanes that had staged a chunk waited for the next while the upload was held (200 ms and more)
+                Matcher idle = Pattern.compile("waiting for a chunk to stage ([0-9.]+) ms")
+                        .matcher(backend.describeUpload());
+                assertTrue(idle.find(), backend.describeUpload());
+                assertTrue(Double.parseDouble(idle.group(1)) >= 200, backend.describeUpload());
             }
         }
     }
