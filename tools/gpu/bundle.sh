@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs to run the CUDA tests and bench/gpu.sh (it has nvcc but no JDK, Maven or network)
-# under the device's 64 MiB limit: into .gpu/bundle.tar.xz a jlinked runtime, the packaged app (with
+# under the device's 64 MiB limit: into .gpu/bundle.tar.xz a jlinked runtime, the packaged app (its jars stored, with
 # lib/native/libzse_cuda.so built for sm_90 only, the lent H100/H200), the test classes (without the GGUF fixtures),
 # the JUnit jars, tools/gpu/RunTests, bench/EngineLoad and bench/StagingCopy compiled; into .gpu/llama.cpp.tar.xz the
 # llama.cpp source tree of $LLAMA_CPP_SOURCE (default ../peer/llama.cpp, an export of github:ggerganov/llama.cpp
@@ -47,6 +47,9 @@ cp -a src/test/resources/models/tinystories-656k "$stage/demo/"
 tr ':' '\n' < "$stage/cp.txt" | grep -E '/(junit-(jupiter|platform)-[a-z-]+|opentest4j|apiguardian-api)-[0-9]' \
   | xargs -I{} cp {} "$stage/junit/"
 "$JAVA_HOME/bin/javac" -d "$stage/tools" -cp "$(ls "$stage"/junit/*.jar | paste -sd:)" tools/gpu/RunTests.java
+# The jars' entries stored, not deflated, for xz to pack: the bundle went from 57.3 to about 47 MiB (ABI 20's kernels
+# had taken it, with the tree and llama.cpp's source, past the 64 MiB limit)
+find "$stage/app" "$stage/junit" -name '*.jar' -print0 | xargs -0 python3 tools/gpu/store_jars.py
 "$JAVA_HOME/bin/javac" -d "$stage/tools" bench/EngineLoad.java bench/StagingCopy.java
 # the commit the app was built from (the device's copy of the tree need not have it), "+" when the tree had changes
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src pom.xml || echo +)" > "$stage/COMMIT"
