@@ -173,7 +173,7 @@ class CudaDecodeGraphTest {
             for (int i = 0; i < count; i++) {
                 if (s.joinAt()[i] == step) {
                     caches[i] = new KvCache(pool, s.prompts()[i].length + s.budget()[i]);
-                    ids.set(i, new ArrayList<>(List.of(argmax(model.forward(s.prompts()[i], 0, caches[i]), 0, vocab))));
+                    ids.set(i, new ArrayList<>(List.of(Sampler.argmax(model.forward(s.prompts()[i], 0, caches[i])))));
                 }
                 waiting |= s.joinAt()[i] > step;
             }
@@ -201,7 +201,7 @@ class CudaDecodeGraphTest {
             float[] logits = model.decodeBatch(tokens, batch);
             stepLogits.add(logits);
             for (int r = 0; r < tokens.length; r++) {
-                ids.get(running.get(r)).add(argmax(logits, r * vocab, vocab));
+                ids.get(running.get(r)).add(Sampler.argmax(logits, r * vocab, vocab));
             }
         }
         int[][] result = new int[count][];
@@ -213,16 +213,6 @@ class CudaDecodeGraphTest {
 
     private static int generated(List<List<Integer>> ids, int sequence) {
         return ids.get(sequence) == null ? 0 : ids.get(sequence).size();
-    }
-
-    private static int argmax(float[] logits, int offset, int vocab) {
-        int best = 0;
-        for (int t = 1; t < vocab; t++) {
-            if (logits[offset + t] > logits[offset + best]) {
-                best = t;
-            }
-        }
-        return best;
     }
 
     private static io.zse.backend.cuda.CudaLibrary library() {

@@ -13,6 +13,7 @@ import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import io.zse.format.ZseTensor;
+import io.zse.generate.Sampler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -516,20 +517,10 @@ class CudaBackendParityTest {
         logits[1000 + 3] = 9f; // tie: the lower id wins
         logits[2000 + 5] = Float.NaN;
         logits[2000 + 6] = 8f;
-        assertArrayEquals(new int[]{argmax(logits, 0, 1000), 3, 6}, cuda.argmax(logits, 3, 1000));
+        assertArrayEquals(new int[]{Sampler.argmax(logits, 0, 1000), 3, 6}, cuda.argmax(logits, 3, 1000));
         int[] top = cuda.topK(java.util.Arrays.copyOfRange(logits, 1000, 2000), 1000, 4);
         assertEquals(3, top[0]);
         assertEquals(17, top[1]);
         assertTrue(logits[1000 + top[2]] >= logits[1000 + top[3]]);
-    }
-
-    private static int argmax(float[] a, int from, int length) {
-        int best = 0;
-        for (int i = 1; i < length; i++) {
-            if (a[from + i] > a[from + best]) {
-                best = i;
-            }
-        }
-        return best;
     }
 }
