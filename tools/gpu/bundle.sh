@@ -76,3 +76,12 @@ else
   echo "no llama.cpp source at $peer: the device run will have no peer (set LLAMA_CPP_SOURCE)" >&2
 fi
 ls -la .gpu/*.tar.xz
+# What the device call will carry: these archives and the tree's files, which travel with src/test/resources moved
+# out (the device refuses more than 64 MiB in all, and the session's time has gone into packing by then)
+tree=$(git ls-files -z | grep -zv '^src/test/resources/' | xargs -0 stat -c %s 2>/dev/null \
+  | awk '{ s += $1 } END { print s }')
+archives=$(stat -c %s .gpu/*.tar.xz | awk '{ s += $1 } END { print s }')
+awk -v t="$tree" -v a="$archives" 'BEGIN { m = (t + a) / 1048576
+  printf "carry: %.1f MiB of 64 (archives %.1f, tree %.1f)\n", m, a / 1048576, t / 1048576; exit m > 64 }' \
+  || { echo "past the device's 64 MiB: leave the peer's source out (LLAMA_CPP_SOURCE=none) or slim the bundle" >&2
+       exit 1; }
