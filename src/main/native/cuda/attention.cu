@@ -758,10 +758,9 @@ extern "C" int zse_cuda_paged_attention(const float *q, int rows, const int32_t 
     const QuantizedOut quantized{out_q, out_d, out_s};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     dim3 grid(heads / heads_per_block, rows, splits);
-    ZSE_REQUIRE(kv_type == F32 || kv_type == F16 || kv_type == kKvInt8,
-                "zse_cuda_paged_attention: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
-    ZSE_REQUIRE(kv_type != kKvInt8 || (key_scales != nullptr && value_scales != nullptr),
-                "zse_cuda_paged_attention: INT8 rows need their scales");
+    if (const int refused = check_kv_rows("zse_cuda_paged_attention", kv_type, key_scales, value_scales)) {
+        return refused;
+    }
     ZSE_REQUIRE(splits == 1 || static_cast<int64_t>(rows) * (heads / heads_per_block) <= kSplitCounters,
                 "zse_cuda_paged_attention: splits > 1 takes at most ZSE_CUDA_SPLIT_COUNTERS rows x blocks of heads");
     // the workspace: the merge's counters, then the partial states
@@ -798,6 +797,9 @@ extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *p
                 "zse_cuda_paged_prefill_attention: scale must be positive, soft_cap >= 0");
     Shape shape{heads, kv_heads, head_dim, sliding_window, scale, soft_cap};
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (const int refused = check_kv_rows("zse_cuda_paged_prefill_attention", kv_type, key_scales, value_scales)) {
+        return refused;
+    }
     dim3 grid(tile_count, heads);
     switch (kv_type) {
         case F32:
@@ -806,13 +808,9 @@ extern "C" int zse_cuda_paged_prefill_attention(const float *q, const int32_t *p
         case F16:
             return launch_paged_prefill<__half, __half>(grid, q, positions, table_offsets, tables, tiles, block_size,
                                                         keys, values, nullptr, nullptr, shape, out, s);
-        case kKvInt8:
-            ZSE_REQUIRE(key_scales != nullptr && value_scales != nullptr,
-                        "zse_cuda_paged_prefill_attention: INT8 rows need their scales");
+        default:  // INT8
             return launch_paged_prefill<__half, int8_t>(grid, q, positions, table_offsets, tables, tiles, block_size,
                                                         keys, values, key_scales, value_scales, shape, out, s);
-        default:
-            return refuse("zse_cuda_paged_prefill_attention: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
     }
 }
 
@@ -824,8 +822,9 @@ extern "C" int zse_cuda_store_kv(const float *k, const float *v, int rows, int k
                 "zse_cuda_store_kv: NULL pointer");
     ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0,
                 "zse_cuda_store_kv: rows, kv_heads and head_dim must be positive");
-    ZSE_REQUIRE(kv_type == F32 || kv_type == F16 || kv_type == kKvInt8,
-                "zse_cuda_store_kv: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
+    if (const int refused = check_kv_rows("zse_cuda_store_kv", kv_type, key_scales, value_scales)) {
+        return refused;
+    }
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (kv_type == kKvInt8) {
         return launch_int8_kv_store("zse_cuda_store_kv", nullptr, 0, k, v, rows, kv_heads, head_dim, nullptr,

@@ -238,9 +238,6 @@ int launch_int8_kv_store(const char *entry, float *q, int heads, const float *k,
                          int kv_heads, int head_dim, const int32_t *positions, const float *inverse_frequencies,
                          const int32_t *slots, int8_t *keys, int8_t *values, float *key_scales, float *value_scales,
                          cudaStream_t stream) {
-    if (key_scales == nullptr || value_scales == nullptr) {
-        return refuse(entry, "an INT8 cache needs its key and value scales (NULL)");
-    }
     if (head_dim > 256) {
         return refuse(entry, "an INT8 cache's head_dim must be at most 256");
     }
@@ -292,8 +289,9 @@ int zse_cuda_rope_store_kv(float *q, int heads, const float *k, const float *v, 
     ZSE_REQUIRE(rows > 0 && kv_heads > 0 && head_dim > 0 && head_dim % 2 == 0,
                 "zse_cuda_rope_store_kv: rows, kv_heads and an even head_dim must be positive");
     ZSE_REQUIRE(q == nullptr || heads > 0, "zse_cuda_rope_store_kv: heads must be positive");
-    ZSE_REQUIRE(kv_type == 0 || kv_type == 1 || kv_type == zse::kKvInt8,
-                "zse_cuda_rope_store_kv: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)");
+    if (const int refused = zse::check_kv_rows("zse_cuda_rope_store_kv", kv_type, key_scales, value_scales)) {
+        return refused;
+    }
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (kv_type == zse::kKvInt8) {
         return zse::launch_int8_kv_store("zse_cuda_rope_store_kv", q, heads, k, v, rows, kv_heads, head_dim,

@@ -129,6 +129,12 @@ class CudaProbeTest {
         e = assertThrows(CudaException.class, () -> library.call("zse_cuda_rope_store_kv", fake, 4, fake, fake, 1, 2,
                 512, fake, fake, fake, fake, fake, fake, fake, DeviceKvPool.INT8_ROWS, nul));
         assertEquals("zse_cuda_rope_store_kv: an INT8 cache's head_dim must be at most 256", e.getMessage());
+        e = assertThrows(CudaException.class, () -> library.call("zse_cuda_rope_store_kv", fake, 4, fake, fake, 1, 2,
+                64, fake, fake, fake, fake, fake, nul, fake, DeviceKvPool.INT8_ROWS, nul));
+        assertEquals("zse_cuda_rope_store_kv: an INT8 cache needs its key and value scales (NULL)", e.getMessage());
+        e = assertThrows(CudaException.class, () -> library.call("zse_cuda_paged_prefill_attention", fake, fake, fake,
+                fake, fake, 1, 16, fake, fake, nul, nul, 4, 2, 64, 0, 0.125f, 0f, 2, fake, nul));
+        assertEquals("zse_cuda_paged_prefill_attention: kv_type must be 0 (F32), 1 (F16) or 3 (INT8)", e.getMessage());
     }
 
     @Test
