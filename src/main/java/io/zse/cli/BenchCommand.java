@@ -112,7 +112,7 @@ public final class BenchCommand implements Callable<Integer> {
         Path zse = ModelFiles.servable(model, spec.commandLine().getErr());
         for (int threadCount : threadCounts) {
             long start = System.nanoTime();
-            try (ZseFile file = ZseFile.open(zse);
+            try (ZseFile file = ZseFile.openToRun(zse);
                  Backend opened = backendOption.open(file, (long) promptTokens + decodeTokens, kvCacheType,
                          promptTokens, threadCount, spec.commandLine().getErr())) {
                 ProfiledBackend profiled = profile ? new ProfiledBackend(opened) : null;

@@ -76,7 +76,7 @@ public final class ChatCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         SamplingParameters parameters = sampling.parameters();
-        try (ZseFile file = ZseFile.open(model)) {
+        try (ZseFile file = ZseFile.openToRun(model)) {
             Tokenizer tokenizer = TokenizerSource.fromZse(file);
             TokenizerConfig config = file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)
                     .orElse(new TokenizerConfig(null, null, null));

@@ -63,8 +63,8 @@ public final class EvalCommand implements Callable<Integer> {
         KvCacheType kvCacheType = kvCache.type();
         String content = Files.readString(text);
         PrintWriter out = spec.commandLine().getOut();
-        try (ZseFile referenceFile = ZseFile.open(ModelFiles.servable(reference, spec.commandLine().getErr()));
-             ZseFile modelFile = ZseFile.open(ModelFiles.servable(model, spec.commandLine().getErr()));
+        try (ZseFile referenceFile = ZseFile.openToRun(ModelFiles.servable(reference, spec.commandLine().getErr()));
+             ZseFile modelFile = ZseFile.openToRun(ModelFiles.servable(model, spec.commandLine().getErr()));
              CpuBackend backend = new CpuBackend(threads.count());
              CpuBackend referenceBackend = referenceKernels == null ? null : new CpuBackend(threads.count(),
                      CpuKernelChoice.parse(referenceKernels).kernels(line -> { }))) {

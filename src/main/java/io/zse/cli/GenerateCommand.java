@@ -90,7 +90,7 @@ public final class GenerateCommand implements Callable<Integer> {
         SamplingParameters parameters = sampling.parameters().withTopLogprobs(logprobs != null ? logprobs : 0);
         PrintWriter out = spec.commandLine().getOut();
         StartupTimings marks = new StartupTimings(timings);
-        try (ZseFile file = ZseFile.open(ModelFiles.servable(model, spec.commandLine().getErr()))) {
+        try (ZseFile file = ZseFile.openToRun(ModelFiles.servable(model, spec.commandLine().getErr()))) {
             marks.mark("file open");
             if (verifyWeights) {
                 file.verify(); // open() checked only the metadata; a damaged tensor fails here, named

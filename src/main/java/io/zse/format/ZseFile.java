@@ -40,6 +40,7 @@ public final class ZseFile implements AutoCloseable {
     private final long dataOffset;
     private final Map<SectionKind, MemorySegment> sections;
     private final Map<String, TensorInfo> tensors;
+    private volatile PageCacheReadahead readahead; // openToRun's, stopped by close()
 
     private ZseFile(Path path, Arena arena, MemorySegment mapping, FileChannel channel, int majorVersion,
                     int minorVersion, long dataOffset, Map<SectionKind, MemorySegment> sections,
@@ -73,6 +74,23 @@ public final class ZseFile implements AutoCloseable {
             channel.close();
             throw e;
         }
+    }
+
+    /**
+     * {@link #open}, then the tensors' bytes read into the page cache in the background, in file order, while the
+     * caller goes on ({@link PageCacheReadahead}): for the commands about to run the model, whose file may not be
+     * cached yet (a fresh pod). {@link #close} stops the reading.
+     */
+    public static ZseFile openToRun(Path path) throws IOException {
+        ZseFile file = open(path);
+        file.readahead = PageCacheReadahead.start(file.mapping, file.dataOffset, PageCacheReadahead.budget())
+                .orElse(null);
+        return file;
+    }
+
+    /** Whether the file was opened to run, its tensors read ahead (tests). */
+    boolean readingAhead() {
+        return readahead != null;
     }
 
     private static ZseFile read(Path path, Arena arena, MemorySegment file, FileChannel channel)
@@ -348,6 +366,10 @@ public final class ZseFile implements AutoCloseable {
 
     @Override
     public void close() {
+        PageCacheReadahead reading = readahead;
+        if (reading != null) {
+            reading.stop(); // before the mapping goes
+        }
         try {
             channel.close();
         } catch (IOException e) {

@@ -46,7 +46,7 @@ public final class ModelLoader {
     public static LoadedModel load(Path path, Options options, MeterRegistry registry) throws IOException {
         BackendChoice choice = BackendChoice.parse(options.backend());
         KvCacheType kvCacheType = KvCacheType.parse(options.kvCache());
-        ZseFile file = ZseFile.open(path);
+        ZseFile file = ZseFile.openToRun(path);
         Backend backend = null;
         try {
             ModelConfig config = ModelConfig.fromJson(file.configJson());
