@@ -83,7 +83,10 @@ public final class ZseFile implements AutoCloseable {
      */
     public static ZseFile openToRun(Path path) throws IOException {
         ZseFile file = open(path);
-        file.readahead = PageCacheReadahead.start(file.mapping, file.dataOffset, PageCacheReadahead.budget())
+        List<MemorySegment> small = file.tensors.values().stream()
+                .filter(t -> t.dataLength() < PageCacheReadahead.CHUNK_BYTES)
+                .map(t -> file.mapping.asSlice(t.dataOffset(), t.dataLength())).toList();
+        file.readahead = PageCacheReadahead.start(file.mapping, file.dataOffset, PageCacheReadahead.budget(), small)
                 .orElse(null);
         return file;
     }

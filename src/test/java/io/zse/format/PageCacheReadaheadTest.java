@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -71,7 +72,8 @@ class PageCacheReadaheadTest {
             double before = residentShare(mapping);
             assumeTrue(before < 0.1, "the file system kept the file cached (" + before + "): nothing to watch");
             assertTrue(!PageCacheReadahead.cached(mapping), "an evicted file taken for a cached one");
-            PageCacheReadahead readahead = PageCacheReadahead.start(mapping, 0, Long.MAX_VALUE).orElseThrow();
+            PageCacheReadahead readahead = PageCacheReadahead.start(mapping, 0, Long.MAX_VALUE, List.of())
+                    .orElseThrow();
             readahead.join();
             assertEquals(FILE_BYTES, readahead.doneBytes());
             assertTrue(awaitResident(mapping, 1.0), "resident after the readahead: " + residentShare(mapping));
@@ -80,22 +82,25 @@ class PageCacheReadaheadTest {
     }
 
     @Test
-    void theBudgetAndTheStartBoundWhatIsReadAhead() throws Throwable {
+    void theEarlyRangesTheStartAndTheBudgetBoundWhatIsReadAhead() throws Throwable {
         try (FileChannel channel = FileChannel.open(raw); Arena arena = Arena.ofShared()) {
             MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, FILE_BYTES, arena);
             evict(raw);
             assumeTrue(residentShare(mapping) < 0.1, "the file system kept the file cached");
             long from = 8 * PageCacheReadahead.CHUNK_BYTES + 100; // rounded down to a chunk
             long budget = 3 * PageCacheReadahead.CHUNK_BYTES;
-            PageCacheReadahead readahead = PageCacheReadahead.start(mapping, from, budget).orElseThrow();
+            MemorySegment early = mapping.asSlice((40L << 20) + 100, 8192);
+            PageCacheReadahead readahead = PageCacheReadahead.start(mapping, from, budget, List.of(early))
+                    .orElseThrow();
             readahead.join();
             assertEquals(budget, readahead.doneBytes());
             MemorySegment read = mapping.asSlice(8 * PageCacheReadahead.CHUNK_BYTES, budget);
-            assertTrue(awaitResident(read, 0.95), "the advised chunks: " + residentShare(read));
-            // the kernel may read a little past an advised range, never the whole rest of the file
-            assertTrue(residentShare(mapping.asSlice(32L << 20)) < 0.5, "past the budget: "
-                    + residentShare(mapping.asSlice(32L << 20)));
-            assertTrue(PageCacheReadahead.start(mapping, 0, 0).isEmpty(), "no budget, nothing to read");
+            assertTrue(awaitResident(read, 1.0), "the advised chunks: " + residentShare(read));
+            assertTrue(awaitResident(early, 1.0), "the early range: " + residentShare(early));
+            // the kernel may read a little past an advised range, never all of what lies between them
+            MemorySegment between = mapping.asSlice(16L << 20, 16L << 20);
+            assertTrue(residentShare(between) < 0.5, "not advised: " + residentShare(between));
+            assertTrue(PageCacheReadahead.start(mapping, 0, 0, List.of()).isEmpty(), "no budget, nothing to read");
         }
     }
 
