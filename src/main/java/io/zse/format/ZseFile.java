@@ -77,9 +77,10 @@ public final class ZseFile implements AutoCloseable {
     }
 
     /**
-     * {@link #open}, then the tensors' bytes read into the page cache in the background, in file order, while the
-     * caller goes on ({@link PageCacheReadahead}): for the commands about to run the model, whose file may not be
-     * cached yet (a fresh pod). {@link #close} stops the reading.
+     * {@link #open}, then the tensors' bytes read into the page cache in the background while the caller goes on
+     * ({@link PageCacheReadahead}): the small ones first (norms and biases, which loading the model reads at once),
+     * then the data area in file order. For the commands about to run the model, whose file may not be cached yet (a
+     * fresh pod). {@link #close} stops the reading.
      */
     public static ZseFile openToRun(Path path) throws IOException {
         ZseFile file = open(path);
