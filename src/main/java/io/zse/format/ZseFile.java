@@ -84,11 +84,16 @@ public final class ZseFile implements AutoCloseable {
      */
     public static ZseFile openToRun(Path path) throws IOException {
         ZseFile file = open(path);
-        List<MemorySegment> small = file.tensors.values().stream()
-                .filter(t -> t.dataLength() < PageCacheReadahead.CHUNK_BYTES)
-                .map(t -> file.mapping.asSlice(t.dataOffset(), t.dataLength())).toList();
-        file.readahead = PageCacheReadahead.start(file.mapping, file.dataOffset, PageCacheReadahead.budget(), small)
-                .orElse(null);
+        try {
+            List<MemorySegment> small = file.tensors.values().stream()
+                    .filter(t -> t.dataLength() < PageCacheReadahead.CHUNK_BYTES)
+                    .map(t -> file.mapping.asSlice(t.dataOffset(), t.dataLength())).toList();
+            file.readahead = PageCacheReadahead.start(file.mapping, file.dataOffset, PageCacheReadahead.budget(),
+                    small).orElse(null);
+        } catch (RuntimeException e) {
+            file.close(); // a bad ZSE_READAHEAD: the caller never gets the file to close
+            throw e;
+        }
         return file;
     }
 
