@@ -2,6 +2,8 @@ package io.zse.backend;
 
 import io.zse.format.ZseTensor;
 
+import java.util.List;
+
 /**
  * The ops a decoder needs; the forward pass is written once against them. Activations are F32 row-major
  * {@link ActivationBuffer}s the backend owns, whose first dimension is n, the tokens processed together: decode tokens
@@ -12,6 +14,13 @@ public interface Backend extends AutoCloseable {
 
     /** Prepares a 2-D weight [out, in] of any storage type (the CPU backend reads it in place; nothing is copied). */
     WeightMatrix weight(ZseTensor tensor);
+
+    /**
+     * The weights {@link #weight} is about to be asked for, in that order: a device backend may take their memory in
+     * one allocation rather than one a tensor. A hint only: {@link #weight} takes any tensor either way.
+     */
+    default void expectWeights(List<ZseTensor> tensors) {
+    }
 
     /** A buffer of {@code floats} activations (contents undefined). */
     ActivationBuffer allocate(long floats);

@@ -3,6 +3,7 @@ package io.zse.backend;
 import io.zse.format.ZseTensor;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -69,6 +70,11 @@ public final class ProfiledBackend implements Backend {
     @Override
     public WeightMatrix weight(ZseTensor tensor) {
         return backend.weight(tensor);
+    }
+
+    @Override
+    public void expectWeights(List<ZseTensor> tensors) {
+        backend.expectWeights(tensors);
     }
 
     @Override

@@ -56,8 +56,13 @@ public record Weights(WeightMatrix embeddings, List<Layer> layers, float[] final
         if (config.mlpBias()) {
             throw new IllegalArgumentException(file.path() + ": mlp_bias is not supported");
         }
-        // In the order a forward pass reads them: a device backend uploads them in this order, and the first token
-        // waits only for what it has reached.
+        // The matrices (the 2-D tensors) in file order, which is the order a forward pass reads them and they are
+        // asked for below: a device backend uploads them in this order, and the first token waits only for what it
+        // has reached.
+        backend.expectWeights(ModelTensors.expected(config).entrySet().stream()
+                .filter(e -> e.getValue().length == 2)
+                .map(e -> file.tensor(e.getKey()))
+                .toList());
         WeightMatrix embeddings = backend.weight(file.tensor(ModelTensors.EMBEDDINGS));
         List<Layer> layers = new ArrayList<>(config.numLayers());
         boolean gemma = config.gemma() != null;

@@ -66,6 +66,10 @@ public final class CudaBackend implements Backend {
     private final WeightUploader uploader;
     private final List<StagedBuffer> slots = new ArrayList<>();
     private final Map<MappedTensor, CudaWeight> weightsByTensor = new HashMap<>();
+    private final Map<MappedTensor, WeightSlot> weightSlots = new HashMap<>(); // expected, not yet asked for
+    private final List<DeviceBuffer> weightMemory = new ArrayList<>(); // the expected weights' allocations
+    /** ZSE_CUDA_WEIGHT_MEMORY: whether the expected weights take one allocation (one) or one each (each). */
+    private boolean oneWeightAllocation = oneWeightAllocationSetting(System.getenv("ZSE_CUDA_WEIGHT_MEMORY"));
     private final Set<CudaWeight> weights = Collections.newSetFromMap(new IdentityHashMap<>());
     private final Map<KvBlockPool, DeviceKvPool> kvPools = new WeakHashMap<>();
     private final Map<float[], DeviceBuffer> vectors = new IdentityHashMap<>();
@@ -92,6 +96,15 @@ public final class CudaBackend implements Backend {
      */
     static boolean overlapSetting(String value) {
         return BenchmarkSwitch.choice("ZSE_CUDA_OVERLAP", value, "on", "on", "off").equals("on");
+    }
+
+    /**
+     * ZSE_CUDA_WEIGHT_MEMORY=one takes the device memory of every weight {@link #expectWeights} lists in one
+     * allocation, to compare with the default, one allocation a tensor, on a GPU: the tensors are allocated on the
+     * thread that asks for them, in the order the lanes upload them, so a slow allocation would pace the upload.
+     */
+    static boolean oneWeightAllocationSetting(String value) {
+        return BenchmarkSwitch.choice("ZSE_CUDA_WEIGHT_MEMORY", value, "each", "each", "one").equals("one");
     }
 
     /** ZSE_CUDA_PREFILL_TILE=64 or 128 fixes the prefill tiles, to compare them (bench/gpu.sh); 0: by shape. */
@@ -219,9 +232,48 @@ public final class CudaBackend implements Backend {
         return devicePool(pool).copyOut(layer, keys, arena, stream);
     }
 
+    /** Fixes whether {@link #expectWeights} takes the weights' memory in one allocation, before it is called (tests). */
+    void fixWeightMemory(boolean one) {
+        oneWeightAllocation = one;
+    }
+
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
     String awaitedWeight() {
         return awaitedWeight;
+    }
+
+    /**
+     * With ZSE_CUDA_WEIGHT_MEMORY=one, allocates the device memory of every listed tensor not uploaded yet as one
+     * buffer, a 256-byte aligned slot each (tied tensors once), which {@link #weight} then fills rather than allocating.
+     */
+    @Override
+    public void expectWeights(List<ZseTensor> tensors) {
+        enterDevice();
+        if (!oneWeightAllocation) {
+            return;
+        }
+        Map<MappedTensor, Long> bases = new java.util.LinkedHashMap<>();
+        long total = 0;
+        for (ZseTensor t : tensors) {
+            MappedTensor key = MappedTensor.of(t);
+            if (!weightsByTensor.containsKey(key) && !weightSlots.containsKey(key) && !bases.containsKey(key)) {
+                bases.put(key, total);
+                total = CudaWeight.scalesOffset(total + CudaWeight.deviceBytes(t.data().byteSize(),
+                        t.scales().byteSize()));
+            }
+        }
+        if (total == 0) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        DeviceBuffer memory = new DeviceBuffer(cuda, total);
+        allocateNanos += System.nanoTime() - t0;
+        weightMemory.add(memory);
+        bases.forEach((key, base) -> weightSlots.put(key, new WeightSlot(memory, base, true)));
+    }
+
+    /** Where a weight goes: {@code base} bytes into its own allocation or (shared) one of the expected weights'. */
+    private record WeightSlot(DeviceBuffer memory, long base, boolean shared) {
     }
 
     @Override
@@ -249,25 +301,29 @@ public final class CudaBackend implements Backend {
         }
         // Tied embeddings: the same tensor is both the embedding table and the output projection; upload it once.
         // Known by its mapping too: a file opened after another was closed can be mapped at the same address.
-        MappedTensor key = new MappedTensor(tensor.data().scope(), tensor.data().address(), dataBytes);
+        MappedTensor key = MappedTensor.of(tensor);
         CudaWeight known = weightsByTensor.get(key);
         if (known != null) {
             return known;
         }
-        long t0 = System.nanoTime();
-        DeviceBuffer memory = new DeviceBuffer(cuda, CudaWeight.scalesOffset(dataBytes) + scaleBytes);
-        allocateNanos += System.nanoTime() - t0;
-        CudaWeight w = new CudaWeight(tensor.name(), tensor.type(), tensor.groupSize(), rows, cols, memory, dataBytes,
-                scaleBytes);
+        WeightSlot slot = weightSlots.remove(key);
+        if (slot == null) {
+            long t0 = System.nanoTime();
+            slot = new WeightSlot(new DeviceBuffer(cuda, CudaWeight.deviceBytes(dataBytes, scaleBytes)), 0, false);
+            allocateNanos += System.nanoTime() - t0;
+        }
+        DeviceBuffer memory = slot.memory();
+        CudaWeight w = new CudaWeight(tensor.name(), tensor.type(), tensor.groupSize(), rows, cols, memory,
+                slot.base(), slot.shared(), dataBytes, scaleBytes);
         weightsByTensor.put(key, w);
         weights.add(w);
         integer.register(w);
         List<WeightUploader.Upload> copies = new ArrayList<>(2);
         copies.add(uploader.upload(tensor.name(), tensor.data(), tensor.file(), tensor.info().dataOffset(), memory,
-                0));
+                slot.base()));
         if (scaleBytes > 0) {
             copies.add(uploader.upload(tensor.name() + " scales", tensor.scales(), tensor.file(),
-                    tensor.info().scalesOffset(), memory, CudaWeight.scalesOffset(dataBytes)));
+                    tensor.info().scalesOffset(), memory, slot.base() + CudaWeight.scalesOffset(dataBytes)));
         }
         landing.put(w, copies);
         if (interleaved) {
@@ -278,6 +334,9 @@ public final class CudaBackend implements Backend {
 
     /** A tensor's bytes in one mapping of a file. */
     private record MappedTensor(MemorySegment.Scope mapping, long address, long bytes) {
+        static MappedTensor of(ZseTensor tensor) {
+            return new MappedTensor(tensor.data().scope(), tensor.data().address(), tensor.data().byteSize());
+        }
     }
 
     @Override
@@ -1181,6 +1240,7 @@ public final class CudaBackend implements Backend {
             kvPools.values().forEach(DeviceKvPool::close);
             abandonedKvPools.forEach(DeviceKvPool::close);
             weights.forEach(CudaWeight::close);
+            weightMemory.forEach(DeviceBuffer::close);
             vectors.values().forEach(DeviceBuffer::close);
             slots.forEach(StagedBuffer::close);
             stream.close();

@@ -6,8 +6,9 @@ import io.zse.format.TensorType;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A 2-D weight [rows, cols] uploaded in its .zse layout: the data bytes at offset 0 of its own device allocation and
- * the F16 scales (quantized types) at the next 256-byte boundary, so the kernels' 16-byte loads stay aligned.
+ * A 2-D weight [rows, cols] uploaded in its .zse layout: the data bytes at the start of its device memory (an
+ * allocation of its own, or a 256-byte aligned slot of the weights' one allocation) and the F16 scales (quantized
+ * types) at the next 256-byte boundary, so the kernels' 16-byte loads stay aligned.
  */
 final class CudaWeight implements WeightMatrix, AutoCloseable {
     static final long ALIGNMENT = 256;
@@ -18,18 +19,26 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
     private final int rows;
     private final int cols;
     private final DeviceBuffer memory;
+    private final long base;            // where the weight starts in memory
+    private final boolean ownsMemory;   // false: a slot of an allocation the backend frees
     private final long dataBytes;
     private final long scalesOffset;
     private final long scalesBytes;
 
-    CudaWeight(String name, TensorType type, int groupSize, int rows, int cols, DeviceBuffer memory, long dataBytes,
-               long scalesBytes) {
+    /**
+     * A weight at {@code base} of {@code memory}: with {@code slot} false an allocation of its own, freed by
+     * {@link #close()}; else a slot of an allocation the backend frees.
+     */
+    CudaWeight(String name, TensorType type, int groupSize, int rows, int cols, DeviceBuffer memory, long base,
+               boolean slot, long dataBytes, long scalesBytes) {
         this.name = name;
         this.type = type;
         this.groupSize = groupSize;
         this.rows = rows;
         this.cols = cols;
         this.memory = memory;
+        this.base = base;
+        this.ownsMemory = !slot;
         this.dataBytes = dataBytes;
         this.scalesOffset = scalesOffset(dataBytes);
         this.scalesBytes = scalesBytes;
@@ -39,8 +48,13 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
         return (dataBytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
     }
 
+    /** The device bytes a weight of these data and scale bytes takes: data, the alignment gap, scales. */
+    static long deviceBytes(long dataBytes, long scalesBytes) {
+        return scalesOffset(dataBytes) + scalesBytes;
+    }
+
     MemorySegment data() {
-        return memory.at(0, dataBytes);
+        return memory.at(base, dataBytes);
     }
 
     long dataBytes() {
@@ -57,7 +71,7 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
 
     /** The scales' device address, NULL for unquantized types. */
     MemorySegment scales() {
-        return scalesBytes == 0 ? MemorySegment.NULL : memory.at(scalesOffset, scalesBytes);
+        return scalesBytes == 0 ? MemorySegment.NULL : memory.at(base + scalesOffset, scalesBytes);
     }
 
     String name() {
@@ -69,7 +83,7 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
     }
 
     long deviceBytes() {
-        return memory.bytes();
+        return deviceBytes(dataBytes, scalesBytes);
     }
 
     @Override
@@ -94,6 +108,8 @@ final class CudaWeight implements WeightMatrix, AutoCloseable {
 
     @Override
     public void close() {
-        memory.close();
+        if (ownsMemory) {
+            memory.close();
+        }
     }
 }

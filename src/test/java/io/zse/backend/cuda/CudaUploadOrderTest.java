@@ -138,6 +138,51 @@ class CudaUploadOrderTest {
         }
     }
 
+    /**
+     * ZSE_CUDA_WEIGHT_MEMORY=one: the weights a model lists before it asks for them take one device allocation, where
+     * they otherwise take one each; the first pass's logits are the same bits, and every byte on the device is the
+     * file's, the interleaved file's weights rewritten in row-groups in their slots.
+     */
+    @ParameterizedTest(name = "interleaved {0}")
+    @ValueSource(booleans = {false, true})
+    void expectedWeightsTakeOneAllocation(boolean interleaved) throws Exception {
+        int[] prompt = {1, 400, 31, 7};
+        ConvertOptions options = new ConvertOptions(TensorType.Q4, 32, null, null, false).withInterleave(interleaved);
+        Path path = TestModels.convert(TestModels.tinyStories(), options,
+                dir.resolve("one-allocation-" + interleaved + ".zse"));
+        CudaLibrary library = backends.library();
+        try (ZseFile file = ZseFile.open(path)) {
+            ModelConfig config = ModelConfig.fromJson(file.configJson());
+            int weights = 1 + 7 * config.numLayers() + (config.tieWordEmbeddings() ? 0 : 1);
+            long[] allocations = new long[2];
+            float[][] logits = new float[2][];
+            for (int one = 0; one < 2; one++) {
+                try (CudaBackend backend = new CudaBackend(library, backends.device())) {
+                    backend.fixWeightMemory(one == 1);
+                    long before = DeviceBuffer.changes();
+                    LlamaModel model = LlamaModel.load(file, backend);
+                    allocations[one] = DeviceBuffer.changes() - before;
+                    logits[one] = forward(model, prompt);
+                    backend.finishUploads();
+                    assertDeviceBytesAreTheFiles(library, file, backend, config);
+                }
+            }
+            assertEquals(weights - 1, allocations[0] - allocations[1],
+                    "device allocations while loading: one a weight, then one in all");
+            assertArrayEquals(logits[0], logits[1], "logits of the first pass");
+        }
+    }
+
+    /** ZSE_CUDA_WEIGHT_MEMORY: each (also unset) or one; anything else refused, named. */
+    @Test
+    void weightMemorySettingTakesEachOrOne() {
+        assertFalse(CudaBackend.oneWeightAllocationSetting(null));
+        assertFalse(CudaBackend.oneWeightAllocationSetting("each"));
+        assertTrue(CudaBackend.oneWeightAllocationSetting(" One"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CudaBackend.oneWeightAllocationSetting("arena"))
+                .getMessage().contains("ZSE_CUDA_WEIGHT_MEMORY must be each or one"));
+    }
+
     /** Rows after the last whole tile of 16 stay in row-groups in the file and on the device. */
     @Test
     void rowsAfterTheLastWholeTileAreCopiedAsTheyAre() {
