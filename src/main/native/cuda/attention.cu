@@ -576,7 +576,8 @@ __global__ void __launch_bounds__(kTiledWarps * kWarp) paged_prefill_kernel(
 
     const int hd = s.head_dim, pd = plan.padded_dim;
     const int head = blockIdx.y;
-    const int row0 = tiles[2 * blockIdx.x], rows = tiles[2 * blockIdx.x + 1];
+    // at most a tile's rows, whatever the tables hold: more would run past the tile's shared memory
+    const int row0 = tiles[2 * blockIdx.x], rows = min(tiles[2 * blockIdx.x + 1], kTiledQueries);
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
     const int64_t q_dim = static_cast<int64_t>(s.heads) * hd;
     const int64_t kv_dim = s.kv_dim();

@@ -1352,11 +1352,29 @@ bool staged_fits(int type, const Products &p, const QuantizedRows &x) {
     return fits;
 }
 
+// The dynamic shared memory a staged block of TOKENS tokens takes: kStages stages.
+template <int TYPE, int TOKENS>
+size_t staged_bytes(int shift) {
+    return static_cast<size_t>(kStages) * StageLayout<TYPE, TOKENS>(shift).bytes;
+}
+
+// The most dynamic shared memory the current device lets a block take (opt-in): 227 KB on sm_90, 163 KB on sm_80,
+// 99 KB on sm_86 and sm_89; the 48 KB every device gives where it cannot be asked.
+size_t max_block_shared() {
+    int device = 0, bytes = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        cudaGetLastError();  // not the launch's error
+        return 48 * 1024;
+    }
+    return static_cast<size_t>(bytes);
+}
+
 // n above TOKENS (a prompt): tiles of TOKENS tokens, splits 1.
 template <int TYPE, int TOKENS>
 int launch_staged(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int splits,
                   float *workspace, int *counters, cudaStream_t stream) {
-    const size_t bytes = static_cast<size_t>(kStages) * StageLayout<TYPE, TOKENS>(shift).bytes;
+    const size_t bytes = staged_bytes<TYPE, TOKENS>(shift);
     const auto kernel = staged_mma_kernel<TYPE, TOKENS>;
     if (bytes > 48 * 1024) {
         ZSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
@@ -1488,13 +1506,49 @@ struct TensorCoreLaunch {
     int *counters;
 };
 
+// The products of the tokens from `from` on: p's outputs and x's rows moved on by `from` tokens.
+void skip_tokens(Products &p, QuantizedRows &x, int from) {
+    const int64_t blocks = p.cols / kBlock;
+    for (int j = 0; j < p.count; j++) p.out[j] += static_cast<int64_t>(from) * p.rows[j];
+    x = QuantizedRows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks, x.s + from * blocks};
+}
+
+// The staged products of n > 8 tokens in tiles of 16, 32 or 64, 64 where n is above 32 and the device gives a block
+// their shared memory. Q8's and Q6_K's 64-token stages take 117 and 108 KB, more than sm_86 and sm_89 give (99 KB):
+// there tiles of 32, in one launch where the columns are not split, else a launch for each 32 tokens (the blocks
+// that merge a row's splits take one tile of tokens). 0 or the failure's status.
+template <int TYPE>
+int launch_staged_tiles(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
+                        const TensorCoreLaunch &tensor, cudaStream_t stream) {
+    if (n <= 16) {
+        return launch_staged<TYPE, 16>(p, x, n, shift, total_rows, tensor.splits, tensor.workspace, tensor.counters,
+                                       stream);
+    }
+    if (n > 32 && staged_bytes<TYPE, 64>(shift) <= max_block_shared()) {
+        return launch_staged<TYPE, 64>(p, x, n, shift, total_rows, tensor.splits, tensor.workspace, tensor.counters,
+                                       stream);
+    }
+    const int step = tensor.splits == 1 ? n : 32;
+    for (int from = 0; from < n; from += step) {
+        Products tokens = p;
+        QuantizedRows rows = x;
+        skip_tokens(tokens, rows, from);
+        if (int status = launch_staged<TYPE, 32>(tokens, rows, min(step, n - from), shift, total_rows, tensor.splits,
+                                                 tensor.workspace, tensor.counters, stream)) {
+            return status;
+        }
+    }
+    return 0;
+}
+
 // Up to 8 activation rows: the DP4A kernel, instantiated for 1, 2, 4 and 8 rows (registers and unrolled loops for the
 // batch-size buckets). More: on tensor cores in tiles of 16, 32 or 64 tokens, staged (mma_rows 0) or Q8, Q4 and Q4_K
 // from memory; Q6_K where it does not stage, in the DP4A kernel 16 rows at a time. (The DP4A kernel took 1.27 ms of a
-// 16-row decode step's 6.53 for Llama 3 8B's Q6_K output layer, 346 GB/s: fifth GPU run, ncu.)
+// 16-row decode step's 6.53 for Llama 3 8B's Q6_K output layer, 346 GB/s: fifth GPU run, ncu.) 0 or the status of a
+// launch that could not be made.
 template <int TYPE>
-void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
-                           const TensorCoreLaunch &tensor, int row_warps, cudaStream_t stream) {
+int launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows,
+                          const TensorCoreLaunch &tensor, int row_warps, cudaStream_t stream) {
     if (n == 1) {
         launch_rows<TYPE, 1>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (n == 2) {
@@ -1504,29 +1558,27 @@ void launch_integer_matvec(const Products &p, const QuantizedRows &x, int n, int
     } else if (n <= 8) {
         launch_rows<TYPE, 8>(p, x, n, shift, total_rows, row_warps, stream);
     } else if (tensor.mma_rows == 0) {
-        by_token_tile(n, [&](auto tokens) {
-            launch_staged<TYPE, decltype(tokens)::value>(p, x, n, shift, total_rows, tensor.splits, tensor.workspace,
-                                                         tensor.counters, stream);
-        });
+        return launch_staged_tiles<TYPE>(p, x, n, shift, total_rows, tensor, stream);
     } else if constexpr (TYPE == Q6_K) {
         if (n <= 16) {
             launch_rows<TYPE, 16>(p, x, n, shift, total_rows, row_warps, stream);
-            return;
+            return 0;
         }
-        const int64_t blocks = p.cols / kBlock;
         for (int from = 0; from < n; from += 16) {
-            Products slice = p;
-            for (int j = 0; j < p.count; j++) slice.out[j] += static_cast<int64_t>(from) * p.rows[j];
-            const QuantizedRows rows{x.q + static_cast<int64_t>(from) * p.cols, x.d + from * blocks,
-                                     x.s + from * blocks};
-            launch_integer_matvec<TYPE>(slice, rows, min(16, n - from), shift, total_rows, tensor, row_warps,
-                                        stream);
+            Products tokens = p;
+            QuantizedRows rows = x;
+            skip_tokens(tokens, rows, from);
+            if (int status = launch_integer_matvec<TYPE>(tokens, rows, min(16, n - from), shift, total_rows, tensor,
+                                                         row_warps, stream)) {
+                return status;
+            }
         }
     } else {
         by_token_tile(n, [&](auto tokens) {
             launch_mma<TYPE, decltype(tokens)::value>(p, x, n, shift, total_rows, tensor.mma_rows, stream);
         });
     }
+    return 0;
 }
 
 // The checks the entries make of their weights and activations (none where the launch norms its own input: normed),
@@ -1635,12 +1687,13 @@ int zse_cuda_integer_matvec(int type, int group_size, int cols, int count, const
                 "and weights and activations 16-byte aligned");
     ZSE_REQUIRE(!staged || (total_rows + kStagedRows - 1) / kStagedRows <= 65535,
                 "zse_cuda_integer_matvec: the staged products take at most 65535 blocks of 64 rows");
+    int status = 0;
     by_type(type, [&](auto t) {
-        launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows,
-                                                  TensorCoreLaunch{mma_rows, splits, workspace, counters},
-                                                  row_warps, static_cast<cudaStream_t>(stream));
+        status = launch_integer_matvec<decltype(t)::value>(p, x, n, shift_of(group_size), total_rows,
+                                                           TensorCoreLaunch{mma_rows, splits, workspace, counters},
+                                                           row_warps, static_cast<cudaStream_t>(stream));
     });
-    return launched("integer_matvec_kernel");
+    return status != 0 ? status : launched("integer_matvec_kernel");
 }
 
 int zse_cuda_integer_matvec_add_rms_norm(int type, int group_size, int cols, int rows, const void *data,

@@ -441,7 +441,17 @@ struct FunctionAttributes {
 std::map<const void *, FunctionAttributes> function_attributes;
 std::string last_fault_message;
 
-constexpr size_t kMaxDynamicShared = 163 * 1024;  // sm_80, the capability the emulated device reports
+// The most dynamic shared memory a block may take: sm_80's 163 KB, the capability the emulated device reports, or
+// ZSE_CUDA_EMU_SHARED_KB's (read at each call, so a test can emulate sm_86's 99 KB for a while).
+size_t max_dynamic_shared() {
+    if (const char *configured = getenv("ZSE_CUDA_EMU_SHARED_KB")) {
+        char *end = nullptr;
+        unsigned long kb = strtoul(configured, &end, 10);
+        if (end != configured && *end == '\0' && kb >= 48 && kb <= 227) return kb * 1024;
+    }
+    return 163 * 1024;
+}
+
 constexpr int kUnwrittenShared = 0xA5;             // each block's dynamic shared memory before it runs
 
 // The order a launch's blocks run in: every block once, starting and stepping through the grid's linear indices by
@@ -566,7 +576,7 @@ cudaError_t launch(const char *name, const void *function, dim3 grid, dim3 block
 cudaError_t set_function_attribute(const void *function, cudaFuncAttribute attribute, int value) {
     std::lock_guard<std::recursive_mutex> hold(device_lock);
     if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
-        static_cast<size_t>(value) > kMaxDynamicShared) {
+        static_cast<size_t>(value) > max_dynamic_shared()) {
         return cudaErrorInvalidValue;
     }
     function_attributes[function].max_dynamic_shared = value;
@@ -631,6 +641,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int dev
         case cudaDevAttrComputeCapabilityMajor: *value = 8; return cudaSuccess;
         case cudaDevAttrComputeCapabilityMinor: *value = 0; return cudaSuccess;
         case cudaDevAttrMultiProcessorCount: *value = 1; return cudaSuccess;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(max_dynamic_shared()); return cudaSuccess;
     }
     return set_error(cudaErrorInvalidValue);
 }

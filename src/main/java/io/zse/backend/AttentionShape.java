@@ -13,7 +13,7 @@ package io.zse.backend;
 public record AttentionShape(int numHeads, int numKvHeads, int headDim, int slidingWindow, float scale, float softCap) {
     public AttentionShape {
         if (numHeads <= 0 || numKvHeads <= 0 || numHeads % numKvHeads != 0 || headDim <= 0 || slidingWindow < 0
-                || !(scale > 0) || !(softCap >= 0)) {
+                || !(scale > 0) || !(softCap >= 0) || (long) numHeads * headDim > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("bad attention shape: " + numHeads + " heads, " + numKvHeads
                     + " kv heads, head dim " + headDim + ", sliding window " + slidingWindow + ", scale " + scale
                     + ", soft cap " + softCap);

@@ -162,7 +162,12 @@ public final class CudaBackend implements Backend {
         cuda.setDevice(device.index());
         cuda.call("zse_cuda_set_overlap", overlapSetting(System.getenv("ZSE_CUDA_OVERLAP")) ? 1 : 0);
         this.stream = new CudaStream(cuda);
-        this.uploader = new WeightUploader(cuda, device.index(), upload, pacedUploads);
+        try {
+            this.uploader = new WeightUploader(cuda, device.index(), upload, pacedUploads);
+        } catch (RuntimeException e) {
+            stream.close();
+            throw e;
+        }
     }
 
     public CudaDevice device() {
@@ -232,7 +237,7 @@ public final class CudaBackend implements Backend {
         return devicePool(pool).copyOut(layer, keys, arena, stream);
     }
 
-    /** Fixes whether {@link #expectWeights} takes the weights' memory in one allocation, before it is called (tests). */
+    /** Fixes whether {@link #expectWeights} takes the weights' memory in one allocation (tests). */
     void fixWeightMemory(boolean one) {
         oneWeightAllocation = one;
     }
@@ -244,7 +249,7 @@ public final class CudaBackend implements Backend {
 
     /**
      * With ZSE_CUDA_WEIGHT_MEMORY=one, allocates the device memory of every listed tensor not uploaded yet as one
-     * buffer, a 256-byte aligned slot each (tied tensors once), which {@link #weight} then fills rather than allocating.
+     * buffer, a 256-byte aligned slot each (tied tensors once), which {@link #weight} fills rather than allocating.
      */
     @Override
     public void expectWeights(List<ZseTensor> tensors) {
@@ -492,7 +497,7 @@ public final class CudaBackend implements Backend {
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
         check(0 <= fromRow && fromRow < toRow && toRow <= batch.rows(), "rows " + fromRow + ".." + toRow
                 + " of a batch of " + batch.rows());
-        int width = heads * headDim;
+        int width = Math.multiplyExact(heads, headDim);
         computeEnter();
         Tables t = tables(batch);
         DeviceActivations rows = own(x, (long) t.rows() * width);
@@ -549,13 +554,13 @@ public final class CudaBackend implements Backend {
                              int layer, int kvHeads, int headDim, float[] inverseFrequencies) {
         check(kvHeads > 0 && headDim > 0 && headDim % 2 == 0, "kv heads and an even headDim must be positive");
         check(inverseFrequencies.length >= headDim / 2, "need headDim / 2 inverse frequencies");
-        int kvDim = kvHeads * headDim;
-        checkWritable(batch, layer, kvDim);
+        int kvDim = Math.multiplyExact(kvHeads, headDim);
+        checkWritable(batch, layer, kvHeads, kvDim);
         computeEnter();
         Tables t = tables(batch);
         DeviceActivations keys = own(k, (long) t.rows() * kvDim);
         DeviceActivations values = own(v, (long) t.rows() * kvDim);
-        int queryDim = heads * headDim;
+        int queryDim = Math.multiplyExact(heads, headDim);
         // the groups cover every row of the tables, padding included, as rope does
         DeviceActivations queries = q == null ? null : own(q, (long) t.rows() * queryDim);
         MemorySegment frequencies = vector(inverseFrequencies);
@@ -580,8 +585,9 @@ public final class CudaBackend implements Backend {
         int width = shape.queryDim();
         for (BatchLayout.Segment s : batch.segments()) {
             KvCache cache = s.cache();
-            check(shape.kvDim() == cache.kvDim(), "the attention shape's kv dim " + shape.kvDim()
-                    + " differs from the cache's " + cache.kvDim());
+            check(shape.kvDim() == cache.kvDim() && shape.numKvHeads() == cache.pool().numKvHeads(),
+                    "the attention shape's " + shape.numKvHeads() + " kv heads of " + shape.headDim()
+                    + " differ from the cache's " + cache.pool().numKvHeads() + " kv heads, kv dim " + cache.kvDim());
             check(layer < cache.layers(), "layer " + layer + " outside the cache's " + cache.layers());
             check((long) s.end() <= cache.reservedPositions(), "positions up to " + s.end()
                     + " exceed the " + cache.reservedPositions() + " reserved positions of the KV cache");
@@ -851,18 +857,19 @@ public final class CudaBackend implements Backend {
                                    int kvHeads, int headDim, float[] inverseFrequencies) {
         check(qkv.length == 3, "q, k and v: three weights");
         CudaWeight[] w = {own(qkv[0]), own(qkv[1]), own(qkv[2])};
-        int kvDim = kvHeads * headDim;
+        int kvDim = Math.multiplyExact(kvHeads, headDim);
+        int queryDim = Math.multiplyExact(heads, headDim);
         // INT8 rows are quantized by the whole head row, which the fused launch's blocks (8 rows of a head each) lack
         boolean int8Rows = batch.segments().getFirst().cache().pool().type() == KvCacheType.INT8;
         if (n != 1 || passRows(batch) != 1 || int8Rows || !integer.fusesRope(w, headDim)
-                || w[0].rows() != heads * headDim || w[1].rows() != kvDim || w[2].rows() != kvDim
+                || w[0].rows() != queryDim || w[1].rows() != kvDim || w[2].rows() != kvDim
                 || inverseFrequencies.length < headDim / 2) {
             Backend.super.projectRopeStoreKv(x, n, qkv, q, k, v, batch, layer, heads, kvHeads, headDim,
                     inverseFrequencies);
             return;
         }
-        checkWritable(batch, layer, kvDim);
-        MemorySegment[] out = {own(q, heads * headDim).at(0, (long) heads * headDim), own(k, kvDim).at(0, kvDim),
+        checkWritable(batch, layer, kvHeads, kvDim);
+        MemorySegment[] out = {own(q, queryDim).at(0, queryDim), own(k, kvDim).at(0, kvDim),
                 own(v, kvDim).at(0, kvDim)};
         IntegerProducts.NormSource norm = takeDeferredNorm(x, w[0].cols());
         QuantizedActivations.Parts int8 = enterProducts(x, 1, norm, w);
@@ -970,9 +977,12 @@ public final class CudaBackend implements Backend {
     }
 
     /** The caches of the batch's sequences are {@code kvDim} wide and may take the rows about to be written. */
-    private static void checkWritable(BatchLayout batch, int layer, int kvDim) {
+    private static void checkWritable(BatchLayout batch, int layer, int kvHeads, int kvDim) {
         for (BatchLayout.Segment s : batch.segments()) {
-            check(s.cache().kvDim() == kvDim, "kv dim " + kvDim + " differs from the cache's " + s.cache().kvDim());
+            // the kernels index an INT8 cache's scales by kv head: the heads must be the pool's, not only the width
+            KvBlockPool pool = s.cache().pool();
+            check(pool.kvDim() == kvDim && pool.numKvHeads() == kvHeads, kvHeads + " kv heads, kv dim " + kvDim
+                    + ", differ from the cache's " + pool.numKvHeads() + " and " + pool.kvDim());
             s.cache().checkWritable(layer, s.startPos(), s.length());
         }
     }
@@ -1093,15 +1103,20 @@ public final class CudaBackend implements Backend {
         long idBytes = (long) n * Integer.BYTES;
         long scratchOffset = (parameterBytes + idBytes + 255) & ~255L;
         long bytes = scratchOffset + (long) n * vocab * Float.BYTES;
-        if (sampling == null || sampling.bytes() < bytes) {
-            if (sampling != null) {
-                sampling.close();
-                samplingStaging.close();
-                sampling = null;
-                samplingStaging = null;
+        if (sampling == null || sampling.bytes() < bytes || samplingStaging.bytes() < scratchOffset) {
+            DeviceBuffer device = sampling;
+            PinnedBuffer staging = samplingStaging;
+            sampling = null;
+            samplingStaging = null;
+            Resources.closeAll(device, staging);
+            DeviceBuffer grown = new DeviceBuffer(cuda, bytes);
+            try {
+                samplingStaging = new PinnedBuffer(cuda, scratchOffset);
+            } catch (RuntimeException e) {
+                grown.close();
+                throw e;
             }
-            sampling = new DeviceBuffer(cuda, bytes);
-            samplingStaging = new PinnedBuffer(cuda, scratchOffset);
+            sampling = grown;
         }
         MemorySegment.copy(parameters, 0, samplingStaging.writable(parameterBytes), ValueLayout.JAVA_DOUBLE, 0,
                 parameters.length);
@@ -1225,25 +1240,20 @@ public final class CudaBackend implements Backend {
             cuda.setDevice(device.index());
             stream.synchronize();
         } finally {
-            dropGraphs();
-            for (AutoCloseable c : new AutoCloseable[]{passInputs, deinterleave, splitWorkspace, integer, sampling,
-                    samplingStaging}) {
-                if (c != null) {
-                    try {
-                        c.close();
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-            }
-            uploader.close(); // before the weights it copies into are freed
-            kvPools.values().forEach(DeviceKvPool::close);
-            abandonedKvPools.forEach(DeviceKvPool::close);
-            weights.forEach(CudaWeight::close);
-            weightMemory.forEach(DeviceBuffer::close);
-            vectors.values().forEach(DeviceBuffer::close);
-            slots.forEach(StagedBuffer::close);
-            stream.close();
+            // every resource, in this order, even where freeing one fails: the uploader before the weights it copies
+            // into, the stream last
+            List<AutoCloseable> owned = new ArrayList<>();
+            owned.add(this::dropGraphs);
+            owned.addAll(Arrays.asList(passInputs, deinterleave, splitWorkspace, integer, sampling, samplingStaging,
+                    uploader));
+            owned.addAll(kvPools.values());
+            owned.addAll(abandonedKvPools);
+            owned.addAll(weights);
+            owned.addAll(weightMemory);
+            owned.addAll(vectors.values());
+            owned.addAll(slots);
+            owned.add(stream);
+            Resources.closeAll(owned);
         }
     }
 }

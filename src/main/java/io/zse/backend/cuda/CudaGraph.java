@@ -22,9 +22,13 @@ public final class CudaGraph implements AutoCloseable {
         stream.capturing(true);
         try {
             work.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // The stream must leave capture mode, and a graph the capture still made must not be kept (or leak).
             try {
-                cuda.endGraphCapture(stream.handle());
+                MemorySegment made = cuda.endGraphCapture(stream.handle());
+                if (!MemorySegment.NULL.equals(made)) {
+                    new CudaGraph(cuda, made).close();
+                }
             } catch (CudaException ignored) {
                 // The capture is invalid anyway; the original failure is the one to report.
             }

@@ -6,6 +6,8 @@ import io.zse.format.TensorType;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The device memory of one {@link KvBlockPool}: per layer, keys and values [slots, kvDim] numbered like the host
@@ -114,13 +116,13 @@ final class DeviceKvPool implements AutoCloseable {
 
     @Override
     public void close() {
+        List<DeviceBuffer> layers = new ArrayList<>();
         for (int layer = 0; layer < keys.length; layer++) {
-            if (keys[layer] != null) {
-                keys[layer].close();
-                values[layer].close();
-                keys[layer] = null;
-                values[layer] = null;
-            }
+            layers.add(keys[layer]);
+            layers.add(values[layer]);
+            keys[layer] = null;
+            values[layer] = null;
         }
+        Resources.closeAll(layers);
     }
 }

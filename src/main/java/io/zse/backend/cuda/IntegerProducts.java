@@ -308,6 +308,7 @@ final class IntegerProducts implements AutoCloseable {
         if (splitSums == null || splitSums.bytes() < bytes) {
             if (splitSums != null) {
                 splitSums.close();
+                splitSums = null; // not kept closed where the larger one cannot be had
             }
             splitSums = new DeviceBuffer(cuda, bytes);
         }
@@ -430,6 +431,7 @@ final class IntegerProducts implements AutoCloseable {
         if (counters == null || counters.bytes() < bytes) {
             if (counters != null) {
                 counters.close();
+                counters = null; // not kept closed where the larger one cannot be had
             }
             counters = new DeviceBuffer(cuda, bytes);
             counters.fill(0, stream);
@@ -457,14 +459,6 @@ final class IntegerProducts implements AutoCloseable {
 
     @Override
     public void close() {
-        scratch.close();
-        swigluScratch.close();
-        promptScratch.close();
-        if (counters != null) {
-            counters.close();
-        }
-        if (splitSums != null) {
-            splitSums.close();
-        }
+        Resources.closeAll(scratch, swigluScratch, promptScratch, counters, splitSums);
     }
 }

@@ -69,15 +69,11 @@ public final class PinnedBuffer implements AutoCloseable {
         try {
             awaitRead(); // no DMA reads the memory once it is freed
         } finally {
-            if (memory != null) {
-                MemorySegment m = memory;
-                memory = null;
-                cuda.call("zse_cuda_free_host", m);
-            }
-            if (read != null) {
-                read.close();
-                read = null;
-            }
+            MemorySegment m = memory;
+            CudaEvent r = read;
+            memory = null;
+            read = null;
+            Resources.closeAll(m == null ? null : () -> cuda.call("zse_cuda_free_host", m), r);
         }
     }
 }

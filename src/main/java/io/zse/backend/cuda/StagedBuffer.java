@@ -21,8 +21,14 @@ final class StagedBuffer implements AutoCloseable {
         if (device == null || device.bytes() < bytes) {
             close();
             long size = Math.max(bytes, 1L << 16);
-            device = new DeviceBuffer(cuda, size);
-            host = new PinnedBuffer(cuda, size);
+            DeviceBuffer grown = new DeviceBuffer(cuda, size);
+            try {
+                host = new PinnedBuffer(cuda, size);
+            } catch (RuntimeException e) {
+                grown.close();
+                throw e;
+            }
+            device = grown;
         }
         return device;
     }
@@ -63,11 +69,10 @@ final class StagedBuffer implements AutoCloseable {
 
     @Override
     public void close() {
-        if (device != null) {
-            device.close();
-            host.close();
-            device = null;
-            host = null;
-        }
+        DeviceBuffer d = device;
+        PinnedBuffer h = host;
+        device = null;
+        host = null;
+        Resources.closeAll(d, h);
     }
 }

@@ -237,9 +237,14 @@ final class WeightUploader implements AutoCloseable {
         }
 
         private void run() {
+            RuntimeException broken = null; // every chunk dealt to a lane that cannot start fails with why
             try {
                 cuda.setDevice(device);
                 pin();
+            } catch (RuntimeException e) {
+                broken = e;
+            }
+            try {
                 boolean staged = false;
                 while (true) {
                     long t0 = System.nanoTime();
@@ -252,9 +257,13 @@ final class WeightUploader implements AutoCloseable {
                     }
                     staged = true;
                     try {
+                        if (broken != null) {
+                            throw broken;
+                        }
                         fill(c);
-                    } catch (RuntimeException e) {
-                        c.upload().fail(e);
+                    } catch (RuntimeException | Error e) {
+                        // the upload fails with the reason, and nothing waits for it for ever
+                        c.upload().fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
                         c.upload().chunkDone();
                     }
                 }
@@ -383,14 +392,25 @@ final class WeightUploader implements AutoCloseable {
         }
 
         private void run() {
+            RuntimeException broken = null; // every chunk staged for a sender that cannot start fails with why
             try {
                 cuda.setDevice(device);
+            } catch (RuntimeException e) {
+                broken = e;
+            }
+            try {
                 while (true) {
                     Staged s = staged.take();
                     if (s.chunk() == null) {
                         return; // close()
                     }
-                    issue(s);
+                    if (broken == null) {
+                        issue(s);
+                    } else {
+                        s.chunk().upload().fail(broken);
+                        s.lane().free.add(s.buffer());
+                        s.chunk().upload().chunkDone();
+                    }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

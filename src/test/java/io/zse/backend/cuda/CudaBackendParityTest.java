@@ -325,6 +325,44 @@ class CudaBackendParityTest {
     }
 
     /**
+     * A device that gives a block 99 KB of shared memory (sm_86, sm_89; emulated with ZSE_CUDA_EMU_SHARED_KB) cannot
+     * hold Q8's or Q6_K's 64-token stages (117 and 108 KB): their staged products of 33 to 64 rows and of prompts run
+     * in tiles of 32 tokens there, split or not, and give the bits of the 64-token tiles. (They once skipped the
+     * launch and reported success: the outputs kept what was in them.) Q4's 64-token stages (96 KB) still fit.
+     */
+    @Test
+    void stagedProductsFitADeviceWithLessSharedMemory() {
+        for (int splits : new int[]{1, 2}) {
+            IntegerProducts.Variants variants = new IntegerProducts.Variants(0, splits, 0, true,
+                    IntegerProducts.NormPlacement.PRODUCER, true, true, 0);
+            try (CudaBackend backend = new CudaBackend(backends.library(), backends.device(), true, true, null,
+                    variants)) {
+                for (int[] kind : new int[][]{{TensorType.Q8.ordinal(), 32}, {TensorType.Q6_K.ordinal(), 256},
+                        {TensorType.Q4.ordinal(), 32}}) {
+                    TensorType type = TensorType.values()[kind[0]];
+                    int cols = type == TensorType.Q6_K ? LaunchShapes.Q6_K_STAGED_COLS : 3 * LaunchShapes.STAGE_COLS;
+                    WeightMatrix[] onGpu = uploaded(backend, randomWeights(type, kind[1], cols, 130, 9));
+                    for (int n : new int[]{33, 64, 65, 100}) {
+                        float[] x = random(n * cols, 900 + n + splits);
+                        float[][] fitting = BackendArrays.matmuls(backend, x, n, onGpu);
+                        float[][] smaller;
+                        TestCudaLibrary.setNativeEnvironment("ZSE_CUDA_EMU_SHARED_KB", "99");
+                        try {
+                            smaller = BackendArrays.matmuls(backend, x, n, onGpu);
+                        } finally {
+                            TestCudaLibrary.setNativeEnvironment("ZSE_CUDA_EMU_SHARED_KB", null);
+                        }
+                        for (int j = 0; j < onGpu.length; j++) {
+                            assertArrayEquals(fitting[j], smaller[j], 0f, type + " n=" + n + ", " + splits
+                                    + " splits asked, weight " + j + ": 99 KB of shared memory a block");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * The DP4A products with each weight row split among 1, 2, 4 and 8 warps (ZSE_CUDA_ROW_WARPS), and as the row's
      * length picks: 1 to 16 activation rows (Q6_K's 16-row launches too) on rows of 40 to 44 blocks of 32, which not
      * every split divides evenly (Q4_K, Q6_K: 5 super-blocks), three weights of 13, 6 and 3 rows in one launch, so

@@ -375,4 +375,29 @@ class CudaPagedAttentionTest {
         BatchLayout layer2 = BatchLayout.single(cache, 0, 2);
         assertThrows(IllegalArgumentException.class, () -> BackendArrays.storeKv(cuda, rows, rows, layer2, 2));
     }
+
+    /**
+     * An INT8 cache's scales are indexed by kv head: a write or an attention whose heads split the same width another
+     * way (4 heads of 32 against the pool's 2 of 64) is refused before a kernel runs, as are head counts whose width
+     * overflows an int.
+     */
+    @Test
+    void headsThatSplitTheCachesWidthAnotherWayAreRefused() {
+        CudaBackend cuda = backends.cuda();
+        Side b = Side.of(cuda, 1, GQA, 64, 200, KvCacheType.INT8);
+        KvCache cache = b.caches().getFirst();
+        cache.reserve(2);
+        BatchLayout two = BatchLayout.single(cache, 0, 2);
+        float[] rows = new float[2 * GQA.kvDim()];
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> BackendArrays.ropeStoreKv(cuda, rows, rows, two, 0, 4, 32, new float[16]));
+        assertTrue(e.getMessage().contains("4 kv heads, kv dim 128, differ from the cache's 2"), e.getMessage());
+        AttentionShape fourOf32 = new AttentionShape(8, 4, 32, 0);
+        e = assertThrows(IllegalArgumentException.class,
+                () -> BackendArrays.attention(cuda, new float[2 * fourOf32.queryDim()], two, 0, fourOf32));
+        assertTrue(e.getMessage().contains("4 kv heads of 32 differ from the cache's 2 kv heads"), e.getMessage());
+        assertThrows(ArithmeticException.class,
+                () -> BackendArrays.rope(cuda, new float[8], two, 65536, 65536, new float[32768]));
+        assertThrows(IllegalArgumentException.class, () -> new AttentionShape(65536, 1, 65536, 0));
+    }
 }

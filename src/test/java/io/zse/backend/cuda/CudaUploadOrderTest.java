@@ -173,6 +173,29 @@ class CudaUploadOrderTest {
         }
     }
 
+    /**
+     * Upload threads that cannot make their device current (an index no machine has) fail every chunk dealt to them
+     * with the reason, lanes and sender alike: the caller learns why, and nothing waits for those chunks for ever.
+     */
+    @ParameterizedTest(name = "sender {0}")
+    @ValueSource(booleans = {false, true})
+    void uploadThreadsThatCannotStartFailTheirChunks(boolean sender) {
+        CudaLibrary library = backends.library();
+        byte[] bytes = new byte[100_000];
+        new SplittableRandom(5).nextBytes(bytes);
+        try (Arena arena = Arena.ofConfined();
+             DeviceBuffer target = new DeviceBuffer(library, bytes.length);
+             WeightUploader uploader = new WeightUploader(library, 4096, settings(sender), null)) {
+            MemorySegment source = arena.allocate(bytes.length);
+            source.copyFrom(MemorySegment.ofArray(bytes));
+            uploader.upload("w", source, null, 0, target, 0);
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                    java.time.Duration.ofSeconds(60), () -> assertThrows(IllegalStateException.class, uploader::finish));
+            assertTrue(e.getMessage().contains("uploading w to the GPU failed") && e.getMessage()
+                    .contains("cudaSetDevice"), e.getMessage());
+        }
+    }
+
     /** ZSE_CUDA_WEIGHT_MEMORY: each (also unset) or one; anything else refused, named. */
     @Test
     void weightMemorySettingTakesEachOrOne() {

@@ -4,7 +4,12 @@ import io.zse.format.TensorInfo;
 import io.zse.format.TensorType;
 import io.zse.format.ZseTensor;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 
@@ -39,6 +44,32 @@ public final class TestCudaLibrary {
     public static String skipReason() {
         return "no usable CUDA library at " + path() + ": " + probe().reason().orElse("")
                 + " (the emulation needs g++ at build time)";
+    }
+
+    /**
+     * Sets (or, with a null value, removes) a variable of the process's native environment, which the emulation reads
+     * at each call (System.getenv keeps the JVM's start-up copy): how a test emulates a smaller device for a while.
+     */
+    static void setNativeEnvironment(String name, String value) {
+        Linker linker = Linker.nativeLinker();
+        try (Arena arena = Arena.ofConfined()) {
+            int status;
+            if (value == null) {
+                MethodHandle unsetenv = linker.downcallHandle(linker.defaultLookup().find("unsetenv").orElseThrow(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+                status = (int) unsetenv.invokeExact(arena.allocateFrom(name));
+            } else {
+                MethodHandle setenv = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                                ValueLayout.JAVA_INT));
+                status = (int) setenv.invokeExact(arena.allocateFrom(name), arena.allocateFrom(value), 1);
+            }
+            if (status != 0) {
+                throw new IllegalStateException("setting " + name + " in the native environment failed");
+            }
+        } catch (Throwable e) {
+            throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        }
     }
 
     /** length values uniform in [-2, 2), the same for the same seed: the kernels' test inputs. */
