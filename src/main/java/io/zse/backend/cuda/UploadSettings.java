@@ -8,18 +8,20 @@ package io.zse.backend.cuda;
  * @param lanes      threads filling pinned staging, each with its own stream
  * @param chunkBytes the bytes a lane stages and sends at a time, a staging buffer's size
  * @param reads      whether lanes read the file (positional reads) rather than copy out of the mapping
- * @param sender     whether one thread queues every copy, the lanes only filling staging (two buffers each, one
- *                   filled while the other waits for its copy), rather than each lane queueing its own
+ * @param sender     whether one thread queues every copy, the lanes only filling staging, rather than each lane
+ *                   queueing its own
+ * @param buffers    staging buffers a lane fills in turn: with two, a lane fills one while the other's copy runs
  */
-record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender) {
+record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender, int buffers) {
     UploadSettings {
-        if (lanes < 1 || chunkBytes < 1) {
-            throw new IllegalArgumentException("upload lanes " + lanes + ", chunks of " + chunkBytes + " bytes");
+        if (lanes < 1 || chunkBytes < 1 || buffers < 1) {
+            throw new IllegalArgumentException("upload lanes " + lanes + ", chunks of " + chunkBytes + " bytes, "
+                    + buffers + " buffers a lane");
         }
     }
 
     /**
-     * From ZSE_CUDA_UPLOAD_LANES, _CHUNK_MB, _SOURCE and _ISSUE.
+     * From ZSE_CUDA_UPLOAD_LANES, _CHUNK_MB, _SOURCE, _ISSUE and _BUFFERS.
      * <ul>
      * <li>Lanes: a lane per two cores, 2 to 8. Each lane's thread copies out of the page cache at 4-5 GB/s (sixth GPU
      * run, H200: 8 lanes 4.5 GB/s each, 12 lanes 4.3, 16 lanes 4.1). The same run found 12 and 16 lanes slower in
@@ -30,18 +32,29 @@ record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender)
      * <li>Source: the mapping. On an H100, 19.2-20.5 GB/s against reads' 15.5-16.7; on the H200 even (reads 19.31
      * and 17.52).</li>
      * <li>Issue: each lane queues its own copies (lanes); sender is the variant under test.</li>
+     * <li>Buffers: one a lane, two with a sender (so a lane fills while the sender queues). On an H100 two a lane
+     * lost to one (14.6-17.0 GB/s against 19.2-20.5), when the lanes still pinned them on the upload's way; they pin
+     * as the backend opens since, and the sixth GPU run's lanes each waited for their one buffer's copy between fills:
+     * two (of 8 MiB, the same pinned memory) is the variant under test.</li>
      * </ul>
      */
     static UploadSettings fromEnvironment() {
+        boolean sender = issueSetting(System.getenv("ZSE_CUDA_UPLOAD_ISSUE")).equals("sender");
         return new UploadSettings(lanesSetting(System.getenv("ZSE_CUDA_UPLOAD_LANES"),
                 Runtime.getRuntime().availableProcessors()), chunkSetting(System.getenv("ZSE_CUDA_UPLOAD_CHUNK_MB")),
-                sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads"),
-                issueSetting(System.getenv("ZSE_CUDA_UPLOAD_ISSUE")).equals("sender"));
+                sourceSetting(System.getenv("ZSE_CUDA_UPLOAD_SOURCE")).equals("reads"), sender,
+                buffersSetting(System.getenv("ZSE_CUDA_UPLOAD_BUFFERS"), sender));
     }
 
-    /** Staging buffers a lane fills in turn: two where a sender queues the copies, so a lane fills while it does. */
+    /** Staging buffers a lane fills in turn. */
     int buffersPerLane() {
-        return sender ? 2 : 1;
+        return buffers;
+    }
+
+    /** ZSE_CUDA_UPLOAD_BUFFERS: 1 or 2; unset, 2 with a {@code sender}, else 1; anything else refused. */
+    static int buffersSetting(String value, boolean sender) {
+        return Integer.parseInt(BenchmarkSwitch.choice("ZSE_CUDA_UPLOAD_BUFFERS", value, sender ? "2" : "1", "1",
+                "2"));
     }
 
     /** ZSE_CUDA_UPLOAD_SOURCE: mapping (also unset) or reads; anything else refused. */
@@ -68,6 +81,7 @@ record UploadSettings(int lanes, long chunkBytes, boolean reads, boolean sender)
     /** What the bench prints of the settings. */
     String describe() {
         return (reads ? "read from the file" : "copied out of the mapping") + " into pinned staging, " + lanes
-                + " streams, " + (sender ? "one thread queueing the copies" : "each lane queueing its copies");
+                + " streams, " + buffers + (buffers == 1 ? " buffer" : " buffers") + " of " + (chunkBytes >> 20)
+                + " MiB a lane, " + (sender ? "one thread queueing the copies" : "each lane queueing its copies");
     }
 }

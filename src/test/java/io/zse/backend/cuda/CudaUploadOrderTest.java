@@ -62,13 +62,13 @@ class CudaUploadOrderTest {
         return model.forward(prompt, 0, cache);
     }
 
-    @ParameterizedTest(name = "sender {0}")
-    @ValueSource(booleans = {false, true})
-    void theFirstLayersComputeWhileTheLastIsStillUploading(boolean sender) throws Exception {
+    @ParameterizedTest(name = "sender {0}, {1} buffers a lane")
+    @CsvSource({"false,1", "true,2", "false,2"})
+    void theFirstLayersComputeWhileTheLastIsStillUploading(boolean sender, int buffers) throws Exception {
         int[] prompt = {1, 400, 31, 7};
         CudaLibrary library = backends.library();
         try (ZseFile file = ZseFile.open(TestModels.convertTinyStories(TensorType.Q8,
-                Files.createDirectories(dir.resolve("order-sender-" + sender))))) {
+                Files.createDirectories(dir.resolve("order-sender-" + sender + "-" + buffers))))) {
             float[] expected;
             try (CudaBackend whole = new CudaBackend(library, backends.device())) {
                 LlamaModel model = LlamaModel.load(file, whole);
@@ -81,7 +81,7 @@ class CudaUploadOrderTest {
             int beforeLastLayer = 2 * (1 + 7 * (layers - 1));
             Semaphore paced = new Semaphore(beforeLastLayer);
             try (CudaBackend backend = new CudaBackend(library, backends.device(), true, true, paced,
-                    IntegerProducts.Variants.fromEnvironment(), settings(sender))) {
+                    IntegerProducts.Variants.fromEnvironment(), settings(sender, buffers))) {
                 LlamaModel model = LlamaModel.load(file, backend);
                 CompletableFuture<float[]> logits = CompletableFuture.supplyAsync(() -> forward(model, prompt));
                 String lastFirst = "model.layers." + (layers - 1) + ".self_attn.q_proj.weight";
@@ -322,8 +322,13 @@ class CudaUploadOrderTest {
      * waits to be queued.
      */
     private static UploadSettings settings(boolean sender) {
+        return settings(sender, sender ? 2 : 1);
+    }
+
+    /** The same with {@code buffers} staging buffers a lane. */
+    private static UploadSettings settings(boolean sender, int buffers) {
         UploadSettings environment = UploadSettings.fromEnvironment();
-        return new UploadSettings(environment.lanes(), 16 << 10, environment.reads(), sender);
+        return new UploadSettings(environment.lanes(), 16 << 10, environment.reads(), sender, buffers);
     }
 
     /** ZSE_CUDA_UPLOAD_ISSUE: lanes (also unset) or sender; anything else refused, named. */
@@ -334,6 +339,17 @@ class CudaUploadOrderTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.issueSetting("threads"))
                 .getMessage().contains("ZSE_CUDA_UPLOAD_ISSUE must be lanes or sender"));
         assertEquals(2, settings(true).buffersPerLane());
+    }
+
+    /** ZSE_CUDA_UPLOAD_BUFFERS: 1 or 2 staging buffers a lane; unset, 2 with a sender and 1 without; else refused. */
+    @Test
+    void uploadBuffersSettingTakesOneOrTwo() {
+        assertEquals(1, UploadSettings.buffersSetting(null, false));
+        assertEquals(2, UploadSettings.buffersSetting(" ", true));
+        assertEquals(2, UploadSettings.buffersSetting("2", false));
+        assertEquals(1, UploadSettings.buffersSetting("1", true));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> UploadSettings.buffersSetting("3", false))
+                .getMessage().contains("ZSE_CUDA_UPLOAD_BUFFERS must be 1 or 2"));
     }
 
     private static void assertDeviceBytesAreTheFiles(CudaLibrary library, ZseFile file, CudaBackend backend,
