@@ -681,6 +681,11 @@ int launch_paged_prefill(dim3 grid, const float *q, const int32_t *positions, co
                          const void *values, const float *key_scales, const float *value_scales, const Shape &shape,
                          float *out, cudaStream_t stream) {
     const size_t bytes = PrefillPlan<T>(shape.head_dim, kScaledRows<KV>).bytes;
+    if (bytes > max_block_shared()) {
+        // F32 rows of 256 dimensions take 105 KB, more than sm_86 and sm_89 give a block (99 KB)
+        return refuse("zse_cuda_paged_prefill_attention: this GPU gives a block less shared memory than a prompt "
+                      "tile of this KV cache type and head dim takes (an F16 or INT8 cache takes less)");
+    }
     const auto kernel = paged_prefill_kernel<T, KV>;
     if (bytes > 48 * 1024) {
         ZSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),

@@ -1358,18 +1358,6 @@ size_t staged_bytes(int shift) {
     return static_cast<size_t>(kStages) * StageLayout<TYPE, TOKENS>(shift).bytes;
 }
 
-// The most dynamic shared memory the current device lets a block take (opt-in): 227 KB on sm_90, 163 KB on sm_80,
-// 99 KB on sm_86 and sm_89; the 48 KB every device gives where it cannot be asked.
-size_t max_block_shared() {
-    int device = 0, bytes = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-        cudaGetLastError();  // not the launch's error
-        return 48 * 1024;
-    }
-    return static_cast<size_t>(bytes);
-}
-
 // n above TOKENS (a prompt): tiles of TOKENS tokens, splits 1.
 template <int TYPE, int TOKENS>
 int launch_staged(const Products &p, const QuantizedRows &x, int n, int shift, int64_t total_rows, int splits,

@@ -56,6 +56,16 @@ bool overlap_enabled() {
     return major >= 9;
 }
 
+size_t max_block_shared() {
+    int device = 0, bytes = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        cudaGetLastError();  // not a launch's error
+        return 48 * 1024;
+    }
+    return static_cast<size_t>(bytes);
+}
+
 }  // namespace zse
 
 extern "C" {

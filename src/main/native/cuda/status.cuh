@@ -78,6 +78,10 @@ int refuse(const char *entry, const char *what);
 int ok();
 // The launch status of the kernel just queued.
 int launched(const char *kernel);
+// The most dynamic shared memory the current device lets a block take (opt-in): 227 KB on sm_90, 163 KB on sm_80,
+// 99 KB on sm_86 and sm_89; the 48 KB every device gives where it cannot be asked. Not cached: the emulation's
+// limit can change while a test runs.
+size_t max_block_shared();
 
 }  // namespace zse
 

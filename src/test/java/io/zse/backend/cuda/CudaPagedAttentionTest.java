@@ -166,6 +166,30 @@ class CudaPagedAttentionTest {
     }
 
     /**
+     * A GPU that gives a block 99 KB of shared memory (sm_86, sm_89; emulated with ZSE_CUDA_EMU_SHARED_KB) holds the
+     * prompt tiles of an F16 or INT8 cache at head dim 256 (98 KB) but not an F32 one's (105 KB): that prompt is refused
+     * by name, saying what fits, and the others give the CPU's outputs as on a larger GPU.
+     */
+    @ParameterizedTest
+    @EnumSource(KvCacheType.class)
+    void promptTilesLargerThanTheGpuGivesAreRefused(KvCacheType type) {
+        AttentionShape shape = new AttentionShape(2, 1, 256, 0);
+        Side a = Side.of(backends.cpu(), 1, shape, 80, 200, type);
+        Side b = Side.of(backends.cuda(), 1, shape, 80, 200, type);
+        TestCudaLibrary.setNativeEnvironment("ZSE_CUDA_EMU_SHARED_KB", "99");
+        try {
+            if (type == KvCacheType.F32) {
+                CudaException e = assertThrows(CudaException.class, () -> step(a, b, shape, 60, new int[]{0, 0, 20}));
+                assertTrue(e.getMessage().contains("an F16 or INT8 cache takes less"), e.getMessage());
+            } else {
+                step(a, b, shape, 60, new int[]{0, 0, 20});
+            }
+        } finally {
+            TestCudaLibrary.setNativeEnvironment("ZSE_CUDA_EMU_SHARED_KB", null);
+        }
+    }
+
+    /**
      * Gemma's logits, q·k times its own scale and then soft-capped (cap·tanh(logit / cap), a cap small enough to bend
      * most logits), with full and local attention, both cache types: prompt tiles, decode rows beside a chunk.
      */
