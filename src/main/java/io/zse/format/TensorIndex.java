@@ -15,6 +15,9 @@ import static io.zse.format.LittleEndian.SHORT;
 
 /** Binary encoding of the tensor-index section (docs/zse-format.md, "The tensor-index section"). */
 public final class TensorIndex {
+    /** The most elements a tensor may have: its bytes (at most 4 an element) then still fit a long. */
+    static final long MAX_ELEMENTS = 1L << 60;
+
     private TensorIndex() {
     }
 
@@ -124,7 +127,7 @@ public final class TensorIndex {
         TensorInfo t = new TensorInfo(name, type, layout, shape, groupSize, in.u64(what), in.u64(what),
                 in.u64(what), in.u64(what), in.u32(what), in.u32(what));
         long n = t.elementCount();
-        if (n < 0) {
+        if (n < 0 || n > MAX_ELEMENTS) {
             throw in.fail(what + " has a shape whose element count overflows: " + t.shapeString());
         }
         if (type.isQuantized() && t.rowLength() % groupSize != 0) {

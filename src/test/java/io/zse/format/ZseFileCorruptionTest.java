@@ -141,6 +141,23 @@ class ZseFileCorruptionTest {
         assertTrue(m.contains("needs"), m);
     }
 
+    /**
+     * An F32 tensor of 2^62 + 64 elements, whose byte count wraps a long to 256, with 256 data bytes in the index: the
+     * index no longer takes the wrapped length for the shape's.
+     */
+    @Test
+    void elementCountWhoseBytesOverflowALong() throws IOException {
+        String m = rejection(rewriteIndex(ts -> {
+            TensorInfo t = ts.get(2);
+            long[] shape = new long[t.rank()];
+            java.util.Arrays.fill(shape, 1);
+            shape[0] = (1L << 62) + 64;
+            return replace(ts, 2, new TensorInfo(t.name(), TensorType.F32, ZseLayout.LAYOUT_ROW_GROUPS, shape, 0, t.dataOffset(), 256,
+                    0, 0, t.dataCrc(), 0));
+        }));
+        assertTrue(m.contains("element count overflows"), m);
+    }
+
     @Test
     void interleavedLayoutOnATensorItCannotHoldOrAnUnknownLayout() throws IOException {
         String m = rejection(rewriteIndex(ts -> {

@@ -81,7 +81,13 @@ final class HostActivations implements ActivationBuffer {
         public void run() {
             if (done.compareAndSet(false, true)) {
                 open.remove(this);
-                arena.close();
+                try {
+                    arena.close();
+                } catch (IllegalStateException e) { // a native call still holds it: not freed, so still open
+                    done.set(false);
+                    open.add(this);
+                    throw e;
+                }
             }
         }
     }

@@ -60,8 +60,10 @@ final class NativeAttention {
     }
 
     private static Rows rows(KvRows keys, KvRows values, int[] slots, AttentionShape shape) {
+        // INT8 rows' scales are indexed by kv head: the heads must be the shape's, not only the width
         if (keys.getClass() != values.getClass() || keys.kvDim() != shape.kvDim() || values.kvDim() != shape.kvDim()
-                || keys.slots() != values.slots()) {
+                || keys.slots() != values.slots() || keys instanceof Int8KvRows k
+                && (k.numKvHeads() != shape.numKvHeads() || ((Int8KvRows) values).numKvHeads() != shape.numKvHeads())) {
             throw new IllegalArgumentException("keys " + keys + " and values " + values + " do not fit attention "
                     + shape);
         }

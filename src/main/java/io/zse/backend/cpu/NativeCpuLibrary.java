@@ -292,6 +292,15 @@ public final class NativeCpuLibrary {
      */
     public int convert(TensorType type, int group, MemorySegment src, long count, MemorySegment data,
                        MemorySegment scales, float[] table, float[] codebook, float maxHalfGap) {
+        // the C code divides by the group and walks count values: nothing it reads or writes may be short
+        if (!type.isQuantized() || !type.allowsGroupSize(group) || count < 0 || count % group != 0
+                || src.byteSize() < count * Float.BYTES || data.byteSize() < type.dataBytes(count)
+                || scales.byteSize() < type.scaleBytes(count, group) || table.length < 1
+                || type == TensorType.NF4 && (codebook == null || codebook.length < 31)) {
+            throw new IllegalArgumentException("cannot quantize " + count + " values to " + type + "/" + group
+                    + " from " + src.byteSize() + " bytes into " + data.byteSize() + " and " + scales.byteSize()
+                    + " bytes with " + table.length + " table entries");
+        }
         try {
             MemorySegment t = MemorySegment.ofArray(table);
             return switch (type) {

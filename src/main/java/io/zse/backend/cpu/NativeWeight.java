@@ -166,7 +166,7 @@ public final class NativeWeight extends CpuWeight {
             firstItem[j + 1] = firstItem[j] + ws[j].int8Items();
             work += (long) ws[j].rows * cols * n;
         }
-        QuantizedRows q = QuantizedRows.forThread(n * cols);
+        QuantizedRows q = QuantizedRows.forThread(Math.multiplyExact(n, cols));
         ws[0].library.quantizeRows(x, n, cols, q);
         int items = firstItem[ws.length];
         threads.parallelFor(items, work / items, (start, end) -> {

@@ -31,8 +31,9 @@ record TernaryActivations(MemorySegment codes, MemorySegment divisors, MemorySeg
      */
     static TernaryActivations quantize(MemorySegment x, long xOffset, int n, int cols) {
         TernaryActivations q = PER_THREAD.get();
-        if (q.elements < n * cols || q.rows < n) {
-            q = allocate(Math.max(n * cols, q.elements), Math.max(n, q.rows));
+        int elements = Math.multiplyExact(n, cols);
+        if (q.elements < elements || q.rows < n) {
+            q = allocate(Math.max(elements, q.elements), Math.max(n, q.rows));
             PER_THREAD.set(q);
         }
         for (int i = 0; i < n; i++) {

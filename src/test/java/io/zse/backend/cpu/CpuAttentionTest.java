@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -128,5 +129,22 @@ class CpuAttentionTest {
                 assertTrue(f16 < int8, where);
             }
         }
+    }
+
+    /**
+     * An INT8 cache's scales are one a kv head: an attention whose heads split the cache's width another way (4 of 32
+     * against the cache's 2 of 64) is refused before a kernel reads past them.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "vector", "scalar"})
+    void int8HeadsThatSplitTheCachesWidthAnotherWayAreRefused(String kernels) {
+        assumeTrue(!kernels.equals("native") || TestKernels.nativeUnavailable().isEmpty(), "no libzse_cpu here");
+        KvCache cache = new KvCache(KvCacheType.INT8, 1, 4, 2, 64);
+        float[] rows = new float[4 * 128];
+        cache.store(0, 0, 4, rows, rows);
+        cache.setLength(4);
+        AttentionShape fourOf32 = new AttentionShape(8, 4, 32, 0);
+        assertThrows(IllegalArgumentException.class, () -> BackendArrays.attention(backend(kernels),
+                new float[fourOf32.queryDim()], BatchLayout.single(cache, 3, 1), 0, fourOf32));
     }
 }

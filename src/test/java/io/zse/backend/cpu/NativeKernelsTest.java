@@ -181,6 +181,26 @@ class NativeKernelsTest {
         assertThrows(IllegalArgumentException.class, () -> w.multiply(new float[128], 2, new float[15], THREADS));
     }
 
+    /**
+     * The converter's quantizers divide by the group and walk the values: a group the type does not take, or values,
+     * codes or scales shorter than the count, are refused before the C code runs (a group of 0 once ended the JVM).
+     */
+    @Test
+    void convertRefusesGroupsAndBuffersThatDoNotFitTheCount() {
+        MemorySegment src = MemorySegment.ofArray(new float[64]);
+        MemorySegment data = MemorySegment.ofArray(new byte[32]);
+        MemorySegment scales = MemorySegment.ofArray(new byte[8]);
+        float[] table = {1f};
+        assertThrows(IllegalArgumentException.class,
+                () -> library.convert(TensorType.Q4, 0, src, 64, data, scales, table, null, 0f));
+        assertThrows(IllegalArgumentException.class,
+                () -> library.convert(TensorType.Q4, 32, src, 128, data, scales, table, null, 0f));
+        assertThrows(IllegalArgumentException.class,
+                () -> library.convert(TensorType.Q8, 32, src, 64, data, scales, table, null, 0f));
+        assertThrows(IllegalArgumentException.class,
+                () -> library.convert(TensorType.Q4, 32, src, 64, data, scales, new float[0], null, 0f));
+    }
+
     @Test
     void autoTakesTheLibraryAndSaysSoInOneLine() {
         List<String> log = new ArrayList<>();
