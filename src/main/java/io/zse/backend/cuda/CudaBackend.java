@@ -162,12 +162,8 @@ public final class CudaBackend implements Backend {
         cuda.setDevice(device.index());
         cuda.call("zse_cuda_set_overlap", overlapSetting(System.getenv("ZSE_CUDA_OVERLAP")) ? 1 : 0);
         this.stream = new CudaStream(cuda);
-        try {
-            this.uploader = new WeightUploader(cuda, device.index(), upload, pacedUploads);
-        } catch (RuntimeException e) {
-            stream.close();
-            throw e;
-        }
+        this.uploader = Resources.madeAfter(stream, () -> new WeightUploader(cuda, device.index(), upload,
+                pacedUploads));
     }
 
     public CudaDevice device() {
@@ -1110,12 +1106,7 @@ public final class CudaBackend implements Backend {
             samplingStaging = null;
             Resources.closeAll(device, staging);
             DeviceBuffer grown = new DeviceBuffer(cuda, bytes);
-            try {
-                samplingStaging = new PinnedBuffer(cuda, scratchOffset);
-            } catch (RuntimeException e) {
-                grown.close();
-                throw e;
-            }
+            samplingStaging = Resources.madeAfter(grown, () -> new PinnedBuffer(cuda, scratchOffset));
             sampling = grown;
         }
         MemorySegment.copy(parameters, 0, samplingStaging.writable(parameterBytes), ValueLayout.JAVA_DOUBLE, 0,

@@ -1,6 +1,7 @@
 package io.zse.backend.cuda;
 
 import java.util.Arrays;
+import java.util.function.Supplier;
 
 /** Closing several device resources at once: a failure to free one must not keep the others held. */
 final class Resources {
@@ -35,5 +36,22 @@ final class Resources {
 
     static void closeAll(AutoCloseable... resources) {
         closeAll(Arrays.asList(resources));
+    }
+
+    /**
+     * What {@code next} makes; where it throws, {@code made} (what the caller made just before, for use with it) is
+     * closed again, and the failure thrown.
+     */
+    static <T> T madeAfter(AutoCloseable made, Supplier<T> next) {
+        try {
+            return next.get();
+        } catch (RuntimeException e) {
+            try {
+                made.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
     }
 }

@@ -22,12 +22,7 @@ final class StagedBuffer implements AutoCloseable {
             close();
             long size = Math.max(bytes, 1L << 16);
             DeviceBuffer grown = new DeviceBuffer(cuda, size);
-            try {
-                host = new PinnedBuffer(cuda, size);
-            } catch (RuntimeException e) {
-                grown.close();
-                throw e;
-            }
+            host = Resources.madeAfter(grown, () -> new PinnedBuffer(cuda, size));
             device = grown;
         }
         return device;
