@@ -19,6 +19,9 @@ public final class SmallJsonParser {
     private final String text;
     private final String document;
     private int pos;
+    private int depth;                      // objects and arrays open around the value being read
+    /** Deeper nesting is refused: a hostile file must not overflow the stack of this recursive reader. */
+    static final int MAX_DEPTH = 256;
 
     private SmallJsonParser(String text, String document) {
         this.text = text;
@@ -47,12 +50,16 @@ public final class SmallJsonParser {
             throw error("unexpected end");
         }
         char c = text.charAt(pos);
+        if ((c == '{' || c == '[') && ++depth > MAX_DEPTH) {
+            throw error("nested deeper than " + MAX_DEPTH);
+        }
         switch (c) {
             case '{' -> {
                 pos++;
                 ObjectNode object = NODES.objectNode();
                 skipSpace();
                 if (peek('}')) {
+                    depth--;
                     return object;
                 }
                 do {
@@ -64,6 +71,7 @@ public final class SmallJsonParser {
                     skipSpace();
                 } while (peek(','));
                 expect('}');
+                depth--;
                 return object;
             }
             case '[' -> {
@@ -71,6 +79,7 @@ public final class SmallJsonParser {
                 ArrayNode array = NODES.arrayNode();
                 skipSpace();
                 if (peek(']')) {
+                    depth--;
                     return array;
                 }
                 do {
@@ -78,6 +87,7 @@ public final class SmallJsonParser {
                     skipSpace();
                 } while (peek(','));
                 expect(']');
+                depth--;
                 return array;
             }
             case '"' -> {

@@ -136,7 +136,7 @@ public final class ZseFile implements AutoCloseable {
         long dataOffset = file.get(LONG, ZseLayout.OFF_DATA_OFFSET);
         long dataLength = file.get(LONG, ZseLayout.OFF_DATA_LENGTH);
         if (headerOffset != ZseLayout.PREAMBLE_SIZE || headerLength < ZseLayout.HEADER_FIXED_SIZE
-                || dataOffset % ZseLayout.DATA_ALIGNMENT != 0 || dataOffset < headerOffset + headerLength
+                || dataOffset % ZseLayout.DATA_ALIGNMENT != 0 || headerLength > dataOffset - headerOffset
                 || dataOffset > size || dataLength != size - dataOffset) {
             throw new ZseFormatException(path, "preamble", "inconsistent layout: header at " + headerOffset + "+"
                     + headerLength + ", data at " + dataOffset + "+" + dataLength + ", file " + size + " bytes");

@@ -16,6 +16,14 @@ final class TokenizerAssembler {
 
     /** {@code merges} holds left ids, right ids and merged ids, indexed by rank. */
     static Tokenizer assemble(ObjectNode settings, Vocabulary vocab, int[][] merges) {
+        for (int[] column : merges) {
+            for (int id : column) {
+                if (vocab.token(id) == null) {
+                    throw new IllegalArgumentException("a merge names token id " + id + ", which the vocabulary of "
+                            + vocab.size() + " does not hold");
+                }
+            }
+        }
         refuseIfSet(settings, "truncation");
         refuseIfSet(settings, "padding");
         JsonNode model = settings.path("model");
@@ -55,7 +63,13 @@ final class TokenizerAssembler {
             String content = node.path("content").asText();
             int modelId = vocab.id(content);
             // as Hugging Face: a token the model already knows keeps the model's id
-            int id = modelId >= 0 ? modelId : node.path("id").asInt();
+            JsonNode given = node.path("id");
+            if (modelId < 0 && (!given.canConvertToInt() || !given.isIntegralNumber() || given.asInt() < 0
+                    || given.asInt() > Vocabulary.MAX_ID)) {
+                throw new IllegalArgumentException("added token " + content + " has the id " + given
+                        + ", not one of 0.." + Vocabulary.MAX_ID);
+            }
+            int id = modelId >= 0 ? modelId : given.asInt();
             tokens.add(new AddedToken(id, content, node.path("special").asBoolean(false),
                     node.path("single_word").asBoolean(false), node.path("lstrip").asBoolean(false),
                     node.path("rstrip").asBoolean(false), node.path("normalized").asBoolean(false)));

@@ -70,7 +70,12 @@ final class TokenizerBinaryFormat {
             ObjectNode settings = (ObjectNode) SmallJsonParser.parse(binary, in.position(), settingsLength,
                     "precompiled tokenizer settings");
             in.position(in.position() + settingsLength);
-            String[] tokens = new String[in.getInt()];
+            int tokenCount = in.getInt();
+            if (tokenCount < 0 || tokenCount > in.remaining() / 4) {
+                throw new IllegalArgumentException("corrupt precompiled tokenizer: " + tokenCount + " tokens in "
+                        + in.remaining() + " bytes");
+            }
+            String[] tokens = new String[tokenCount];
             int[] lengths = new int[tokens.length];
             in.asIntBuffer().get(lengths);
             in.position(in.position() + 4 * tokens.length);
@@ -81,6 +86,10 @@ final class TokenizerBinaryFormat {
                 }
             }
             int mergeCount = in.getInt();
+            if (mergeCount < 0 || mergeCount > in.remaining() / 12) {
+                throw new IllegalArgumentException("corrupt precompiled tokenizer: " + mergeCount + " merges in "
+                        + in.remaining() + " bytes");
+            }
             int[][] merges = new int[3][mergeCount];
             for (int[] column : merges) {
                 in.asIntBuffer().get(column);

@@ -61,8 +61,9 @@ final class TokenizerJsonReader {
             names.add(parser.currentName());
             parser.nextToken();
             int id = parser.getIntValue();
-            if (id < 0) {
-                throw new IllegalArgumentException("negative id in model.vocab");
+            if (id < 0 || id > Vocabulary.MAX_ID) {
+                throw new IllegalArgumentException("model.vocab gives " + names.getLast() + " the id " + id
+                        + ", outside 0.." + Vocabulary.MAX_ID);
             }
             ids.add(id);
             max = Math.max(max, id);

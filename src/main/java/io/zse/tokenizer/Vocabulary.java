@@ -5,6 +5,9 @@ import java.util.Map;
 
 /** The model's token strings and ids, both ways. */
 final class Vocabulary {
+    /** Ids at or above this are refused (the largest vocabularies hold a few hundred thousand tokens). */
+    static final int MAX_ID = (1 << 24) - 1;
+
     private final Map<String, Integer> ids;
     private final String[] tokens;
 

@@ -61,4 +61,15 @@ class SmallJsonParserTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SmallJsonParser.parse(text, "my.json"));
         assertTrue(e.getMessage().startsWith("my.json is not valid JSON: "), e.getMessage());
     }
+
+    /** Nesting past 256 levels is refused by name, not a stack overflow; 256 levels still parse. */
+    @Test
+    void deepNestingIsRefused() {
+        String deep = "[".repeat(100_000) + "]".repeat(100_000);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SmallJsonParser.parse(deep, "my.json"));
+        assertTrue(e.getMessage().contains("nested deeper than 256"), e.getMessage());
+        String objects = "{\"a\":".repeat(255) + "[1]" + "}".repeat(255);
+        assertEquals(1, SmallJsonParser.parse(objects, "ok.json").at("/a".repeat(255) + "/0").asInt());
+    }
 }

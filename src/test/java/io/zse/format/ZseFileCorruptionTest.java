@@ -89,6 +89,16 @@ class ZseFileCorruptionTest {
         assertTrue(rejection(Arrays.copyOf(good, good.length + 10)).contains("trailing bytes"));
     }
 
+    /** A header length so large that header offset + length wraps a long is inconsistent, not an index error. */
+    @Test
+    void headerLengthThatOverflowsIsInconsistent() throws IOException {
+        byte[] b = good.clone();
+        le(b).putLong(ZseLayout.OFF_HEADER_LENGTH, Long.MAX_VALUE - 16);
+        resealPreamble(b);
+        String m = rejection(b);
+        assertTrue(m.contains("inconsistent layout"), m);
+    }
+
     @Test
     void preambleFieldsInconsistentEvenWithAValidChecksum() throws IOException {
         byte[] b = good.clone();

@@ -83,6 +83,52 @@ class TokenizerLoadingTest {
                 "unsupported truncation settings (must be null)");
     }
 
+    /**
+     * Ids a hostile tokenizer gives (a vocab id of 2e9, an added token's -1 or 1.5, a precompiled form's token and
+     * merge counts past its bytes, a merge naming an id the vocabulary lacks) are refused by name, before any table is
+     * sized from them.
+     */
+    @Test
+    void hostileIdsAndCountsAreRefused() {
+        String tinystories = new String(TestTokenizers.json("tinystories-656k"), StandardCharsets.UTF_8);
+        assertThrowsMentioning(tinystories.replace("\"<unk>\": 0,", "\"<unk>\": 2000000000,"), "outside 0..");
+        for (String id : new String[]{"-1", "1.5", "\"3\""}) {
+            assertThrowsMentioning(tinystories.replace("\"added_tokens\": [", "\"added_tokens\": [{\"id\": " + id
+                    + ", \"content\": \"<zz>\", \"special\": true},"), "added token <zz> has the id");
+        }
+        byte[] binary = Tokenizer.fromJson(tinystories).toBinary();
+        java.nio.ByteBuffer le = java.nio.ByteBuffer.wrap(binary).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int tokenCountAt = 8 + 4 + le.getInt(8);
+        int tokens = le.getInt(tokenCountAt);
+        byte[] manyTokens = binary.clone();
+        java.nio.ByteBuffer.wrap(manyTokens).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(tokenCountAt, 0x7FFFFFF0);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Tokenizer.fromBinary(manyTokens)).getMessage()
+                .contains("2147483632 tokens in"));
+        int at = mergeStart(binary, tokenCountAt);
+        int mergeCount = le.getInt(at);
+        assertTrue(tokens > 0 && mergeCount > 0 && binary.length == at + 4 + 12 * mergeCount, "the layout as read");
+        byte[] badMerge = binary.clone();
+        java.nio.ByteBuffer.wrap(badMerge).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(at + 4, 999_999);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Tokenizer.fromBinary(badMerge)).getMessage()
+                .contains("a merge names token id 999999"));
+    }
+
+    /** Where the merge count of a precompiled tokenizer lies: after the token lengths and the tokens' bytes. */
+    private static int mergeStart(byte[] binary, int tokenCountAt) {
+        java.nio.ByteBuffer le = java.nio.ByteBuffer.wrap(binary).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int tokens = le.getInt(tokenCountAt);
+        int at = tokenCountAt + 4 + 4 * tokens;
+        for (int i = 0; i < tokens; i++) {
+            at += Math.max(0, le.getInt(tokenCountAt + 4 + 4 * i));
+        }
+        return at;
+    }
+
+    private static void assertThrowsMentioning(String json, String message) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tokenizer.fromJson(json));
+        assertTrue(e.getMessage().contains(message), e.getMessage());
+    }
+
     private static void assertRefused(String json, String message) {
         assertTrue(!json.equals(new String(TestTokenizers.json("tinystories-656k"), StandardCharsets.UTF_8)),
                 "test edit did not apply for " + message);

@@ -184,7 +184,10 @@ public final class GgufConverter {
                 throw new IllegalArgumentException("tensor '" + name + "' is not part of a "
                         + metadata.string("general.architecture") + " model this converter knows");
             }
-            ggufByHf.put(hf, name);
+            String other = ggufByHf.put(hf, name);
+            if (other != null) { // blk.0 and blk.00 are one layer to the name map: neither may stand in for it
+                throw new IllegalArgumentException("tensors '" + other + "' and '" + name + "' are both " + hf);
+            }
         }
         if (config.tieWordEmbeddings() && !ggufByHf.containsKey(ModelTensors.EMBEDDINGS)) {
             ggufByHf.put(ModelTensors.EMBEDDINGS, ggufByHf.remove(ModelTensors.LM_HEAD));

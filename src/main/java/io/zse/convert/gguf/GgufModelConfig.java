@@ -52,6 +52,10 @@ final class GgufModelConfig {
                     + " does not divide head_count " + heads);
         }
         int headDim = m.has(arch + ".attention.key_length") ? positive(m, arch + ".attention.key_length") : hidden / heads;
+        if (headDim % 2 != 0) { // RoPE rotates pairs, and llama.cpp's q and k rows are reordered by halves of a head
+            throw new IllegalArgumentException("GGUF " + arch + " heads of " + headDim + " dimensions: a head dim must "
+                    + "be even");
+        }
         if (m.has(arch + ".attention.value_length") && m.integer(arch + ".attention.value_length") != headDim) {
             throw new IllegalArgumentException("GGUF " + arch + ".attention.value_length differs from key_length "
                     + headDim + " (not supported)");

@@ -29,6 +29,8 @@ import java.util.Map;
  * Tokens typed unknown or control become special added tokens, user-defined ones plain added tokens.
  */
 public final class GgufTokenizer {
+    /** The longest token merges are derived for: real vocabularies' longest are runs of a few hundred characters. */
+    static final int MAX_MERGED_TOKEN = 4096;
     private static final int TYPE_UNKNOWN = 2;
     private static final int TYPE_CONTROL = 3;
     private static final int TYPE_USER_DEFINED = 4;
@@ -223,6 +225,10 @@ public final class GgufTokenizer {
         List<Merge> merges = new ArrayList<>();
         for (Map.Entry<String, Integer> entry : orderedVocabulary(tokens, ids)) {
             String token = entry.getKey();
+            if (token.length() > MAX_MERGED_TOKEN) { // each cut is a lookup: a long token costs its length squared
+                throw new IllegalArgumentException("token " + entry.getValue() + " is " + token.length()
+                        + " characters long; merges are derived for tokens of at most " + MAX_MERGED_TOKEN);
+            }
             double rank = byScore ? scores.get(entry.getValue())
                     : entry.getValue() + (isWhitespaceRun(token) ? tokens.size() : 0);
             List<Merge> local = new ArrayList<>();

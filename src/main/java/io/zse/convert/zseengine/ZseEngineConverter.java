@@ -158,7 +158,8 @@ public final class ZseEngineConverter {
                         + groups + " groups of " + g);
                 boolean tiled = shape.length == 2 && tiled(file, e);
                 if (!tiled) {
-                    need(e, e.dataBytes() == groups * g / 2, "int4 data_nbytes " + e.dataBytes() + " fits neither layout");
+                    need(e, e.dataBytes() == (groups * g + 1) / 2, "int4 data_nbytes " + e.dataBytes()
+                            + " fits neither layout");
                 }
                 boolean exact = shape.length == 2 && rowLength % g == 0 && TensorType.Q4.allowsGroupSize(g);
                 return exact ? new Planned(e, TensorInfo.planned(hf, TensorType.Q4, shape, g), true, tiled)
@@ -379,9 +380,11 @@ public final class ZseEngineConverter {
             };
         }
         Integer window = c.get("sliding_window") instanceof Long w && arch.equals("mistral") ? (int) (long) w : null;
-        Integer bos = tokenizer == null ? null : ((Long) tokenizer.get("tokenizer.ggml.bos_token_id")).intValue();
-        List<Integer> eos = tokenizer == null ? List.of()
-                : List.of(((Long) tokenizer.get("tokenizer.ggml.eos_token_id")).intValue());
+        // a tokenizer without a BOS (Qwen2) or an EOS id leaves it out
+        Integer bos = tokenizer != null && tokenizer.get("tokenizer.ggml.bos_token_id") instanceof Long b
+                ? Math.toIntExact(b) : null;
+        List<Integer> eos = tokenizer != null && tokenizer.get("tokenizer.ggml.eos_token_id") instanceof Long e
+                ? List.of(Math.toIntExact(e)) : List.of();
         return new ModelConfig(arch, hidden, positive(c, "num_layers"), heads, kvHeads,
                 c.containsKey("head_dim") ? positive(c, "head_dim") : hidden / heads, positive(c, "intermediate_size"),
                 positive(c, "vocab_size"), positive(c, "max_seq_len"), number(c.get("rope_theta"), "rope_theta"), scaling,

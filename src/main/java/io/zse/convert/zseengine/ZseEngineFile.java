@@ -131,7 +131,31 @@ public final class ZseEngineFile implements AutoCloseable {
         for (Object item : list) {
             entries.add(entry(path, asMap(path, item, "WEIGHT_INDEX entry"), data[0], data[1]));
         }
+        checkDisjoint(path, entries);
         return new ZseEngineFile(path, arena, s, config, tokenizer, List.copyOf(entries));
+    }
+
+    /** One tensor's data, scales or zeros in the weight data. */
+    private record Region(String what, long start, long bytes) {
+    }
+
+    /** No two tensors' bytes (data, scales, zeros) overlap: each tensor converts from bytes of its own. */
+    private static void checkDisjoint(Path path, List<Entry> entries) throws ImportFormatException {
+        List<Region> regions = new ArrayList<>();
+        for (Entry e : entries) {
+            regions.add(new Region("tensor '" + e.name() + "' data", e.dataOffset(), e.dataBytes()));
+            regions.add(new Region("tensor '" + e.name() + "' scales", e.scaleOffset(), e.scaleBytes()));
+            regions.add(new Region("tensor '" + e.name() + "' zeros", e.zerosOffset(), e.zerosBytes()));
+        }
+        regions.removeIf(r -> r.bytes() == 0);
+        regions.sort(java.util.Comparator.comparingLong(Region::start));
+        for (int i = 1; i < regions.size(); i++) {
+            Region before = regions.get(i - 1);
+            Region at = regions.get(i);
+            if (at.start() < before.start() + before.bytes()) {
+                throw new ImportFormatException(path, at.what() + " overlaps " + before.what());
+            }
+        }
     }
 
     private static Entry entry(Path path, Map<String, Object> m, long base, long dataLength) throws ImportFormatException {

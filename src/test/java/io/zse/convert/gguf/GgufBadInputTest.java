@@ -147,6 +147,10 @@ class GgufBadInputTest {
         assertTrue(message.contains("head_count_kv 3 does not divide head_count 8"), message);
         int vocab = find(original, "llama.vocab_size") + "llama.vocab_size".length() + 4;
         assertTrue(failure(with(4096, vocab, 4), "vocab").contains("vocab_size 4096 differs"));
+        // 128 heads of the 128-wide stream: heads of 1 dimension, whose halves llama.cpp's row order cannot have
+        int headCount = find(original, "llama.attention.head_count\u0004") + "llama.attention.head_count".length() + 4;
+        String odd = failure(with(128, headCount, 4), "odd-heads");
+        assertTrue(odd.contains("heads of 1 dimensions: a head dim must be even"), odd);
     }
 
     @Test

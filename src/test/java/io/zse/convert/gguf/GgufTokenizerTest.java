@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -153,5 +154,15 @@ class GgufTokenizerTest {
                 -1000.0)).stream().map(m -> m[0] + " " + m[1]).toList();
         assertEquals(List.of("\u2581 a", "\u2581 \u2581", "\u2581 \u2581\u2581", "\u2581\u2581 \u2581"),
                 withSpaces);
+    }
+
+    /** Merges are derived by trying every cut of a token: one too long for that is refused, not hours of work. */
+    @Test
+    void aTokenTooLongToDeriveMergesForIsRefused() {
+        List<String> tokens = List.of("a", "aa", "a".repeat(GgufTokenizer.MAX_MERGED_TOKEN + 1));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> GgufTokenizer.mergesFromVocabulary(tokens, null));
+        assertTrue(e.getMessage().contains("token 2 is 4097 characters long"), e.getMessage());
+        assertEquals(1, GgufTokenizer.mergesFromVocabulary(tokens.subList(0, 2), null).size());
     }
 }
