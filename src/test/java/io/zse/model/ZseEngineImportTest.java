@@ -154,6 +154,51 @@ class ZseEngineImportTest {
         assertTrue(e.getMessage().contains("CONFIG section checksum mismatch"), e.getMessage());
     }
 
+    /**
+     * Files written as the engine does with one thing wrong: a tokenizer without a BOS id (Qwen2 has none) converts,
+     * with no BOS in the config; every tensor at data offset 0 is refused, naming the overlap; an int4 tensor with
+     * fewer data bytes than its elements need is refused before a byte past them is read.
+     */
+    @Test
+    void writtenFilesWithOneThingWrong() throws IOException {
+        Path noBos = dir.resolve("no-bos.zse");
+        ZseEngineFixture.write(noBos, ZseEngineFixture.config(), ZseEngineFixture.index(),
+                ZseEngineFixture.tokenizer(false));
+        Path converted = dir.resolve("no-bos-out.zse");
+        ZseEngineConverter.convert(noBos, converted, true, ModelConverter.Progress.NONE);
+        try (ZseFile f = ZseFile.open(converted)) {
+            ModelConfig config = ModelConfig.fromJson(f.configJson());
+            assertEquals(null, config.bosTokenId());
+            assertEquals(java.util.List.of(1), config.eosTokenIds());
+        }
+
+        java.util.List<java.util.Map<String, Object>> overlapping = ZseEngineFixture.index();
+        overlapping.forEach(m -> m.put("data_offset", 0L));
+        Path overlap = dir.resolve("overlap.zse");
+        ZseEngineFixture.write(overlap, ZseEngineFixture.config(), overlapping, ZseEngineFixture.tokenizer(true));
+        ImportFormatException e = assertThrows(ImportFormatException.class,
+                () -> ZseEngineConverter.convert(overlap, dir.resolve("out.zse"), true, ModelConverter.Progress.NONE));
+        assertTrue(e.getMessage().contains("overlaps"), e.getMessage());
+
+        // the embeddings [4, 8] as int4 in groups of 3 (11 groups, 33 codes): 16 data bytes hold 32 of them
+        java.util.List<java.util.Map<String, Object>> odd = ZseEngineFixture.index();
+        java.util.Map<String, Object> embeddings = odd.getFirst();
+        long end = odd.stream().mapToLong(m -> (Long) m.get("data_offset") + (Long) m.get("data_nbytes")).max()
+                .orElseThrow();
+        embeddings.put("dtype", "int4");
+        embeddings.put("group_size", 3L);
+        embeddings.put("data_nbytes", 16L);
+        embeddings.put("scale_offset", end);
+        embeddings.put("scale_nbytes", 22L);
+        embeddings.put("zeros_offset", end + 22);
+        embeddings.put("zeros_nbytes", 22L);
+        Path oddInt4 = dir.resolve("odd-int4.zse");
+        ZseEngineFixture.write(oddInt4, ZseEngineFixture.config(), odd, ZseEngineFixture.tokenizer(true));
+        e = assertThrows(ImportFormatException.class,
+                () -> ZseEngineConverter.convert(oddInt4, dir.resolve("out.zse"), true, ModelConverter.Progress.NONE));
+        assertTrue(e.getMessage().contains("int4 data_nbytes 16"), e.getMessage());
+    }
+
     static float[] decode(ZseTensor t) {
         int n = (int) t.info().elementCount();
         float[] out = new float[n];

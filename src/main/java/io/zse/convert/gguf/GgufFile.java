@@ -33,7 +33,10 @@ public final class GgufFile implements AutoCloseable {
     private static final int MAX_DIMS = 4;
     private static final int MAX_ARRAY_DEPTH = 2;
     private static final int MAX_NAME_BYTES = 1024;
-    /** Far above any real array (vocabularies have a few hundred thousand entries); bounds the boxed values. */
+    /**
+     * Far above any real array or file (vocabularies have a few hundred thousand entries, a file four such arrays);
+     * bounds the boxed values, about 20 bytes each: one array's and the whole file's.
+     */
     private static final long MAX_ARRAY_LENGTH = 1 << 24;
     private static final long DEFAULT_ALIGNMENT = 32;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -239,6 +242,7 @@ public final class GgufFile implements AutoCloseable {
         private final Path path;
         private final MemorySegment segment;
         private long position;
+        private long arrayElements;  // the elements of the arrays read so far
 
         Reader(Path path, MemorySegment segment) {
             this.path = path;
@@ -347,10 +351,12 @@ public final class GgufFile implements AutoCloseable {
                         + Integer.toUnsignedString(elementType));
             };
             long n = count(what + " array length", minBytes);
-            if (n > MAX_ARRAY_LENGTH) {
+            if (n > MAX_ARRAY_LENGTH || n > MAX_ARRAY_LENGTH - arrayElements) {
                 throw new ImportFormatException(path, what + ": array length " + n + " exceeds the limit of "
-                        + MAX_ARRAY_LENGTH);
+                        + MAX_ARRAY_LENGTH + (arrayElements > 0 ? " for all arrays together, " + arrayElements
+                        + " before it" : ""));
             }
+            arrayElements += n;
             List<Object> values = new ArrayList<>((int) Math.min(n, 1 << 16));
             for (long i = 0; i < n; i++) {
                 values.add(value(elementType, what, depth + 1));

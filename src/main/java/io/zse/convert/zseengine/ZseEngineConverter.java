@@ -206,7 +206,7 @@ public final class ZseEngineConverter {
     static boolean tiled(ZseEngineFile file, ZseEngineFile.Entry e) {
         long rows = e.shape()[0];
         long cols = e.shape()[1];
-        long rowMajor = (e.elementCount() + e.groupSize() - 1) / e.groupSize() * e.groupSize() / 2;
+        long rowMajor = ((e.elementCount() + e.groupSize() - 1) / e.groupSize() * e.groupSize() + 1) / 2;
         long tiledBytes = (rows + TILE_ROWS - 1) / TILE_ROWS * ((cols + 15) / 16) * TILE_BYTES;
         if (cols % 2 != 0) {
             need(e, e.dataBytes() == rowMajor, "odd row length " + cols + " with data_nbytes " + e.dataBytes());
