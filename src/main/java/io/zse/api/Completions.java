@@ -25,8 +25,12 @@ public class Completions {
         try {
             run.start();
         } catch (RuntimeException e) {
-            run.cancel(); // a stream refused with 503 must not keep its heartbeat
-            throw e;
+            // a stream whose heartbeat already wrote its head gets the error as an event and ends; a stream refused
+            // with 503 must not keep its heartbeat
+            ApiException error = OpenAiRoutes.toApiException(e);
+            sink.fail(error);
+            run.cancel();
+            throw error;
         }
         return run;
     }

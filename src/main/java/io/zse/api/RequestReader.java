@@ -281,9 +281,10 @@ public final class RequestReader {
     static int[] tokenIds(JsonNode array, int vocab, String where) {
         int[] ids = new int[array.size()];
         for (int i = 0; i < ids.length; i++) {
-            long id = array.get(i).asLong();
+            JsonNode given = array.get(i);
+            long id = given.canConvertToLong() ? given.asLong() : -1; // not wrapped: 2^64 + 5 is not token 5
             if (id < 0 || id >= vocab) {
-                throw ApiException.invalid(where + ": token id " + id + " is outside the vocabulary (0.." + (vocab - 1)
+                throw ApiException.invalid(where + ": token id " + given + " is outside the vocabulary (0.." + (vocab - 1)
                         + ")", where.contains("[") ? where.substring(0, where.indexOf('[')) : where);
             }
             ids[i] = (int) id;

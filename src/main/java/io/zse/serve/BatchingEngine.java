@@ -316,10 +316,15 @@ public final class BatchingEngine implements AutoCloseable {
             }
             if (w.sampled()) {
                 int token = drawn.tokens()[sampled++];
-                if (token >= 0) {
-                    s.step(token);
-                } else {
-                    s.step(drawn.logits(), hostRow++ * vocab, vocab);
+                int logitsRow = token >= 0 ? -1 : hostRow++;
+                try {
+                    if (token >= 0) {
+                        s.step(token);
+                    } else {
+                        s.step(drawn.logits(), logitsRow * vocab, vocab);
+                    }
+                } catch (RuntimeException e) {
+                    s.fail(e); // one request's failure (its grammar, say) is not its batch's
                 }
             }
         }

@@ -97,6 +97,10 @@ class OpenAiApiTest extends ApiTestBase {
         // token ids as the prompt
         api().body("{\"model\":\"" + MODEL + "\",\"prompt\":[1, 80, 200],\"max_tokens\":3}").post("/v1/completions")
                 .then().statusCode(200).body("usage.prompt_tokens", equalTo(3));
+        // an id past 64 bits is not taken for its low bits (2^64 + 5 is not token 5)
+        api().body("{\"model\":\"" + MODEL + "\",\"prompt\":[18446744073709551621],\"max_tokens\":3}")
+                .post("/v1/completions").then().statusCode(400).body("error.param", equalTo("prompt"))
+                .body("error.message", containsString("token id 18446744073709551621 is outside the vocabulary"));
     }
 
     @Test

@@ -34,6 +34,10 @@ public final class JsonSchemaCompiler {
     private final JsonNode root;
     private final boolean strict;
     private final Map<String, GrammarNode.Reference> references = new HashMap<>();
+    /** References being compiled inside one another: a chain of them recurses once a link. */
+    private int referenceDepth;
+    /** Longer chains of references are refused (a hostile schema must not overflow the stack). */
+    static final int MAX_REFERENCE_DEPTH = 256;
     private final GrammarNode space = choice(List.of(EMPTY, literal(" ")));
     private GrammarNode anyValue;
 
@@ -250,7 +254,15 @@ public final class JsonSchemaCompiler {
         references.put(pointer, ref);
         Set<String> unguarded = new HashSet<>(unguardedRefs);
         unguarded.add(pointer);
-        ref.bind(node(target, pointer, unguarded));
+        if (++referenceDepth > MAX_REFERENCE_DEPTH) {
+            throw new SchemaException(path + "/$ref", "references lead through more than " + MAX_REFERENCE_DEPTH
+                    + " others");
+        }
+        try {
+            ref.bind(node(target, pointer, unguarded));
+        } finally {
+            referenceDepth--;
+        }
         return ref;
     }
 

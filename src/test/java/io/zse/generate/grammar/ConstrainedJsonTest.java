@@ -119,6 +119,25 @@ public class ConstrainedJsonTest {
         assertTrue(e.getMessage().contains("refers to itself"), e.getMessage());
     }
 
+    /** A chain of $refs recurses once a link: 256 links compile, 1500 are refused by name (once a stack overflow). */
+    @Test
+    void longReferenceChainsAreRefused() throws Exception {
+        assertTrue(JsonSchemaCompiler.compile(JSON.readTree(referenceChain(255)), false) != null);
+        SchemaException e = assertThrows(SchemaException.class,
+                () -> JsonSchemaCompiler.compile(JSON.readTree(referenceChain(1500)), false));
+        assertTrue(e.getMessage().contains("references lead through more than 256 others"), e.getMessage());
+    }
+
+    /** {"$ref": a0}, a0 -> a1 -> ... -> a{links} = a string. */
+    private static String referenceChain(int links) {
+        StringBuilder defs = new StringBuilder();
+        for (int i = 0; i < links; i++) {
+            defs.append("\"a").append(i).append("\": {\"$ref\": \"#/$defs/a").append(i + 1).append("\"}, ");
+        }
+        defs.append("\"a").append(links).append("\": {\"type\": \"string\"}");
+        return "{\"$defs\": {" + defs + "}, \"$ref\": \"#/$defs/a0\"}";
+    }
+
     /** Byte-level BPE (Qwen3) and SentencePiece with byte fallback (Mistral): a token's bytes are what it decodes to. */
     @ParameterizedTest
     @ValueSource(strings = {"qwen3", "mistral-7b-v0.1"})
