@@ -35,11 +35,13 @@ public class CompletionFunctions {
                     "functions do not stream; use POST /v1" + (chat ? "/chat" : "") + "/completions for stream: true", "stream"));
         }
         JsonSink sink = new JsonSink();
+        CompletionRun run;
         try {
-            completions.start(body, chat, request.getCurrent().get(OpenAiRoutes.CALLER), job -> sink);
+            run = completions.start(body, chat, request.getCurrent().get(OpenAiRoutes.CALLER), job -> sink);
         } catch (ApiException e) {
             return Uni.createFrom().failure(e);
         }
+        OpenAiRoutes.cancelWhenTheClientLeaves(request.getCurrent(), run);
         return Uni.createFrom().completionStage(sink.result);
     }
 }

@@ -107,17 +107,7 @@ public class OpenAiRoutes {
             json[0] = new JsonSink();
             return json[0];
         });
-        // a client that goes away cancels its sequences; their KV caches are freed at the engine's next step
-        // (an end handler, not response.closeHandler: that would replace the routing context's, which the read
-        // timeouts rely on)
-        ctx.addEndHandler(done -> {
-            if (done.failed()) {
-                run.cancel();
-            }
-        });
-        if (response.closed()) { // gone while the request was admitted, before the handler was in place
-            run.cancel();
-        }
+        cancelWhenTheClientLeaves(ctx, run);
         if (json[0] != null) {
             json[0].result.whenComplete((result, error) -> {
                 if (error == null) {
@@ -126,6 +116,21 @@ public class OpenAiRoutes {
                     HttpResponses.error(response, toApiException(error));
                 }
             });
+        }
+    }
+
+    /**
+     * A client that goes away cancels its sequences; their KV caches are freed at the engine's next step. (An end
+     * handler, not response.closeHandler: that would replace the routing context's, which the read timeouts rely on.)
+     */
+    static void cancelWhenTheClientLeaves(RoutingContext ctx, CompletionRun run) {
+        ctx.addEndHandler(done -> {
+            if (done.failed()) {
+                run.cancel();
+            }
+        });
+        if (ctx.response().closed()) { // gone while the request was admitted, before the handler was in place
+            run.cancel();
         }
     }
 

@@ -78,6 +78,11 @@ public final class KvBlockPool implements AutoCloseable {
         return type;
     }
 
+    /** Whether the pool's memory is still there: false once it, or the arena it was made in, is closed. */
+    public boolean isOpen() {
+        return arena.scope().isAlive();
+    }
+
     public int layers() {
         return layers;
     }

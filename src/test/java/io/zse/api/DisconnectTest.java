@@ -49,4 +49,33 @@ class DisconnectTest extends ApiTestBase {
         assertTrue(engine.awaitIdle(Duration.ofSeconds(10)));
         assertEquals(0, engine.kvBytesInUse(), "every KV cache is freed");
     }
+
+    /** The same through the Funqy function, which answers only at the end: a client that leaves cancels it too. */
+    @Test
+    void hangingUpOnAFunctionCancelsItsSequences() throws Exception {
+        BatchingEngine engine = lifecycle.host().state().model().engine();
+        double cancelledBefore = registry.counter("zse.cancelled.sequences").count();
+        String body = chat("Once upon a time", "\"max_tokens\":490,\"n\":16,\"temperature\":1.5,\"seed\":4");
+        URI uri = URI.create(baseUrl());
+        try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            socket.getOutputStream().write(("POST /fn-chat-completions HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Authorization: Bearer " + KEY + "\r\nContent-Type: application/json\r\nContent-Length: "
+                    + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(bytes);
+            socket.getOutputStream().flush();
+            long admitted = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (engine.kvBytesInUse() == 0 && System.nanoTime() < admitted) {
+                Thread.sleep(1);
+            }
+        } // the client leaves while its 16 sequences run
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while ((engine.kvBytesInUse() > 0 || registry.counter("zse.cancelled.sequences").count() == cancelledBefore)
+                && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertTrue(registry.counter("zse.cancelled.sequences").count() > cancelledBefore, "sequences were cancelled");
+        assertTrue(engine.awaitIdle(Duration.ofSeconds(10)));
+        assertEquals(0, engine.kvBytesInUse(), "every KV cache is freed");
+    }
 }

@@ -238,6 +238,11 @@ public final class CudaBackend implements Backend {
         oneWeightAllocation = one;
     }
 
+    /** Device copies of KV pools held now (tests). */
+    int devicePools() {
+        return kvPools.size();
+    }
+
     /** The name of the weight the compute stream was last made to wait for (tests watch the upload order). */
     String awaitedWeight() {
         return awaitedWeight;
@@ -1145,7 +1150,15 @@ public final class CudaBackend implements Backend {
         return device;
     }
 
+    /** Device pools whose host pool is closed (a prompt pass's, its arena closed) or garbage: their memory freed. */
     private void closeAbandonedKvPools() {
+        kvPools.entrySet().removeIf(e -> {
+            if (e.getKey().isOpen()) {
+                return false;
+            }
+            e.getValue().close(); // at once, not when the collector finds the pool (an embedding's pool each input)
+            return true;
+        });
         for (DeviceKvPool gone; (gone = abandonedKvPools.poll()) != null; ) {
             gone.close();
         }

@@ -424,4 +424,27 @@ class CudaPagedAttentionTest {
                 () -> BackendArrays.rope(cuda, new float[8], two, 65536, 65536, new float[32768]));
         assertThrows(IllegalArgumentException.class, () -> new AttentionShape(65536, 1, 65536, 0));
     }
+
+    /**
+     * A pool made in an arena that is then closed (a prompt pass's: one per embedding input) gives its device copy
+     * back at the backend's next KV call, not when the collector happens to find the pool.
+     */
+    @Test
+    void aClosedPoolsDeviceCopyIsFreedAtTheNextKvCall() {
+        try (CudaBackend backend = new CudaBackend(backends.library(), backends.device())) {
+            float[] rows = new float[2 * GQA.kvDim()];
+            Arena arena = Arena.ofConfined();
+            KvCache first = new KvCache(new KvBlockPool(KvCacheType.F32, 2, GQA.numKvHeads(), GQA.headDim(), BLOCK, 4,
+                    arena), 8);
+            first.reserve(2);
+            BackendArrays.storeKv(backend, rows, rows, BatchLayout.single(first, 0, 2), 0);
+            assertEquals(1, backend.devicePools());
+            arena.close();
+            KvCache second = new KvCache(new KvBlockPool(KvCacheType.F32, 2, GQA.numKvHeads(), GQA.headDim(), BLOCK, 4,
+                    Arena.ofAuto()), 8);
+            second.reserve(2);
+            BackendArrays.storeKv(backend, rows, rows, BatchLayout.single(second, 0, 2), 0);
+            assertEquals(1, backend.devicePools(), "the closed pool's device copy is gone, the new one's is there");
+        }
+    }
 }
