@@ -107,7 +107,8 @@ class CudaEmulationCliTest {
         assertTrue(out.matches("(?s).*3 sequences decoded together: .* \\(37 of 39 steps replayed\\).*"), out);
         // and how the upload ran and where its threads and the weights' allocation spent their time
         assertTrue(out.matches("(?s).*upload [0-9.]+ GB/s: .* \\(copied out of the mapping into pinned staging, [0-9]+ "
-                + "streams, each lane queueing its copies; threads' time summed: pinning staging [0-9.]+ ms, waiting "
+                + "streams, 1 buffer of 16 MiB a lane, each lane queueing its copies; threads' time summed: pinning "
+                + "staging [0-9.]+ ms, waiting "
                 + "for a chunk to stage [0-9.]+ ms, waiting for a free buffer [0-9.]+ ms, filling staging [0-9.]+ ms, "
                 + "queueing copies [0-9.]+ ms; the weights asked for over [0-9.]+ ms; allocating the weights' device "
                 + "memory [0-9.]+ ms\\).*"), out);
