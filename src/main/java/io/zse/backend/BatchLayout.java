@@ -104,6 +104,13 @@ public final class BatchLayout {
         return slots[s];
     }
 
+    /** Refuses the batch if any of its caches holds rows of another shape (see {@link KvBlockPool#checkShape}). */
+    public void checkCacheShape(int kvHeads, int kvDim) {
+        for (Segment s : segments) {
+            s.cache().pool().checkShape(kvHeads, kvDim);
+        }
+    }
+
     /** The furthest position any row attends to, plus one. */
     public int maxEnd() {
         int max = 0;

@@ -95,6 +95,17 @@ public final class KvBlockPool implements AutoCloseable {
         return numKvHeads;
     }
 
+    /**
+     * Refuses rows shaped for another cache. The width alone is not enough: an INT8 cache's scales are indexed by kv
+     * head, so 4 heads of 32 over a pool of 2 of 64 would read and write past them.
+     */
+    public void checkShape(int kvHeads, int kvDim) {
+        if (kvHeads != numKvHeads || kvDim != this.kvDim) {
+            throw new IllegalArgumentException(kvHeads + " kv heads, kv dim " + kvDim + ", differ from the cache's "
+                    + numKvHeads + " kv heads, kv dim " + this.kvDim);
+        }
+    }
+
     public int blockSize() {
         return blockSize;
     }

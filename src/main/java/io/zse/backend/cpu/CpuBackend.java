@@ -4,7 +4,6 @@ import io.zse.backend.ActivationBuffer;
 import io.zse.backend.AttentionShape;
 import io.zse.backend.Backend;
 import io.zse.backend.BatchLayout;
-import io.zse.backend.KvBlockPool;
 import io.zse.backend.WeightMatrix;
 import io.zse.format.ZseTensor;
 
@@ -139,13 +138,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void attention(ActivationBuffer q, BatchLayout batch, int layer, AttentionShape shape, ActivationBuffer out) {
-        for (BatchLayout.Segment s : batch.segments()) {
-            KvBlockPool pool = s.cache().pool();
-            if (pool.numKvHeads() != shape.numKvHeads() || pool.kvDim() != shape.kvDim()) {
-                throw new IllegalArgumentException("attention " + shape + " over a cache of " + pool.numKvHeads()
-                        + " kv heads, kv dim " + pool.kvDim());
-            }
-        }
+        batch.checkCacheShape(shape.numKvHeads(), shape.kvDim());
         kernels.attention(segment(q), batch, layer, shape, segment(out), threads);
     }
 

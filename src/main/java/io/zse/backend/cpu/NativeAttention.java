@@ -60,10 +60,9 @@ final class NativeAttention {
     }
 
     private static Rows rows(KvRows keys, KvRows values, int[] slots, AttentionShape shape) {
-        // INT8 rows' scales are indexed by kv head: the heads must be the shape's, not only the width
+        // the kv heads were checked on the pool (CpuBackend.attention); the width guards the native reads here
         if (keys.getClass() != values.getClass() || keys.kvDim() != shape.kvDim() || values.kvDim() != shape.kvDim()
-                || keys.slots() != values.slots() || keys instanceof Int8KvRows k
-                && (k.numKvHeads() != shape.numKvHeads() || ((Int8KvRows) values).numKvHeads() != shape.numKvHeads())) {
+                || keys.slots() != values.slots()) {
             throw new IllegalArgumentException("keys " + keys + " and values " + values + " do not fit attention "
                     + shape);
         }

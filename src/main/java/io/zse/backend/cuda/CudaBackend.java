@@ -586,9 +586,7 @@ public final class CudaBackend implements Backend {
         int width = shape.queryDim();
         for (BatchLayout.Segment s : batch.segments()) {
             KvCache cache = s.cache();
-            check(shape.kvDim() == cache.kvDim() && shape.numKvHeads() == cache.pool().numKvHeads(),
-                    "the attention shape's " + shape.numKvHeads() + " kv heads of " + shape.headDim()
-                    + " differ from the cache's " + cache.pool().numKvHeads() + " kv heads, kv dim " + cache.kvDim());
+            cache.pool().checkShape(shape.numKvHeads(), shape.kvDim());
             check(layer < cache.layers(), "layer " + layer + " outside the cache's " + cache.layers());
             check((long) s.end() <= cache.reservedPositions(), "positions up to " + s.end()
                     + " exceed the " + cache.reservedPositions() + " reserved positions of the KV cache");
@@ -980,10 +978,7 @@ public final class CudaBackend implements Backend {
     /** The caches of the batch's sequences are {@code kvDim} wide and may take the rows about to be written. */
     private static void checkWritable(BatchLayout batch, int layer, int kvHeads, int kvDim) {
         for (BatchLayout.Segment s : batch.segments()) {
-            // the kernels index an INT8 cache's scales by kv head: the heads must be the pool's, not only the width
-            KvBlockPool pool = s.cache().pool();
-            check(pool.kvDim() == kvDim && pool.numKvHeads() == kvHeads, kvHeads + " kv heads, kv dim " + kvDim
-                    + ", differ from the cache's " + pool.numKvHeads() + " and " + pool.kvDim());
+            s.cache().pool().checkShape(kvHeads, kvDim);
             s.cache().checkWritable(layer, s.startPos(), s.length());
         }
     }
@@ -1136,14 +1131,16 @@ public final class CudaBackend implements Backend {
     }
 
     private DeviceKvPool devicePool(KvBlockPool pool) {
-        if (pass == null) { // a pass may be capturing, and nothing may be freed then
-            closeAbandonedKvPools();
-        }
         DeviceKvPool device = kvPools.get(pool);
         if (device == null) {
+            // pools come and go outside passes too (an embedding's pool each input): free the closed ones before
+            // copying another. Not while a pass may be capturing: nothing may be freed then.
+            if (pass == null) {
+                closeAbandonedKvPools();
+            }
             DeviceKvPool created = new DeviceKvPool(cuda, pool);
             kvPools.put(pool, created);
-            // When the pool is garbage, its device memory is freed on this backend's next KV call.
+            // a garbage pool's device memory is freed when this backend next copies a pool or starts a pass
             CLEANER.register(pool, () -> abandonedKvPools.add(created));
             device = created;
         }

@@ -144,7 +144,8 @@ class CpuAttentionTest {
         cache.store(0, 0, 4, rows, rows);
         cache.setLength(4);
         AttentionShape fourOf32 = new AttentionShape(8, 4, 32, 0);
-        assertThrows(IllegalArgumentException.class, () -> BackendArrays.attention(backend(kernels),
-                new float[fourOf32.queryDim()], BatchLayout.single(cache, 3, 1), 0, fourOf32));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BackendArrays.attention(
+                backend(kernels), new float[fourOf32.queryDim()], BatchLayout.single(cache, 3, 1), 0, fourOf32));
+        assertTrue(e.getMessage().contains("4 kv heads, kv dim 128, differ from the cache's 2"), e.getMessage());
     }
 }

@@ -419,7 +419,7 @@ class CudaPagedAttentionTest {
         AttentionShape fourOf32 = new AttentionShape(8, 4, 32, 0);
         e = assertThrows(IllegalArgumentException.class,
                 () -> BackendArrays.attention(cuda, new float[2 * fourOf32.queryDim()], two, 0, fourOf32));
-        assertTrue(e.getMessage().contains("4 kv heads of 32 differ from the cache's 2 kv heads"), e.getMessage());
+        assertTrue(e.getMessage().contains("4 kv heads, kv dim 128, differ from the cache's 2"), e.getMessage());
         assertThrows(ArithmeticException.class,
                 () -> BackendArrays.rope(cuda, new float[8], two, 65536, 65536, new float[32768]));
         assertThrows(IllegalArgumentException.class, () -> new AttentionShape(65536, 1, 65536, 0));
@@ -427,10 +427,10 @@ class CudaPagedAttentionTest {
 
     /**
      * A pool made in an arena that is then closed (a prompt pass's: one per embedding input) gives its device copy
-     * back at the backend's next KV call, not when the collector happens to find the pool.
+     * back before the backend copies another pool (or at its next pass), not when the collector finds the pool.
      */
     @Test
-    void aClosedPoolsDeviceCopyIsFreedAtTheNextKvCall() {
+    void aClosedPoolsDeviceCopyIsFreedBeforeTheNextPoolIsCopied() {
         try (CudaBackend backend = new CudaBackend(backends.library(), backends.device())) {
             float[] rows = new float[2 * GQA.kvDim()];
             Arena arena = Arena.ofConfined();
