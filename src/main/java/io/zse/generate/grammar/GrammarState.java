@@ -49,6 +49,9 @@ public final class GrammarState {
     public static GrammarState start(GrammarNode root) {
         List<ParseStack> out = new ArrayList<>(2);
         expand(ParseStack.push(begin(root), ParseStack.DONE), out, 0);
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("the grammar opens more than " + MAX_DEPTH + " rules before its first byte");
+        }
         GrammarState start = new GrammarState(out.toArray(ParseStack[]::new), new ConcurrentHashMap<>());
         start.interned.put(start, start);
         return start;
@@ -142,7 +145,7 @@ public final class GrammarState {
     /** Opens rules until each parse has a byte-consuming frame on top (or is done); drops duplicates. */
     private static void expand(ParseStack stack, List<ParseStack> out, int depth) {
         if (depth > MAX_DEPTH || stack.depth > MAX_DEPTH) {
-            throw new IllegalStateException("grammar recursion deeper than " + MAX_DEPTH + " rules");
+            return; // this parse nests too deep: dropped, so the byte that would open it is refused like any other
         }
         if (stack.isDone()) {
             add(stack, out);

@@ -128,6 +128,26 @@ public class ConstrainedJsonTest {
         assertTrue(e.getMessage().contains("references lead through more than 256 others"), e.getMessage());
     }
 
+    /**
+     * Output nested past the parser's depth refuses the byte that would open one more level, as a byte the schema
+     * forbids: the request goes on and can still close what it opened (it once failed with a 500).
+     */
+    @Test
+    void nestingPastTheParsersDepthRefusesTheOpeningByte() throws Exception {
+        GrammarState state = GrammarState.start(JsonSchemaCompiler.compile(JSON.readTree("""
+                {"type": "array", "items": {"$ref": "#"}}"""), false));
+        int depth = 0;
+        for (GrammarState next; (next = state.advance('[')) != null && depth < 10_000; depth++) {
+            state = next;
+        }
+        assertTrue(depth > 1000 && depth < 10_000, depth + " levels opened");
+        for (int i = 0; i < depth; i++) {
+            state = state.advance(']');
+            assertTrue(state != null, "closing level " + i);
+        }
+        assertTrue(state.complete());
+    }
+
     /** {"$ref": a0}, a0 -> a1 -> ... -> a{links} = a string. */
     private static String referenceChain(int links) {
         StringBuilder defs = new StringBuilder();
