@@ -324,7 +324,7 @@ public final class BatchingEngine implements AutoCloseable {
                         s.step(drawn.logits(), logitsRow * vocab, vocab);
                     }
                 } catch (RuntimeException e) {
-                    s.fail(e); // one request's failure (its grammar, say) is not its batch's
+                    s.fail(e); // one request's failure (its constraint, say) is not its batch's
                 }
             }
         }

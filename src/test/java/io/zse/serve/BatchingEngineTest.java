@@ -4,13 +4,16 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.zse.generate.Generator;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.SequenceDecoder;
+import io.zse.generate.TokenConstraint;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -162,6 +166,59 @@ class BatchingEngineTest extends OnTinyStoriesQ8 {
             engine.stopAdmitting();
             assertThrows(AdmissionException.class, () -> engine.submit(request, new Collected()));
         }
+    }
+
+    /**
+     * A sequence whose sampling fails (here its constraint, at its fourth token) fails alone: the sequence beside it
+     * in the batch gives what it gives alone, and both caches are freed. Once, the whole batch failed with it.
+     */
+    @Test
+    void aSequenceThatFailsWhileSamplingFailsAlone() throws Exception {
+        IllegalStateException broken = new IllegalStateException("the constraint broke");
+        TokenConstraint failsAtTheFourthToken = new TokenConstraint() {
+            private final BitSet all = allTokens();
+            private int accepted;
+
+            @Override
+            public BitSet allowed(int remainingTokens) {
+                return all;
+            }
+
+            @Override
+            public void accept(int token) {
+                if (++accepted == 4) {
+                    throw broken;
+                }
+            }
+
+            @Override
+            public boolean complete() {
+                return false;
+            }
+        };
+        try (BatchingEngine engine = engine(new EngineLimits(4, 4, 0, 64))) {
+            int[] prompt = tokenizer.encode(PROMPTS[1], true);
+            Collected failing = new Collected();
+            Collected beside = new Collected();
+            engine.submit(new GenerationRequest(tokenizer.encode(PROMPTS[0], true), 30, SamplingParameters.GREEDY, 0,
+                    List.of(), failsAtTheFourthToken, false, false), failing);
+            engine.submit(new GenerationRequest(prompt, 30, SamplingParameters.GREEDY, 0, List.of()), beside);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> failing.finish.get(60, TimeUnit.SECONDS));
+            assertSame(broken, e.getCause());
+            String finish = beside.finish.get(60, TimeUnit.SECONDS);
+            Generator.Result expected = new Generator(model, tokenizer, model.config().eosTokenIds())
+                    .generate(prompt, 30, SamplingParameters.GREEDY, 0, List.of(), t -> { });
+            assertEquals(expected.text(), beside.text.toString());
+            assertEquals(expected.finishReason(), finish);
+            assertTrue(engine.awaitIdle(Duration.ofSeconds(5)));
+            assertEquals(0, engine.kvBytesInUse());
+        }
+    }
+
+    private static BitSet allTokens() {
+        BitSet all = new BitSet();
+        all.set(0, model.config().vocabSize());
+        return all;
     }
 
     @Test
