@@ -17,6 +17,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -34,12 +35,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @QuarkusTest
 @TestProfile(QueuedStreamAndHealthPortTest.OneSlotAndProbePort.class)
 class QueuedStreamAndHealthPortTest extends ApiTestBase {
-    /** One running sequence at a time, a 10 ms heartbeat, and the probe at /healthz on a second, free port. */
+    /**
+     * One running sequence at a time, 16 queued at most, a 10 ms heartbeat, and the probe at /healthz on a second,
+     * free port.
+     */
     public static final class OneSlotAndProbePort implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             // the env var names a deployment sets; application.properties maps them onto zse.health-*
-            return Map.of("zse.max-running", "1", "zse.sse-heartbeat", "10ms",
+            return Map.of("zse.max-running", "1", "zse.max-queued", "16", "zse.sse-heartbeat", "10ms",
                     "PORT_HEALTH", String.valueOf(freePort()), "HEALTH_CHECK_PATH", "/healthz");
         }
 
@@ -93,6 +97,38 @@ class QueuedStreamAndHealthPortTest extends ApiTestBase {
 
             assertEquals(200, blocker.get(60, TimeUnit.SECONDS).statusCode());
         }
+    }
+
+    /**
+     * A stream whose prompts are scored first (echo with logprobs) has had its head written by a heartbeat when its
+     * 18th choice finds the queue full (one choice may run, 16 wait): it gets the refusal as an error event and ends,
+     * and the choices admitted before it leave the engine. (Once, such a stream was never ended and its client hung.)
+     */
+    @Test
+    void aStreamRefusedAfterItsHeadWasWrittenEndsWithAnErrorEvent() throws Exception {
+        BatchingEngine engine = lifecycle.host().state().model().engine();
+        // long enough that scoring 18 of them outlasts the heartbeat on any machine
+        String prompt = "\"" + "Once upon a time there was a little girl named Lily who liked to play in the park with"
+                + " her dog and her friends every day after school. ".repeat(4) + "\"";
+        String prompts = String.join(",", Collections.nCopies(18, prompt));
+        String body = "{\"model\":\"" + MODEL + "\",\"prompt\":[" + prompts + "],\"max_tokens\":5,\"stream\":true,"
+                + "\"echo\":true,\"logprobs\":1}";
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            HttpResponse<String> response = client.sendAsync(post("/v1/completions", body),
+                    HttpResponse.BodyHandlers.ofString()).get(60, TimeUnit.SECONDS);
+            assertEquals(200, response.statusCode(), "the heartbeat wrote the head while the prompts were scored");
+            List<String> events = List.of(response.body().split("\n\n"));
+            assertEquals(": keep-alive", events.getFirst(), head(response.body()));
+            String last = events.getLast(); // an error event ends the stream, as OpenAI's do: no [DONE] follows
+            assertTrue(response.body().endsWith("\n\n") && last.startsWith("data: {\"error\"")
+                    && last.contains("queue is full"), last);
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (engine.queuedSequences() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertEquals(0, engine.queuedSequences(), "the admitted choices were cancelled");
+        assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
     }
 
     @Test
