@@ -73,6 +73,12 @@ public final class ApiException extends RuntimeException {
         return new ApiException(503, "server_error", message, null, "service_unavailable", retryAfterSeconds, Map.of());
     }
 
+    /** 499 (nginx's "client closed request"): the work stops; no one is left to read the answer. */
+    public static ApiException clientGone() {
+        return new ApiException(499, "invalid_request_error", "the client closed the connection", null,
+                "client_closed_request", 0, Map.of());
+    }
+
     /** 500: a bug; the message carries an id to find the logged stack trace, never the trace itself. */
     public static ApiException internal(String incident) {
         return new ApiException(500, "server_error", "the server had an error processing the request (incident "

@@ -16,6 +16,7 @@ import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 
 /**
  * /v1/embeddings: each input's final hidden states, pooled as the model says ({@link Pooling}) and scaled to unit
@@ -30,8 +31,12 @@ public class Embeddings {
     @Inject
     ApiGate gate;
 
-    /** Validates the request, embeds every input in order, and charges the caller for their tokens. */
-    public ObjectNode create(JsonNode body, String caller) {
+    /**
+     * Validates the request, embeds every input in order, and charges the caller for their tokens.
+     *
+     * @param clientGone asked before each input: a client that left stops the work (2048 inputs may take minutes)
+     */
+    public ObjectNode create(JsonNode body, String caller, BooleanSupplier clientGone) {
         LoadedModel model = gate.model();
         if (body == null || !body.isObject()) {
             throw ApiException.invalid("the request body must be a JSON object", null);
@@ -69,6 +74,9 @@ public class Embeddings {
         int tokens = 0;
         try {
             for (int i = 0; i < inputs.size(); i++) {
+                if (clientGone.getAsBoolean()) {
+                    throw ApiException.clientGone();
+                }
                 int[] ids = inputs.get(i);
                 float[] vector = model.engine().runAside(pass -> pass.embedding(ids, pooling));
                 tokens += ids.length;

@@ -58,7 +58,7 @@ public class OpenAiRoutes {
         router.post("/v1/chat/completions").blockingHandler(ctx -> generate(ctx, true), false);
         router.post("/v1/completions").blockingHandler(ctx -> generate(ctx, false), false);
         router.post("/v1/embeddings").blockingHandler(ctx -> HttpResponses.json(ctx.response(), 200,
-                embeddings.create(parse(ctx), ctx.get(CALLER))), false);
+                embeddings.create(parse(ctx), ctx.get(CALLER), ctx.response()::closed)), false);
         router.get("/v1/models").method(HttpMethod.HEAD).handler(ctx -> {
             LoadedModel m = gate.model();
             HttpResponses.json(ctx.response(), 200, OpenAiShapes.modelList(OpenAiShapes.model(m.id(), m.createdAt())));

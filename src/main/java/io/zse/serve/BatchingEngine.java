@@ -135,7 +135,7 @@ public final class BatchingEngine implements AutoCloseable {
         }
         inFlight.incrementAndGet();
         try {
-            return pass.apply(new PromptPass(model, pool.type()));
+            return pass.apply(new PromptPass(model, pool.type(), metrics::prefilled));
         } finally {
             inFlight.decrementAndGet();
         }

@@ -11,6 +11,7 @@ import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.IntConsumer;
 
 /**
  * A forward pass over a whole prompt that is not a generation: the prompt's own token logprobs (completions with
@@ -24,10 +25,13 @@ public final class PromptPass {
 
     private final LlamaModel model;
     private final KvCacheType kvType;
+    private final IntConsumer prefilled;
 
-    public PromptPass(LlamaModel model, KvCacheType kvType) {
+    /** @param prefilled told the tokens of each chunk once it has run (the engine's prompt-token count) */
+    public PromptPass(LlamaModel model, KvCacheType kvType, IntConsumer prefilled) {
         this.model = model;
         this.kvType = kvType;
+        this.prefilled = prefilled;
     }
 
     /**
@@ -47,6 +51,7 @@ public final class PromptPass {
                 Arrays.setAll(rows, i -> i);
                 float[] logits = model.forward(Arrays.copyOfRange(ids, start, start + n),
                         BatchLayout.single(cache, start, n), rows);
+                prefilled.accept(n);
                 for (int r = 0; r < rows.length; r++) {
                     scores.add(Sampler.score(logits, r * vocab, vocab, ids[start + r + 1], top));
                 }
@@ -69,6 +74,7 @@ public final class PromptPass {
                 int n = Math.min(MAX_CHUNK, ids.length - start);
                 float[] hidden = model.hiddenStates(Arrays.copyOfRange(ids, start, start + n),
                         BatchLayout.single(cache, start, n));
+                prefilled.accept(n);
                 for (int r = 0; r < n; r++) {
                     for (int i = 0; i < d; i++) {
                         sum[i] += hidden[r * d + i];

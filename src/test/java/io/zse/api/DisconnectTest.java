@@ -1,7 +1,9 @@
 package io.zse.api;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
 import io.zse.serve.BatchingEngine;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
@@ -14,11 +16,15 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collections;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A client that hangs up mid-stream has its sequences cancelled, and their KV caches come back. */
+/**
+ * A client that hangs up mid-stream has its sequences cancelled, and their KV caches come back; one that leaves
+ * /v1/embeddings stops its remaining inputs.
+ */
 @QuarkusTest
 class DisconnectTest extends ApiTestBase {
     @Inject
@@ -49,20 +55,53 @@ class DisconnectTest extends ApiTestBase {
         BatchingEngine engine = lifecycle.host().state().model().engine();
         double cancelledBefore = registry.counter("zse.cancelled.sequences").count();
         String body = chat("Once upon a time", "\"max_tokens\":490,\"n\":16,\"temperature\":1.5,\"seed\":4");
-        URI uri = URI.create(baseUrl());
-        try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            socket.getOutputStream().write(("POST /fn-chat-completions HTTP/1.1\r\nHost: localhost\r\n"
-                    + "Authorization: Bearer " + KEY + "\r\nContent-Type: application/json\r\nContent-Length: "
-                    + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            socket.getOutputStream().write(bytes);
-            socket.getOutputStream().flush();
+        try (java.net.Socket socket = send(body, "/fn-chat-completions")) {
             long admitted = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (engine.kvBytesInUse() == 0 && System.nanoTime() < admitted) {
                 Thread.sleep(1);
             }
         } // the client leaves while its 16 sequences run
         assertCancelledAndFreed(engine, cancelledBefore);
+    }
+
+    /**
+     * A client that leaves /v1/embeddings stops its remaining inputs: of 480, the server embeds the few it started
+     * before it saw the connection close (once, all 480 ran for no one).
+     */
+    @Test
+    void hangingUpOnEmbeddingsStopsTheRemainingInputs() throws Exception {
+        BatchingEngine engine = lifecycle.host().state().model().engine();
+        String input = "\"Once upon a time there was a little girl named Lily who liked to play in the park.\"";
+        int tokensEach = RestAssured.given().header("Authorization", "Bearer " + KEY).contentType("application/json")
+                .body("{\"model\":\"" + MODEL + "\",\"input\":[" + input + "]}").post("/v1/embeddings")
+                .then().statusCode(200).extract().path("usage.prompt_tokens");
+        Counter prefilled = registry.counter("zse.prompt.tokens");
+        double before = prefilled.count();
+        String body = "{\"model\":\"" + MODEL + "\",\"input\":[" + String.join(",", Collections.nCopies(480, input))
+                + "]}";
+        try (java.net.Socket socket = send(body, "/v1/embeddings")) {
+            long started = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (prefilled.count() == before && System.nanoTime() < started) {
+                Thread.sleep(1);
+            }
+            assertTrue(prefilled.count() > before, "the first input was embedded");
+        } // the client leaves
+        assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
+        double embedded = (prefilled.count() - before) / tokensEach;
+        assertTrue(embedded < 240, embedded + " of 480 inputs embedded after the client left");
+    }
+
+    /** Sends a POST of {@code body} on a raw socket, which the caller closes to leave. */
+    private static java.net.Socket send(String body, String path) throws java.io.IOException {
+        URI uri = URI.create(baseUrl());
+        java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort());
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        socket.getOutputStream().write(("POST " + path + " HTTP/1.1\r\nHost: localhost\r\n"
+                + "Authorization: Bearer " + KEY + "\r\nContent-Type: application/json\r\nContent-Length: "
+                + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream().write(bytes);
+        socket.getOutputStream().flush();
+        return socket;
     }
 
     /** Within 30 s some sequences were cancelled (the counter rose past its value before), and every KV cache is free. */

@@ -55,7 +55,7 @@ class PromptPassTest {
 
     @Test
     void embeddingsMatchTransformersMeanAndLastTokenPooling() {
-        PromptPass pass = new PromptPass(model, KvCacheType.F32);
+        PromptPass pass = new PromptPass(model, KvCacheType.F32, tokens -> { });
         for (JsonNode c : golden.get("cases")) {
             int[] ids = ints(c.get("ids"));
             assertClose(c.get("mean"), pass.embedding(ids, Pooling.MEAN), c.get("text") + " mean");
@@ -65,7 +65,7 @@ class PromptPassTest {
 
     @Test
     void promptLogprobsMatchTransformers() {
-        PromptPass pass = new PromptPass(model, KvCacheType.F32);
+        PromptPass pass = new PromptPass(model, KvCacheType.F32, tokens -> { });
         for (JsonNode c : golden.get("cases")) {
             List<Sampler.Choice> scores = pass.tokenLogprobs(ints(c.get("ids")), 2);
             JsonNode expected = c.get("logprobs");
