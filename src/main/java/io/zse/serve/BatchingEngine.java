@@ -121,6 +121,13 @@ public final class BatchingEngine implements AutoCloseable {
             throw new AdmissionException("the request queue is full (" + limits.maxQueued() + " waiting)", 1);
         }
         waitingCount.incrementAndGet();
+        // closed after the check above: the loop may already have failed what it found queued, so take the sequence
+        // back if it is still there (if not, the loop took it and has told its listener)
+        if (closed && queue.remove(sequence)) {
+            waitingCount.decrementAndGet();
+            sequence.release();
+            throw new AdmissionException("the server is shutting down", 5);
+        }
         return sequence;
     }
 

@@ -20,8 +20,16 @@ public final class ModelHost {
         return state.get();
     }
 
+    /**
+     * The model is loaded. A host that began draining while it loaded stays draining: it keeps the model, so shutdown
+     * still closes it, and the model's engine refuses requests from the start.
+     */
     public void ready(LoadedModel model, long loadMillis) {
-        state.set(new State(Phase.READY, model, null, loadMillis));
+        State s = state.updateAndGet(old -> new State(old.phase() == Phase.DRAINING ? Phase.DRAINING : Phase.READY,
+                model, old.phase() == Phase.DRAINING ? old.failure() : null, loadMillis));
+        if (s.phase() == Phase.DRAINING) {
+            model.engine().stopAdmitting();
+        }
     }
 
     /**
