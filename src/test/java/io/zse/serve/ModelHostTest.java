@@ -20,10 +20,8 @@ class ModelHostTest extends OnTinyStoriesQ8 {
     @Test
     void aLoadThatEndsWhileDrainingLeavesTheHostDraining() {
         ModelHost host = new ModelHost();
-        try (BatchingEngine engine = new BatchingEngine(model, tokenizer, EngineLimits.DEFAULT, 16L << 20,
-                new EngineMetrics(new SimpleMeterRegistry()))) {
-            LoadedModel loaded = new LoadedModel("tiny", file, backend, model, tokenizer, null, null, false, engine,
-                    null, 0);
+        try (BatchingEngine engine = engine()) {
+            LoadedModel loaded = loaded(engine);
             assertEquals(ModelHost.Phase.DRAINING, host.drain().phase());
             host.ready(loaded, 42);
             assertEquals(ModelHost.Phase.DRAINING, host.state().phase());
@@ -46,12 +44,20 @@ class ModelHostTest extends OnTinyStoriesQ8 {
     @Test
     void aLoadThatEndsBeforeShutdownMakesTheHostReady() {
         ModelHost host = new ModelHost();
-        try (BatchingEngine engine = new BatchingEngine(model, tokenizer, EngineLimits.DEFAULT, 16L << 20,
-                new EngineMetrics(new SimpleMeterRegistry()))) {
-            LoadedModel loaded = new LoadedModel("tiny", file, backend, model, tokenizer, null, null, false, engine,
-                    null, 0);
+        try (BatchingEngine engine = engine()) {
+            LoadedModel loaded = loaded(engine);
             host.ready(loaded, 42);
             assertEquals(new ModelHost.State(ModelHost.Phase.READY, loaded, null, 42), host.state());
         }
+    }
+
+    private static BatchingEngine engine() {
+        return new BatchingEngine(model, tokenizer, EngineLimits.DEFAULT, 16L << 20,
+                new EngineMetrics(new SimpleMeterRegistry()));
+    }
+
+    /** What the host holds: the engine is all it touches. */
+    private static LoadedModel loaded(BatchingEngine engine) {
+        return new LoadedModel("tiny", file, backend, model, tokenizer, null, null, false, engine, null, 0);
     }
 }
