@@ -25,8 +25,9 @@ public final class ModelHost {
      * still closes it, and the model's engine refuses requests from the start.
      */
     public void ready(LoadedModel model, long loadMillis) {
-        State s = state.updateAndGet(old -> new State(old.phase() == Phase.DRAINING ? Phase.DRAINING : Phase.READY,
-                model, old.phase() == Phase.DRAINING ? old.failure() : null, loadMillis));
+        State s = state.updateAndGet(old -> old.phase() == Phase.DRAINING
+                ? new State(Phase.DRAINING, model, old.failure(), loadMillis)
+                : new State(Phase.READY, model, null, loadMillis));
         if (s.phase() == Phase.DRAINING) {
             model.engine().stopAdmitting();
         }

@@ -50,7 +50,8 @@ public final class GrammarState {
         List<ParseStack> out = new ArrayList<>(2);
         expand(ParseStack.push(begin(root), ParseStack.DONE), out, 0);
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("the grammar opens more than " + MAX_DEPTH + " rules before its first byte");
+            throw new IllegalArgumentException("the grammar opens more than " + MAX_DEPTH
+                    + " rules before its first byte");
         }
         GrammarState start = new GrammarState(out.toArray(ParseStack[]::new), new ConcurrentHashMap<>());
         start.interned.put(start, start);
