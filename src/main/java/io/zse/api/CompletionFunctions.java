@@ -37,7 +37,8 @@ public class CompletionFunctions {
         JsonSink sink = new JsonSink();
         CompletionRun run;
         try {
-            run = completions.start(body, chat, request.getCurrent().get(OpenAiRoutes.CALLER), job -> sink);
+            run = completions.start(body, chat, request.getCurrent().get(OpenAiRoutes.CALLER),
+                    request.getCurrent().response()::closed, job -> sink);
         } catch (ApiException e) {
             return Uni.createFrom().failure(e);
         }

@@ -14,6 +14,7 @@ import org.jboss.logging.Logger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
 /**
@@ -63,11 +64,12 @@ public final class CompletionRun {
     /**
      * Admits the sequences (n per prompt); the first chunks (the role, for chat; the echoed prompt) are sent at once.
      *
-     * @throws ApiException 503 when the engine cannot take them
+     * @param clientGone asked before each prompt is scored (echo with logprobs), the work that precedes admission
+     * @throws ApiException 503 when the engine cannot take them; 499 when the client left while prompts were scored
      */
-    public synchronized void start() {
+    public synchronized void start(BooleanSupplier clientGone) {
         if (job.promptLogprobs()) {
-            scorePrompts();
+            scorePrompts(clientGone);
         }
         submit();
         // the engine thread waits on this lock, so these chunks go out before any generated text
@@ -83,10 +85,13 @@ public final class CompletionRun {
     }
 
     /** Each prompt's own token logprobs, computed before its sequences start. */
-    private void scorePrompts() {
+    private void scorePrompts(BooleanSupplier clientGone) {
         promptScores = new ArrayList<>();
         try {
             for (CompletionJob.Prompt prompt : job.prompts()) {
+                if (clientGone.getAsBoolean()) {
+                    throw ApiException.clientGone();
+                }
                 promptScores.add(model.engine().runAside(pass -> pass.tokenLogprobs(prompt.ids(), job.topLogprobs())));
             }
         } catch (AdmissionException e) {

@@ -100,7 +100,7 @@ public class OpenAiRoutes {
         HttpServerResponse response = ctx.response();
         long heartbeat = Math.max(10, config.sseHeartbeat().toMillis());
         JsonSink[] json = new JsonSink[1];
-        CompletionRun run = completions.start(body, chat, ctx.get(CALLER), job -> {
+        CompletionRun run = completions.start(body, chat, ctx.get(CALLER), response::closed, job -> {
             if (job.stream()) {
                 return new SseStream(response, ctx.vertx(), heartbeat);
             }

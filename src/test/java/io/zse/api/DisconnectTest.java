@@ -91,6 +91,31 @@ class DisconnectTest extends ApiTestBase {
         assertTrue(embedded < 240, embedded + " of 480 inputs embedded after the client left");
     }
 
+    /** The same for a completion's prompts scored before admission (echo with logprobs): 60 prompts, 64 KB. */
+    @Test
+    void hangingUpWhilePromptsAreScoredStopsTheScoring() throws Exception {
+        BatchingEngine engine = lifecycle.host().state().model().engine();
+        String prompt = "\"" + "Once upon a time there was a little girl named Lily who liked to play in the park. "
+                .repeat(10) + "\"";
+        int tokensEach = RestAssured.given().header("Authorization", "Bearer " + KEY).contentType("application/json")
+                .body(completion("", "\"max_tokens\":1").replace("\"prompt\":\"\"", "\"prompt\":" + prompt))
+                .post("/v1/completions").then().statusCode(200).extract().path("usage.prompt_tokens");
+        Counter prefilled = registry.counter("zse.prompt.tokens");
+        double before = prefilled.count();
+        String body = "{\"model\":\"" + MODEL + "\",\"prompt\":[" + String.join(",", Collections.nCopies(60, prompt))
+                + "],\"max_tokens\":1,\"echo\":true,\"logprobs\":1}";
+        try (java.net.Socket socket = send(body, "/v1/completions")) {
+            long started = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (prefilled.count() == before && System.nanoTime() < started) {
+                Thread.sleep(1);
+            }
+            assertTrue(prefilled.count() > before, "the first prompt was scored");
+        }
+        assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
+        double scored = (prefilled.count() - before) / tokensEach;
+        assertTrue(scored < 30, scored + " of 60 prompts scored after the client left");
+    }
+
     /** Sends a POST of {@code body} on a raw socket, which the caller closes to leave. */
     private static java.net.Socket send(String body, String path) throws java.io.IOException {
         URI uri = URI.create(baseUrl());
