@@ -70,50 +70,46 @@ class DisconnectTest extends ApiTestBase {
      */
     @Test
     void hangingUpOnEmbeddingsStopsTheRemainingInputs() throws Exception {
-        BatchingEngine engine = lifecycle.host().state().model().engine();
         String input = "\"Once upon a time there was a little girl named Lily who liked to play in the park.\"";
         int tokensEach = RestAssured.given().header("Authorization", "Bearer " + KEY).contentType("application/json")
                 .body("{\"model\":\"" + MODEL + "\",\"input\":[" + input + "]}").post("/v1/embeddings")
                 .then().statusCode(200).extract().path("usage.prompt_tokens");
-        Counter prefilled = registry.counter("zse.prompt.tokens");
-        double before = prefilled.count();
         String body = "{\"model\":\"" + MODEL + "\",\"input\":[" + String.join(",", Collections.nCopies(480, input))
                 + "]}";
-        try (java.net.Socket socket = send(body, "/v1/embeddings")) {
-            long started = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (prefilled.count() == before && System.nanoTime() < started) {
-                Thread.sleep(1);
-            }
-            assertTrue(prefilled.count() > before, "the first input was embedded");
-        } // the client leaves
-        assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
-        double embedded = (prefilled.count() - before) / tokensEach;
+        double embedded = itemsPrefilledByALeavingClient("/v1/embeddings", body, tokensEach);
         assertTrue(embedded < 240, embedded + " of 480 inputs embedded after the client left");
     }
 
     /** The same for a completion's prompts scored before admission (echo with logprobs): 60 prompts, 64 KB. */
     @Test
     void hangingUpWhilePromptsAreScoredStopsTheScoring() throws Exception {
-        BatchingEngine engine = lifecycle.host().state().model().engine();
         String prompt = "\"" + "Once upon a time there was a little girl named Lily who liked to play in the park. "
                 .repeat(10) + "\"";
         int tokensEach = RestAssured.given().header("Authorization", "Bearer " + KEY).contentType("application/json")
                 .body(completion("", "\"max_tokens\":1").replace("\"prompt\":\"\"", "\"prompt\":" + prompt))
                 .post("/v1/completions").then().statusCode(200).extract().path("usage.prompt_tokens");
-        Counter prefilled = registry.counter("zse.prompt.tokens");
-        double before = prefilled.count();
         String body = "{\"model\":\"" + MODEL + "\",\"prompt\":[" + String.join(",", Collections.nCopies(60, prompt))
                 + "],\"max_tokens\":1,\"echo\":true,\"logprobs\":1}";
-        try (java.net.Socket socket = send(body, "/v1/completions")) {
+        double scored = itemsPrefilledByALeavingClient("/v1/completions", body, tokensEach);
+        assertTrue(scored < 30, scored + " of 60 prompts scored after the client left");
+    }
+
+    /**
+     * Posts {@code body}, leaves once the server has prefilled its first item, waits for the engine to go idle, and
+     * gives how many items of {@code tokensEach} tokens were prefilled in all.
+     */
+    private double itemsPrefilledByALeavingClient(String path, String body, int tokensEach) throws Exception {
+        Counter prefilled = registry.counter("zse.prompt.tokens");
+        double before = prefilled.count();
+        try (java.net.Socket socket = send(body, path)) {
             long started = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (prefilled.count() == before && System.nanoTime() < started) {
                 Thread.sleep(1);
             }
-            assertTrue(prefilled.count() > before, "the first prompt was scored");
-        }
-        assertTrue(engine.awaitIdle(Duration.ofSeconds(30)));
-        double scored = (prefilled.count() - before) / tokensEach;
-        assertTrue(scored < 30, scored + " of 60 prompts scored after the client left");
+            assertTrue(prefilled.count() > before, "the first item was prefilled");
+        } // the client leaves
+        assertTrue(lifecycle.host().state().model().engine().awaitIdle(Duration.ofSeconds(30)));
+        return (prefilled.count() - before) / tokensEach;
     }
 
     /** Sends a POST of {@code body} on a raw socket, which the caller closes to leave. */
