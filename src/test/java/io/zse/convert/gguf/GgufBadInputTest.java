@@ -176,6 +176,33 @@ class GgufBadInputTest {
                 + "model.layers.0.self_attn.q_proj.weight"), message);
     }
 
+    /** The fixture file as {@link GgufFixture} writes it back, with metadata {@code key} set to {@code value}. */
+    static byte[] rewrittenWith(String key, Object value) throws IOException {
+        try (GgufFile file = GgufFile.open(GgufFixtures.gguf("tinystories-656k-q4_0", dir))) {
+            return GgufFixture.copyOf(file).put(key, value).bytes();
+        }
+    }
+
+    /**
+     * A RoPE base must be finite and above 1, a norm epsilon above 0 and below 1: else refused by its key, showing the
+     * f32 as its shortest decimal, the value the reader takes.
+     */
+    @Test
+    void ropeBaseAndNormEpsilonOutOfRangeAreRefusedByKey() throws IOException {
+        String base = "llama.rope.freq_base";
+        for (float bad : new float[]{0, -10000, 1, Float.NaN, Float.POSITIVE_INFINITY}) {
+            String message = failure(rewrittenWith(base, bad), "freq-base");
+            assertTrue(message.endsWith("GGUF metadata '" + base + "' is " + bad
+                    + ", expected a finite RoPE base above 1"), message);
+        }
+        String eps = "llama.attention.layer_norm_rms_epsilon";
+        for (float bad : new float[]{0, -1e-5f, 1, Float.NaN}) {
+            String message = failure(rewrittenWith(eps, bad), "epsilon");
+            assertTrue(message.endsWith("GGUF metadata '" + eps + "' is " + bad
+                    + ", expected a norm epsilon above 0 and below 1"), message);
+        }
+    }
+
     /**
      * All arrays of a file share one budget of 2^24 elements (each boxed): an array just under it is read, and a
      * second array of 16 elements, itself far under it, is refused by its key with the count before it.
