@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.nio.charset.CharacterCodingException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -89,6 +90,8 @@ public final class HfCheckpoint implements AutoCloseable {
         JsonNode root;
         try {
             root = JSON.readTree(Files.readString(index));
+        } catch (CharacterCodingException e) { // its own message ("Input length = 1") names neither file nor problem
+            throw new SafetensorsException(index, "not valid UTF-8", e);
         } catch (JsonProcessingException e) {
             throw new SafetensorsException(index, "not valid JSON: " + e.getOriginalMessage());
         }

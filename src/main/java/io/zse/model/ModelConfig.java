@@ -40,10 +40,42 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
+        // The importers check these first under their files' names; here every other way in (a .zse's config) is.
+        requireRopeBase("config field 'rope_theta'", ropeTheta);
+        requireNormEps("config field 'norm_eps'", normEps);
+        if (gemma != null) {
+            requireRopeBase("config field 'gemma.local_rope_theta'", gemma.localRopeTheta());
+        }
         if (gemma != null && gemma.slidingLayers().size() != numLayers) {
             throw new IllegalArgumentException("gemma.sliding_layers lists " + gemma.slidingLayers().size()
                     + " layers, the model has " + numLayers);
         }
+    }
+
+    /**
+     * {@code base} where it can be a RoPE base: finite and above 1, so that each pair of dimensions turns slower than
+     * the one before (at 1 all turn alike, below 1 the order reverses, at infinity or NaN the angles are NaN).
+     *
+     * @param field the value's name as its source spells it, which the refusal starts with
+     */
+    public static double requireRopeBase(String field, double base) {
+        if (!(base > 1) || Double.isInfinite(base)) {
+            throw new IllegalArgumentException(field + " is " + base + ", expected a finite RoPE base above 1");
+        }
+        return base;
+    }
+
+    /**
+     * {@code eps} where it can be a norm epsilon: above 0 (an all-zero row would divide by zero) and below 1 (real
+     * models use 1e-5 or 1e-6; 1 or more drowns the row's own variance).
+     *
+     * @param field the value's name as its source spells it, which the refusal starts with
+     */
+    public static double requireNormEps(String field, double eps) {
+        if (!(eps > 0 && eps < 1)) {
+            throw new IllegalArgumentException(field + " is " + eps + ", expected a norm epsilon above 0 and below 1");
+        }
+        return eps;
     }
 
     /** Any architecture but Gemma. */

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -89,6 +90,11 @@ class HfCheckpointTest {
         assertRefused(dir, "not valid JSON");
         Files.writeString(dir.resolve(HfCheckpoint.INDEX_FILE), "{\"metadata\": {}}");
         assertRefused(dir, "has no \"weight_map\" object");
+        String index = "{\"weight_map\": {\"t\": \"#\"}}";
+        byte[] bytes = index.getBytes(StandardCharsets.US_ASCII);
+        bytes[index.indexOf('#')] = (byte) 0xFF; // a byte UTF-8 never uses
+        Files.write(dir.resolve(HfCheckpoint.INDEX_FILE), bytes);
+        assertRefused(dir, dir.resolve(HfCheckpoint.INDEX_FILE) + ": not valid UTF-8");
     }
 
     private void writeIndex(String... tensorAndShard) throws IOException {

@@ -174,6 +174,36 @@ class HfConfigNormalizerTest {
         assertEquals("config.json: rope_scaling is not supported for gemma2", refusal(gemma2Scaling));
     }
 
+    /**
+     * A RoPE base must be finite and above 1, a norm epsilon above 0 and below 1: anything else is refused by the field
+     * that holds it, in either layout of config.json (top level, or transformers 5's rope_parameters).
+     */
+    @Test
+    void ropeBasesAndNormEpsilonsOutOfRangeAreRefusedByName() {
+        for (double bad : new double[]{0, -10000, 1, 0.5, Double.NaN, Double.POSITIVE_INFINITY}) {
+            assertEquals("config.json: rope_theta is " + bad + ", expected a finite RoPE base above 1",
+                    refusal(phi3(4096, 256).put("rope_theta", bad)));
+        }
+        for (double bad : new double[]{0, -1e-6, 1, 2, Double.NaN, Double.POSITIVE_INFINITY}) {
+            assertEquals("config.json: rms_norm_eps is " + bad + ", expected a norm epsilon above 0 and below 1",
+                    refusal(phi3(4096, 256).put("rms_norm_eps", bad)));
+        }
+        ObjectNode v5 = phi3(4096, 256);
+        v5.remove("rope_scaling");
+        v5.putObject("rope_parameters").put("rope_type", "default").put("rope_theta", 0.0);
+        assertEquals("config.json: rope_parameters.rope_theta is 0.0, expected a finite RoPE base above 1",
+                refusal(v5));
+        assertEquals("config.json: rope_local_base_freq is -1.0, expected a finite RoPE base above 1",
+                refusal(gemma3().put("rope_local_base_freq", -1.0)));
+        ObjectNode gemma3v5 = gemma3();
+        gemma3v5.remove(List.of("rope_theta", "rope_local_base_freq", "rope_scaling"));
+        ObjectNode rope = gemma3v5.putObject("rope_parameters");
+        rope.putObject("full_attention").put("rope_type", "default").put("rope_theta", 1e6);
+        rope.putObject("sliding_attention").put("rope_type", "default").put("rope_theta", 1.0);
+        assertEquals("config.json: rope_parameters.sliding_attention.rope_theta is 1.0, expected a finite RoPE base "
+                + "above 1", refusal(gemma3v5));
+    }
+
     private static String refusal(ObjectNode config) {
         return assertThrows(IllegalArgumentException.class, () -> HfConfigNormalizer.normalize(config, null))
                 .getMessage();

@@ -30,6 +30,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.zip.GZIPInputStream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -197,6 +198,31 @@ class ZseEngineImportTest {
         e = assertThrows(ImportFormatException.class,
                 () -> ZseEngineConverter.convert(oddInt4, dir.resolve("out.zse"), true, ModelConverter.Progress.NONE));
         assertTrue(e.getMessage().contains("int4 data_nbytes 16"), e.getMessage());
+    }
+
+    /** A RoPE base must be finite and above 1, a norm epsilon above 0 and below 1: else refused by its key. */
+    @Test
+    void ropeThetaAndNormEpsOutOfRangeAreRefusedByKey() throws IOException {
+        String base = ", expected a finite RoPE base above 1";
+        assertEquals("zse-engine config 'rope_theta' is 0.0" + base, configRefusal("rope_theta", 0L));
+        assertEquals("zse-engine config 'rope_theta' is 1.0" + base, configRefusal("rope_theta", 1.0));
+        assertEquals("zse-engine config 'rope_theta' is -500000.0" + base, configRefusal("rope_theta", -500000.0));
+        String eps = ", expected a norm epsilon above 0 and below 1";
+        assertEquals("zse-engine config 'rms_norm_eps' is 0.0" + eps, configRefusal("rms_norm_eps", 0.0));
+        assertEquals("zse-engine config 'rms_norm_eps' is 1.0" + eps, configRefusal("rms_norm_eps", 1L));
+        assertEquals("zse-engine config 'rms_norm_eps' is -1.0E-6" + eps, configRefusal("rms_norm_eps", -1e-6));
+    }
+
+    /** The refusal of the fixture with config {@code key} set to {@code value}, without the file name before it. */
+    static String configRefusal(String key, Object value) throws IOException {
+        Map<String, Object> config = ZseEngineFixture.config();
+        config.put(key, value);
+        Path file = dir.resolve("bad-" + key + "-" + value + ".zse");
+        ZseEngineFixture.write(file, config, ZseEngineFixture.index(), ZseEngineFixture.tokenizer(true));
+        ImportFormatException e = assertThrows(ImportFormatException.class,
+                () -> ZseEngineConverter.convert(file, dir.resolve("out.zse"), true, ModelConverter.Progress.NONE));
+        assertTrue(e.getMessage().startsWith(file + ": "), e.getMessage());
+        return e.getMessage().substring(file.toString().length() + 2);
     }
 
     static float[] decode(ZseTensor t) {

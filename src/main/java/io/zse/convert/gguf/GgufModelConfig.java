@@ -104,8 +104,8 @@ final class GgufModelConfig {
         }
         return new ModelConfig(window != null && architecture.equals("llama") ? "mistral" : architecture, hidden, layers,
                 heads, kvHeads, headDim, positive(m, arch + ".feed_forward_length"), vocab,
-                positive(m, arch + ".context_length"), m.number(arch + ".rope.freq_base", 10000.0), scaling,
-                m.number(arch + ".attention.layer_norm_rms_epsilon", 1e-5), !hasOutput,
+                positive(m, arch + ".context_length"), ropeBase(m, arch + ".rope.freq_base"), scaling,
+                normEps(m, arch + ".attention.layer_norm_rms_epsilon"), !hasOutput,
                 architecture.equals("qwen2") || hasQkvBias, false, window,
                 m.integerOrNull("tokenizer.ggml.bos_token_id"), eos, m.integerOrNull("tokenizer.ggml.padding_token_id"),
                 gemma);
@@ -134,10 +134,10 @@ final class GgufModelConfig {
                 sliding.add((i + 1) % period != 0);
             }
         }
-        double theta = m.number(arch + ".rope.freq_base", 10000.0);
+        double theta = ropeBase(m, arch + ".rope.freq_base");
         return new GemmaOptions((float) Math.sqrt(hidden), Math.pow(queryScalar, -0.5),
                 gemma2 ? softCap(m, arch + ".attn_logit_softcapping") : 0, softCap(m, arch + ".final_logit_softcapping"),
-                sliding, gemma2 ? theta : m.number(arch + ".rope.freq_base_swa", 10000.0));
+                sliding, gemma2 ? theta : ropeBase(m, arch + ".rope.freq_base_swa"));
     }
 
     private static double softCap(GgufMetadata m, String key) {
@@ -218,6 +218,16 @@ final class GgufModelConfig {
                 throw new IllegalArgumentException("GGUF " + tensor + " holds " + f + " (factors must be positive)");
             }
         }
+    }
+
+    /** A RoPE base key; llama.cpp's default where absent. */
+    private static double ropeBase(GgufMetadata m, String key) {
+        return ModelConfig.requireRopeBase("GGUF metadata '" + key + "'", m.number(key, 10000.0));
+    }
+
+    /** A norm epsilon key; llama.cpp's default where absent. */
+    private static double normEps(GgufMetadata m, String key) {
+        return ModelConfig.requireNormEps("GGUF metadata '" + key + "'", m.number(key, 1e-5));
     }
 
     private static int positive(GgufMetadata m, String key) {

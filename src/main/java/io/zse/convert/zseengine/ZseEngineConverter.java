@@ -387,8 +387,8 @@ public final class ZseEngineConverter {
                 ? List.of(Math.toIntExact(e)) : List.of();
         return new ModelConfig(arch, hidden, positive(c, "num_layers"), heads, kvHeads,
                 c.containsKey("head_dim") ? positive(c, "head_dim") : hidden / heads, positive(c, "intermediate_size"),
-                positive(c, "vocab_size"), positive(c, "max_seq_len"), number(c.get("rope_theta"), "rope_theta"), scaling,
-                number(c.get("rms_norm_eps"), "rms_norm_eps"), Boolean.TRUE.equals(c.get("tie_word_embeddings")),
+                positive(c, "vocab_size"), positive(c, "max_seq_len"), ropeBase(c, "rope_theta"), scaling,
+                normEps(c, "rms_norm_eps"), Boolean.TRUE.equals(c.get("tie_word_embeddings")),
                 arch.equals("qwen2"), false, window, bos, eos, null);
     }
 
@@ -456,6 +456,14 @@ public final class ZseEngineConverter {
                     + ", expected a positive integer");
         }
         return (int) (long) v;
+    }
+
+    private static double ropeBase(Map<String, Object> c, String key) {
+        return ModelConfig.requireRopeBase("zse-engine config '" + key + "'", number(c.get(key), key));
+    }
+
+    private static double normEps(Map<String, Object> c, String key) {
+        return ModelConfig.requireNormEps("zse-engine config '" + key + "'", number(c.get(key), key));
     }
 
     private static double number(Object value, String key) {

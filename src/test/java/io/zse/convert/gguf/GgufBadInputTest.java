@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Damaged and lying GGUF files (a real llama.cpp file with bytes changed where the format puts counts, lengths, types
- * and offsets): each is one {@link ImportFormatException} naming the file and what is wrong, never another exception,
- * a crash, or an allocation of what the file claims.
+ * and offsets, or written by {@link GgufFixture} where no byte patch makes the file): each is one
+ * {@link ImportFormatException} naming the file and what is wrong, never another exception, a crash, or an allocation
+ * of what the file claims.
  */
 class GgufBadInputTest {
     @TempDir
@@ -151,6 +153,68 @@ class GgufBadInputTest {
         int headCount = find(original, "llama.attention.head_count\u0004") + "llama.attention.head_count".length() + 4;
         String odd = failure(with(128, headCount, 4), "odd-heads");
         assertTrue(odd.contains("heads of 1 dimensions: a head dim must be even"), odd);
+    }
+
+    /**
+     * blk.0 and blk.00 are one layer to the name map, so a file holding blk.00.attn_q.weight beside blk.0.attn_q.weight
+     * is refused by both names; the same file written without it converts, so the refusal is the duplicate's.
+     */
+    @Test
+    void twoTensorsForOneWeightAreRefusedByBothNames() throws IOException {
+        GgufFixture copy;
+        try (GgufFile file = GgufFile.open(GgufFixtures.gguf("tinystories-656k-q4_0", dir))) {
+            copy = GgufFixture.copyOf(file);
+            GgufFile.GgufTensor q = file.tensors().stream().filter(t -> t.name().equals("blk.0.attn_q.weight"))
+                    .findFirst().orElseThrow();
+            Path written = dir.resolve("copy.gguf");
+            Files.write(written, copy.bytes());
+            GgufConverter.convert(written, dir.resolve("copy.zse"), true, ModelConverter.Progress.NONE);
+            copy.tensor("blk.00.attn_q.weight", q.type(), q.dims(), file.bytes(q).toArray(ValueLayout.JAVA_BYTE));
+        }
+        String message = failure(copy.bytes(), "blk00");
+        assertTrue(message.contains("tensors 'blk.0.attn_q.weight' and 'blk.00.attn_q.weight' are both "
+                + "model.layers.0.self_attn.q_proj.weight"), message);
+    }
+
+    /** The fixture file as {@link GgufFixture} writes it back, with metadata {@code key} set to {@code value}. */
+    static byte[] rewrittenWith(String key, Object value) throws IOException {
+        try (GgufFile file = GgufFile.open(GgufFixtures.gguf("tinystories-656k-q4_0", dir))) {
+            return GgufFixture.copyOf(file).put(key, value).bytes();
+        }
+    }
+
+    /**
+     * A RoPE base must be finite and above 1, a norm epsilon above 0 and below 1: else refused by its key, showing the
+     * f32 as its shortest decimal, the value the reader takes.
+     */
+    @Test
+    void ropeBaseAndNormEpsilonOutOfRangeAreRefusedByKey() throws IOException {
+        String base = "llama.rope.freq_base";
+        for (float bad : new float[]{0, -10000, 1, Float.NaN, Float.POSITIVE_INFINITY}) {
+            String message = failure(rewrittenWith(base, bad), "freq-base");
+            assertTrue(message.endsWith("GGUF metadata '" + base + "' is " + bad
+                    + ", expected a finite RoPE base above 1"), message);
+        }
+        String eps = "llama.attention.layer_norm_rms_epsilon";
+        for (float bad : new float[]{0, -1e-5f, 1, Float.NaN}) {
+            String message = failure(rewrittenWith(eps, bad), "epsilon");
+            assertTrue(message.endsWith("GGUF metadata '" + eps + "' is " + bad
+                    + ", expected a norm epsilon above 0 and below 1"), message);
+        }
+    }
+
+    /**
+     * All arrays of a file share one budget of 2^24 elements (each boxed): an array just under it is read, and a
+     * second array of 16 elements, itself far under it, is refused by its key with the count before it.
+     */
+    @Test
+    void arraysPastTheirSharedBudgetAreRefused() throws IOException {
+        int budget = 1 << 24;
+        byte[] file = new GgufFixture().put("general.architecture", "llama")
+                .put("zse.test.first", new byte[budget - 8]).put("zse.test.second", new byte[16]).bytes();
+        String message = failure(file, "array-budget");
+        assertTrue(message.contains("metadata key 'zse.test.second': array length 16 exceeds the limit of " + budget
+                + " for all arrays together, " + (budget - 8) + " before it"), message);
     }
 
     @Test
