@@ -10,8 +10,10 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -107,7 +109,10 @@ public final class SafetensorsFile implements AutoCloseable {
     private static JsonNode parseHeader(Path path, byte[] headerBytes) throws SafetensorsException {
         JsonNode header;
         try {
-            header = JSON.readTree(new String(headerBytes, StandardCharsets.UTF_8));
+            // a decoder that reports, so that invalid UTF-8 is refused rather than read as U+FFFD
+            header = JSON.readTree(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(headerBytes)).toString());
+        } catch (CharacterCodingException e) {
+            throw new SafetensorsException(path, "header is not valid UTF-8", e);
         } catch (JsonProcessingException e) {
             throw new SafetensorsException(path, "header is not valid JSON: " + e.getOriginalMessage());
         }

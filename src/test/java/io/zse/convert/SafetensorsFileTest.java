@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -132,6 +133,11 @@ class SafetensorsFileTest {
         assertRefused(SafetensorsFixtures.rawFile(dir, "shortdata", ok, 4), "lie outside the data area");
         assertRefused(SafetensorsFixtures.rawFile(dir, "badjson", "{\"t\":{\"dtype\":", 8), "not valid JSON");
         assertRefused(SafetensorsFixtures.rawFile(dir, "array", "[1,2]", 8), "not a JSON object");
+        Path latin1 = SafetensorsFixtures.rawFile(dir, "latin1", ok.replace("\"t\"", "\"t#\""), 8);
+        byte[] named = Files.readAllBytes(latin1);
+        named[new String(named, StandardCharsets.ISO_8859_1).indexOf('#')] = (byte) 0xFF; // no UTF-8 byte sequence
+        Files.write(latin1, named);
+        assertRefused(latin1, "header is not valid UTF-8");
         assertRefused(SafetensorsFixtures.rawFile(dir, "dup", "{\"t\":{},\"t\":{}}", 8), "not valid JSON");
         assertRefused(SafetensorsFixtures.rawFile(dir, "past",
                 "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 8), "'t': data_offsets [8, 16] lie outside");
