@@ -51,7 +51,10 @@ public class ModelLifecycle {
             ModelStartup.Loaded loaded = early.isPresent() ? early.get().await() : ModelStartup.load(settings);
             loaded.meters().add(registry);
             LoadedModel model = loaded.model();
-            host.ready(model, loaded.millis());
+            if (!host.ready(model, loaded.millis())) {
+                LOG.infof("model %s loaded after shutdown began: not serving it", model.id());
+                return;
+            }
             Gauge.builder("zse.model.load.seconds", () -> loaded.millis() / 1000.0)
                     .description("Time the model took to load").register(registry);
             LOG.infof("model %s ready (%s, %d ms%s)", model.id(), loaded.path(), loaded.millis(),

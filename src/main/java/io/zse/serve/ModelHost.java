@@ -23,14 +23,17 @@ public final class ModelHost {
     /**
      * The model is loaded. A host that began draining while it loaded stays draining: it keeps the model, so shutdown
      * still closes it, and the model's engine refuses requests from the start.
+     *
+     * @return whether the model now serves (false while draining)
      */
-    public void ready(LoadedModel model, long loadMillis) {
+    public boolean ready(LoadedModel model, long loadMillis) {
         State s = state.updateAndGet(old -> old.phase() == Phase.DRAINING
                 ? new State(Phase.DRAINING, model, old.failure(), loadMillis)
                 : new State(Phase.READY, model, null, loadMillis));
         if (s.phase() == Phase.DRAINING) {
             model.engine().stopAdmitting();
         }
+        return s.phase() == Phase.READY;
     }
 
     /**

@@ -8,8 +8,10 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The host's phases as shutdown meets a load still running. */
 class ModelHostTest extends OnTinyStoriesQ8 {
@@ -23,7 +25,7 @@ class ModelHostTest extends OnTinyStoriesQ8 {
         try (BatchingEngine engine = engine()) {
             LoadedModel loaded = loaded(engine);
             assertEquals(ModelHost.Phase.DRAINING, host.drain().phase());
-            host.ready(loaded, 42);
+            assertFalse(host.ready(loaded, 42));
             assertEquals(ModelHost.Phase.DRAINING, host.state().phase());
             assertSame(loaded, host.state().model(), "kept for shutdown to close");
             assertThrows(AdmissionException.class, () -> engine.submit(new GenerationRequest(
@@ -46,7 +48,7 @@ class ModelHostTest extends OnTinyStoriesQ8 {
         ModelHost host = new ModelHost();
         try (BatchingEngine engine = engine()) {
             LoadedModel loaded = loaded(engine);
-            host.ready(loaded, 42);
+            assertTrue(host.ready(loaded, 42));
             assertEquals(new ModelHost.State(ModelHost.Phase.READY, loaded, null, 42), host.state());
         }
     }
