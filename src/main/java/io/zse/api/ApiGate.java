@@ -57,7 +57,7 @@ public class ApiGate {
             case LOADING -> throw ApiException.unavailable("the model is still loading", 5);
             case FAILED -> throw ApiException.unavailable((state.model() == null ? "the model failed to load: "
                     : "the model was taken out of service: ") + state.failure(), 30);
-            case DRAINING -> throw ApiException.unavailable("the server is shutting down", 5);
+            case DRAINING, STOPPED -> throw ApiException.unavailable("the server is shutting down", 5);
         };
     }
 }

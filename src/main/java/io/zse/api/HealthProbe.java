@@ -70,7 +70,7 @@ public class HealthProbe {
         int status = switch (phase) {
             case LOADING -> 204;
             case READY -> 200;
-            case FAILED, DRAINING -> 503;
+            case FAILED, DRAINING, STOPPED -> 503;
         };
         request.response().setStatusCode(status).end();
     }

@@ -53,6 +53,9 @@ public class ModelLifecycle {
             LoadedModel model = loaded.model();
             if (!host.ready(model, loaded.millis())) {
                 LOG.infof("model %s loaded after shutdown began: not serving it", model.id());
+                if (host.state().model() != model) { // shutdown has passed: no one else will close it
+                    model.close();
+                }
                 return;
             }
             Gauge.builder("zse.model.load.seconds", () -> loaded.millis() / 1000.0)
@@ -114,7 +117,7 @@ public class ModelLifecycle {
     }
 
     void onStop(@Observes ShutdownEvent event) {
-        ModelHost.State state = host.drain();
+        ModelHost.State state = host.stop();
         if (state.model() != null) {
             state.model().close();
         }

@@ -59,7 +59,12 @@ final class OutputConstraints {
         if (grammar == null) {
             return null;
         }
-        TokenGrammar tokens = new TokenGrammar(grammar, TokenTrie.of(model.tokenizer()));
+        TokenGrammar tokens;
+        try {
+            tokens = new TokenGrammar(grammar, TokenTrie.of(model.tokenizer()));
+        } catch (IllegalArgumentException e) { // a grammar nested past the parser's depth before its first byte
+            throw ApiException.invalid(e.getMessage(), tools.callForced() ? "tool_choice" : "response_format");
+        }
         int missing = tokens.missingByte();
         if (missing >= 0) {
             throw ApiException.invalid("this model's vocabulary has no token for '" + (char) missing + "', so its "

@@ -68,25 +68,25 @@ public final class HfConfigNormalizer {
             // transformers 5 writes Gemma 3's RoPE per layer type: the global layers' (scaled) and the local layers'.
             JsonNode global = rope.get("full_attention");
             JsonNode local = rope.path("sliding_attention");
-            theta = ropeBase(global, "rope_parameters.full_attention.rope_theta", 1_000_000.0);
+            theta = ropeBase(global, "rope_parameters.full_attention.", "rope_theta", 1_000_000.0);
             scaling = ropeScaling(global, "rope_parameters.full_attention", config, headDim);
             if (local.isObject() && ropeScaling(local, "rope_parameters.sliding_attention", config, headDim) != null) {
                 throw refuse("rope_parameters.sliding_attention.rope_type", local.path("rope_type")
                         + " is not supported (local layers use plain RoPE)");
             }
-            localTheta = ropeBase(local, "rope_parameters.sliding_attention.rope_theta", 10_000.0);
+            localTheta = ropeBase(local, "rope_parameters.sliding_attention.", "rope_theta", 10_000.0);
         } else if (rope.isObject()) {
             // transformers 5 writes theta and scaling together in one object.
-            theta = ropeBase(rope, "rope_parameters.rope_theta", 10000.0);
+            theta = ropeBase(rope, "rope_parameters.", "rope_theta", 10000.0);
             scaling = ropeScaling(rope, "rope_parameters", config, headDim);
         } else {
-            theta = ropeBase(config, "rope_theta", 10000.0);
+            theta = ropeBase(config, "", "rope_theta", 10000.0);
             scaling = config.path("rope_scaling").isObject()
                     ? ropeScaling(config.get("rope_scaling"), "rope_scaling", config, headDim) : null;
         }
         if (architecture.equals("gemma3") && localTheta == 0) {
-            theta = ropeBase(config, "rope_theta", 1_000_000.0);
-            localTheta = ropeBase(config, "rope_local_base_freq", 10_000.0);
+            theta = ropeBase(config, "", "rope_theta", 1_000_000.0);
+            localTheta = ropeBase(config, "", "rope_local_base_freq", 10_000.0);
         }
         for (JsonNode holder : new JsonNode[]{config, rope}) {
             if (holder.path("partial_rotary_factor").asDouble(1.0) != 1.0) {
@@ -280,10 +280,9 @@ public final class HfConfigNormalizer {
         }
     }
 
-    /** The last part of {@code field} (a dotted path from the top) in {@code holder}, or {@code absent}. */
-    private static double ropeBase(JsonNode holder, String field, double absent) {
-        double base = holder.path(field.substring(field.lastIndexOf('.') + 1)).asDouble(absent);
-        return ModelConfig.requireRopeBase("config.json: " + field, base);
+    /** {@code key} of {@code holder}, or {@code absent}; {@code path} leads to the holder, for the refusal. */
+    private static double ropeBase(JsonNode holder, String path, String key, double absent) {
+        return ModelConfig.requireRopeBase("config.json: " + path + key, holder.path(key).asDouble(absent));
     }
 
     private static int positiveInt(JsonNode o, String field) {

@@ -22,12 +22,11 @@ public record GemmaOptions(double embeddingScale, double queryScale, double atte
                            List<Boolean> slidingLayers, double localRopeTheta) {
     public GemmaOptions {
         slidingLayers = List.copyOf(slidingLayers);
-        if (!(embeddingScale > 0) || !(queryScale > 0) || !(attentionSoftCap >= 0) || !(finalSoftCap >= 0)
-                || !(localRopeTheta > 0)) {
+        if (!(embeddingScale > 0) || !(queryScale > 0) || !(attentionSoftCap >= 0) || !(finalSoftCap >= 0)) {
             throw new IllegalArgumentException("gemma options out of range: embedding scale " + embeddingScale
-                    + ", query scale " + queryScale + ", soft caps " + attentionSoftCap + " / " + finalSoftCap
-                    + ", local rope theta " + localRopeTheta);
+                    + ", query scale " + queryScale + ", soft caps " + attentionSoftCap + " / " + finalSoftCap);
         }
+        ModelConfig.requireRopeBase("gemma option 'local_rope_theta'", localRopeTheta);
     }
 
     /** Whether layer {@code layer} attends locally. */

@@ -40,12 +40,10 @@ public record ModelConfig(String architecture, int hiddenSize, int numLayers, in
 
     public ModelConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
-        // The importers check these first under their files' names; here every other way in (a .zse's config) is.
+        // the importers check these first, naming their files' fields; this catches a config no importer read (a
+        // .zse's own section)
         requireRopeBase("config field 'rope_theta'", ropeTheta);
         requireNormEps("config field 'norm_eps'", normEps);
-        if (gemma != null) {
-            requireRopeBase("config field 'gemma.local_rope_theta'", gemma.localRopeTheta());
-        }
         if (gemma != null && gemma.slidingLayers().size() != numLayers) {
             throw new IllegalArgumentException("gemma.sliding_layers lists " + gemma.slidingLayers().size()
                     + " layers, the model has " + numLayers);

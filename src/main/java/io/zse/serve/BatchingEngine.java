@@ -137,11 +137,11 @@ public final class BatchingEngine implements AutoCloseable {
      * waits for it, and is refused once the engine no longer admits requests.
      */
     public <T> T runAside(Function<PromptPass, T> pass) {
-        if (!admitting || closed) {
-            throw new AdmissionException("the server is shutting down", 5);
-        }
-        inFlight.incrementAndGet();
+        inFlight.incrementAndGet(); // before the check: a shutdown that then finds the engine idle has refused this
         try {
+            if (!admitting || closed) {
+                throw new AdmissionException("the server is shutting down", 5);
+            }
             return pass.apply(new PromptPass(model, pool.type(), metrics::prefilled));
         } finally {
             inFlight.decrementAndGet();

@@ -95,8 +95,8 @@ class DisconnectTest extends ApiTestBase {
     }
 
     /**
-     * Posts {@code body}, leaves once the server has prefilled its first item, waits for the engine to go idle, and
-     * gives how many items of {@code tokensEach} tokens were prefilled in all.
+     * Posts {@code body}, leaves once the server has prefilled its first item, waits for the request to end, and gives
+     * how many items of {@code tokensEach} tokens were prefilled in all.
      */
     private double itemsPrefilledByALeavingClient(String path, String body, int tokensEach) throws Exception {
         Counter prefilled = registry.counter("zse.prompt.tokens");
@@ -108,6 +108,12 @@ class DisconnectTest extends ApiTestBase {
             }
             assertTrue(prefilled.count() > before, "the first item was prefilled");
         } // the client leaves
+        // the engine is idle between two items too: the request has ended once the count holds for half a second
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        for (double last = -1; prefilled.count() != last && System.nanoTime() < deadline; ) {
+            last = prefilled.count();
+            Thread.sleep(500);
+        }
         assertTrue(lifecycle.host().state().model().engine().awaitIdle(Duration.ofSeconds(30)));
         return (prefilled.count() - before) / tokensEach;
     }

@@ -203,7 +203,8 @@ class BatchingEngineTest extends OnTinyStoriesQ8 {
             engine.submit(new GenerationRequest(tokenizer.encode(PROMPTS[0], true), 30, SamplingParameters.GREEDY, 0,
                     List.of(), failsAtTheFourthToken, false, false), failing);
             engine.submit(new GenerationRequest(prompt, 30, SamplingParameters.GREEDY, 0, List.of()), beside);
-            ExecutionException e = assertThrows(ExecutionException.class, () -> failing.finish.get(60, TimeUnit.SECONDS));
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> failing.finish.get(60, TimeUnit.SECONDS));
             assertSame(broken, e.getCause());
             String finish = beside.finish.get(60, TimeUnit.SECONDS);
             Generator.Result expected = new Generator(model, tokenizer, model.config().eosTokenIds())

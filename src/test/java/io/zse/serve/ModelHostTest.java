@@ -29,17 +29,33 @@ class ModelHostTest extends OnTinyStoriesQ8 {
             assertEquals(ModelHost.Phase.DRAINING, host.state().phase());
             assertSame(loaded, host.state().model(), "kept for shutdown to close");
             assertThrows(AdmissionException.class, () -> engine.submit(new GenerationRequest(
-                    tokenizer.encode("Tom", true), 3, SamplingParameters.GREEDY, 0, List.of()), new GenerationListener() {
-                        @Override
-                        public void onStep(SequenceDecoder.Step step) {
-                        }
-
-                        @Override
-                        public void onError(RuntimeException error) {
-                        }
-                    }));
+                    tokenizer.encode("Tom", true), 3, SamplingParameters.GREEDY, 0, List.of()), new Ignored()));
             host.failed("weights corrupt");
             assertEquals(ModelHost.Phase.DRAINING, host.state().phase());
+        }
+    }
+
+    /** Once shutdown has taken the host's model (none yet here), a load that ends is not kept: its loader closes it. */
+    @Test
+    void aLoadThatEndsAfterShutdownIsNotKept() {
+        ModelHost host = new ModelHost();
+        try (BatchingEngine engine = engine()) {
+            assertEquals(new ModelHost.State(ModelHost.Phase.STOPPED, null, null, 0), host.stop());
+            assertFalse(host.ready(loaded(engine), 42));
+            assertEquals(new ModelHost.State(ModelHost.Phase.STOPPED, null, null, 0), host.state());
+            host.drain();
+            host.failed("weights corrupt");
+            assertEquals(ModelHost.Phase.STOPPED, host.state().phase());
+        }
+    }
+
+    private static final class Ignored implements GenerationListener {
+        @Override
+        public void onStep(SequenceDecoder.Step step) {
+        }
+
+        @Override
+        public void onError(RuntimeException error) {
         }
     }
 

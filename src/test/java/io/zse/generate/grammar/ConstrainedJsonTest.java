@@ -130,7 +130,7 @@ public class ConstrainedJsonTest {
 
     /**
      * Output nested past the parser's depth refuses the byte that would open one more level, as a byte the schema
-     * forbids: the request goes on and can still close what it opened (it once failed with a 500).
+     * forbids: here the request goes on and can still close what it opened (it once failed with a 500).
      */
     @Test
     void nestingPastTheParsersDepthRefusesTheOpeningByte() throws Exception {
