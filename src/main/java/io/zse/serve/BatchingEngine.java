@@ -323,12 +323,11 @@ public final class BatchingEngine implements AutoCloseable {
             }
             if (w.sampled()) {
                 int token = drawn.tokens()[sampled++];
-                int logitsRow = token >= 0 ? -1 : hostRow++;
                 try {
                     if (token >= 0) {
                         s.step(token);
                     } else {
-                        s.step(drawn.logits(), logitsRow * vocab, vocab);
+                        s.step(drawn.logits(), hostRow++ * vocab, vocab); // the row is counted before step can throw
                     }
                 } catch (RuntimeException e) {
                     s.fail(e); // one request's failure (its constraint, say) is not its batch's

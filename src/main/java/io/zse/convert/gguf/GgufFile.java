@@ -351,7 +351,7 @@ public final class GgufFile implements AutoCloseable {
                         + Integer.toUnsignedString(elementType));
             };
             long n = count(what + " array length", minBytes);
-            if (n > MAX_ARRAY_LENGTH || n > MAX_ARRAY_LENGTH - arrayElements) {
+            if (n > MAX_ARRAY_LENGTH - arrayElements) { // this array's limit and the file's: one budget
                 throw new ImportFormatException(path, what + ": array length " + n + " exceeds the limit of "
                         + MAX_ARRAY_LENGTH + (arrayElements > 0 ? " for all arrays together, " + arrayElements
                         + " before it" : ""));
