@@ -2,13 +2,21 @@ package io.zse.api;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTestProfile;
+import io.zse.serve.BatchingEngine;
 import io.zse.serve.EngineLimits;
 import io.zse.serve.ModelLoader;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 /**
  * Test profiles that start a model load before the server boots, as {@code zse serve} does: one reads the settings
@@ -21,6 +29,14 @@ final class EarlyLoads {
 
     static Path log(String name) {
         return Path.of("target", "early-load-" + name + "-" + ProcessHandle.current().pid() + ".log");
+    }
+
+    /**
+     * The engine's own log lines (each load logs its KV pool) from before the server's log file is open, when an early
+     * load logs them, to the end of the run.
+     */
+    static Path engineLog(String name) {
+        return Path.of("target", "early-load-" + name + "-engine-" + ProcessHandle.current().pid() + ".log");
     }
 
     /** A profile whose run logs to {@link #log}(name) and starts {@code resource} before the server boots. */
@@ -59,14 +75,38 @@ final class EarlyLoads {
     }
 
     public static final class StartsFromConfig implements QuarkusTestResourceLifecycleManager {
+        private final Logger engine = Logger.getLogger(BatchingEngine.class.getName());
+        private final Handler toFile = new Handler() {
+            @Override
+            public synchronized void publish(LogRecord record) {
+                try {
+                    Files.writeString(engineLog("same"), record.getMessage() + "\n", StandardOpenOption.CREATE,
+                            StandardOpenOption.APPEND);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+
         @Override
         public Map<String, String> start() {
+            // The early load's lines come before Quarkus opens the log file (or after: a race), so they are kept here.
+            engine.addHandler(toFile);
             EarlyModelLoad.start();
             return Map.of();
         }
 
         @Override
         public void stop() {
+            engine.removeHandler(toFile);
         }
     }
 

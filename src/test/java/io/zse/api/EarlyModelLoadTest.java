@@ -25,7 +25,8 @@ class EarlyModelLoadTest extends ApiTestBase {
         List<String> lines = Files.readAllLines(EarlyLoads.log("same"));
         assertTrue(lines.stream().anyMatch(l -> l.contains("model " + MODEL + " ready (")
                 && l.contains("loaded while the server started")), "taken over: " + lines);
-        assertEquals(1, lines.stream().filter(l -> l.contains("KV cache pool:")).count(), "one load: " + lines);
+        List<String> engine = Files.readAllLines(EarlyLoads.engineLog("same"));
+        assertEquals(1, engine.stream().filter(l -> l.contains("KV cache pool:")).count(), "one load: " + engine);
 
         api().body(chat("Once upon a time", "\"max_tokens\":4")).post("/v1/chat/completions").then().statusCode(200)
                 .body("model", equalTo(MODEL)).body("usage.completion_tokens", equalTo(4));
