@@ -12,6 +12,9 @@
  *  - The library picks the best kernels for this CPU when it loads (zse_cpu_isa() names them); zse_cpu_use()
  *    switches to another supported set (tests compare them all on one machine).
  *  - Nothing is checked here: the Java side validates every size and offset before calling.
+ *  - The products (zse_cpu_matmul_*) return 0, or ZSE_CPU_FAULT when reading their operands raised SIGBUS: a mapped
+ *    file truncated after it was mapped, or its storage failing (added in ABI version 5). Their outputs are then
+ *    partly written; zse_cpu_fault_address() gives the address that faulted, for this thread's last such call.
  */
 #ifndef ZSE_CPU_H
 #define ZSE_CPU_H
@@ -24,12 +27,14 @@ extern "C" {
 
 #pragma GCC visibility push(default)
 
-#define ZSE_CPU_ABI_VERSION 4
+#define ZSE_CPU_ABI_VERSION 5
 /* Elements per block of quantized activations. */
 #define ZSE_CPU_BLOCK 32
 /* Layout `interleaved-16` (code 1, docs/zse-format.md): rows per tile, bytes per row and step. */
 #define ZSE_CPU_INTERLEAVE_ROWS 16
 #define ZSE_CPU_INTERLEAVE_BYTES 4
+/* A product's status when one of its reads faulted. */
+#define ZSE_CPU_FAULT (-3)
 
 int zse_cpu_abi_version(void);
 /* The kernel set in use: "avx512-vnni", "avx2", "neon-dotprod" or "generic". */
@@ -39,50 +44,57 @@ const char *zse_cpu_supported(void);
 /* Switches to the named kernel set; 0 on success, -1 when this CPU or build cannot run it. */
 int zse_cpu_use(const char *isa);
 
+/* The address whose read made this thread's last product return ZSE_CPU_FAULT (0 if none has). */
+int64_t zse_cpu_fault_address(void);
+
 /* Quantizes n rows of cols floats (cols a multiple of 32) into codes q[n * cols], d[n * cols / 32], s[n * cols / 32]. */
 void zse_cpu_quantize_rows(const float *x, int32_t n, int32_t cols, int8_t *q, float *d, float *s);
 
-void zse_cpu_matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                       const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_q8(const int8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                          const int8_t *xq, const float *xd, int32_t n, float *out, int32_t out_stride);
 /* group: 32, 64 or 128. */
-void zse_cpu_matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
-                       int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                       int32_t out_stride);
+int32_t zse_cpu_matmul_q4(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t cols, int32_t row_begin,
+                          int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride);
 /*
  * The K-quant types, super-blocks of 256 (cols a multiple of 256): `w` the code bytes (Q4_K 128, Q5_K 160, Q6_K 192
  * per super-block), `scales` the scale bytes (Q4_K, Q5_K: d, dmin, 12 packed 6-bit pairs; Q6_K: d, 16 int8).
  */
-void zse_cpu_matmul_q4_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
-void zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
-void zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                         const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_q4_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                            const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                            int32_t out_stride);
+int32_t zse_cpu_matmul_q5_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                            const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                            int32_t out_stride);
+int32_t zse_cpu_matmul_q6_k(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                            const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                            int32_t out_stride);
 /*
  * Q5 (ggml's Q5_0/Q5_1 codes), groups of 32 (cols a multiple of 32): `w` 20 bytes per group (16 bytes of nibbles,
  * byte j holding elements j and j + 16, then a little-endian u32 whose bit j is bit 4 of element j), `scales` F16
  * (d, m) per group; w = q d + m. Activations as for Q4 (added in ABI version 3).
  */
-void zse_cpu_matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                       const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_q5(const uint8_t *w, const uint8_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                          const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
+                          int32_t out_stride);
 /*
  * The Q8 and Q4 products on weights in layout interleaved-16 (Q4: group 32, 64 or 128). `rows` is the whole matrix's
  * (its last rows % 16 are stored as row-groups); row_begin and row_end are multiples of 16 or equal to rows.
  */
-void zse_cpu_matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
-                           int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n, float *out,
-                           int32_t out_stride);
-void zse_cpu_matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
-                           int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
+int32_t zse_cpu_matmul_q8_x16(const int8_t *w, const uint16_t *scales, int32_t rows, int32_t cols, int32_t row_begin,
+                              int32_t row_end, const int8_t *xq, const float *xd, const float *xs, int32_t n,
+                              float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_q4_x16(const uint8_t *w, const uint16_t *scales, int32_t group, int32_t rows, int32_t cols,
+                              int32_t row_begin, int32_t row_end, const int8_t *xq, const float *xd, const float *xs,
+                              int32_t n, float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
+                           const float *x, int32_t n, float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_f32(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
+                           float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_f16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
                            int32_t n, float *out, int32_t out_stride);
-void zse_cpu_matmul_nf4(const uint8_t *w, const uint16_t *scales, int32_t cols, int32_t row_begin, int32_t row_end,
-                        const float *x, int32_t n, float *out, int32_t out_stride);
-void zse_cpu_matmul_f32(const float *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x, int32_t n,
-                        float *out, int32_t out_stride);
-void zse_cpu_matmul_f16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
-                        int32_t n, float *out, int32_t out_stride);
-void zse_cpu_matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
-                         int32_t n, float *out, int32_t out_stride);
+int32_t zse_cpu_matmul_bf16(const uint16_t *w, int32_t cols, int32_t row_begin, int32_t row_end, const float *x,
+                            int32_t n, float *out, int32_t out_stride);
 
 /*
  * The converter's quantizers (quantize.c), byte for byte those of io.zse.convert: count floats (whole groups, all
@@ -102,9 +114,9 @@ int32_t zse_cpu_convert_q4(const float *src, int64_t count, int32_t group, uint8
  * j+64, j+96 at bits 0-1, 2-3, 4-5, 6-7), one scale s per tensor. Activations are int8 codes per row with the row's
  * divisor xdiv (127 / absmax) and code sum xsum: out = (float) Σ t·q * s / xdiv. cols a multiple of 128.
  */
-void zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
-                            const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
-                            int32_t out_stride);
+int32_t zse_cpu_matmul_ternary(const uint8_t *w, float scale, int32_t cols, int32_t row_begin, int32_t row_end,
+                               const int8_t *xq, const float *xdiv, const int32_t *xsum, int32_t n, float *out,
+                               int32_t out_stride);
 
 /*
  * The element-wise ops and attention (ops.h; added in ABI version 4), over F32 activations in native order. Lengths

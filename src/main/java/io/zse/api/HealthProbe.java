@@ -66,7 +66,7 @@ public class HealthProbe {
     }
 
     private void answer(HttpServerRequest request) {
-        ModelHost.Phase phase = lifecycle.host().state().phase();
+        ModelHost.Phase phase = lifecycle.checkedState().phase();
         int status = switch (phase) {
             case LOADING -> 204;
             case READY -> 200;

@@ -14,7 +14,8 @@ import org.eclipse.microprofile.health.Startup;
 
 /**
  * Health as platforms probe it: started and ready are DOWN until the model has loaded (ready also while draining
- * or after a failed load or weight check, with the reason); liveness stays UP while the process can answer.
+ * or after a failed load or weight check, or once the served file has shrunk, with the reason); liveness stays UP
+ * while the process can answer.
  */
 @ApplicationScoped
 public class ModelHealthChecks {
@@ -35,7 +36,7 @@ public class ModelHealthChecks {
     @Produces
     @Readiness
     HealthCheck ready() {
-        return () -> model(lifecycle.host().state().phase() == ModelHost.Phase.READY);
+        return () -> model(lifecycle.checkedState());
     }
 
     @Produces
@@ -44,9 +45,8 @@ public class ModelHealthChecks {
         return () -> HealthCheckResponse.up("process");
     }
 
-    private HealthCheckResponse model(boolean up) {
-        ModelHost.State state = lifecycle.host().state();
-        HealthCheckResponseBuilder b = HealthCheckResponse.named("model").status(up)
+    private HealthCheckResponse model(ModelHost.State state) {
+        HealthCheckResponseBuilder b = HealthCheckResponse.named("model").status(state.phase() == ModelHost.Phase.READY)
                 .withData("phase", state.phase().name().toLowerCase());
         if (state.model() != null) {
             b.withData("id", state.model().id()).withData("load_ms", state.loadMillis());

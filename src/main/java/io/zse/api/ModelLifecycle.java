@@ -37,6 +37,12 @@ public class ModelLifecycle {
         return host;
     }
 
+    /** The host's state once the served file has been looked at: the health checks' view. */
+    ModelHost.State checkedState() {
+        host.failIfFileShrunk().ifPresent(reason -> LOG.errorf("readiness is DOWN: %s", reason));
+        return host.state();
+    }
+
     void onStart(@Observes StartupEvent event) {
         Thread.ofPlatform().name("zse-model-loader").daemon().start(this::load);
         if (LaunchMode.current() != LaunchMode.TEST) {

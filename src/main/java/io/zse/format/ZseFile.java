@@ -67,7 +67,7 @@ public final class ZseFile implements AutoCloseable {
         FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
         Arena arena = Arena.ofShared();
         try {
-            MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
+            MemorySegment mapping = MappedFiles.map(path, channel, arena);
             return read(path, arena, mapping, channel);
         } catch (IOException | RuntimeException e) {
             arena.close();
@@ -287,18 +287,24 @@ public final class ZseFile implements AutoCloseable {
         }
         regions.sort(Comparator.comparingLong(ChecksummedRegion::offset));
         long cursor = dataOffset;
-        for (ChecksummedRegion r : regions) {
-            checkZero(path, mapping, cursor, r.offset(), "padding in the data area");
-            CRC32C crc = new CRC32C();
-            for (long p = r.offset(); p < r.end(); p += VERIFY_CHUNK_BYTES) {
-                long n = Math.min(VERIFY_CHUNK_BYTES, r.end() - p);
-                crc.update(mapping.asSlice(p, n).asByteBuffer());
-                progress.checked(p + n - dataOffset);
+        // Each chunk is copied out before its checksum: the JVM turns a fault in the copy (SIGBUS, the file having
+        // shrunk since it was mapped) into an InternalError, while one inside CRC32C's intrinsic would end the process.
+        try (Arena chunkArena = Arena.ofConfined()) {
+            MemorySegment chunk = chunkArena.allocate(VERIFY_CHUNK_BYTES);
+            for (ChecksummedRegion r : regions) {
+                checkZero(path, mapping, cursor, r.offset(), "padding in the data area");
+                CRC32C crc = new CRC32C();
+                for (long p = r.offset(); p < r.end(); p += VERIFY_CHUNK_BYTES) {
+                    long n = Math.min(VERIFY_CHUNK_BYTES, r.end() - p);
+                    MemorySegment.copy(mapping, p, chunk, 0, n);
+                    crc.update(chunk.asSlice(0, n).asByteBuffer());
+                    progress.checked(p + n - dataOffset);
+                }
+                if ((int) crc.getValue() != r.crc()) {
+                    throw new TensorChecksumException(path, r.tensor(), r.kind(), r.crc(), (int) crc.getValue());
+                }
+                cursor = r.end();
             }
-            if ((int) crc.getValue() != r.crc()) {
-                throw new TensorChecksumException(path, r.tensor(), r.kind(), r.crc(), (int) crc.getValue());
-            }
-            cursor = r.end();
         }
         checkZero(path, mapping, cursor, mapping.byteSize(), "padding in the data area");
         progress.checked(dataLength());
@@ -330,6 +336,21 @@ public final class ZseFile implements AutoCloseable {
     /** Bytes from the data offset to the end of the file: tensors and the padding between them. */
     public long dataLength() {
         return mapping.byteSize() - dataOffset;
+    }
+
+    /**
+     * Why the file no longer backs all of its mapping, or empty: a file that shrank after it was mapped (truncated or
+     * rewritten in place) faults every read past its new end. Asks the open file, so a file renamed over the path is
+     * no change to this one.
+     */
+    public Optional<String> shrunk() {
+        try {
+            long now = channel.size();
+            return now < mapping.byteSize() ? Optional.of(path + ": " + MappedFiles.shrunk(now, mapping.byteSize()))
+                    : Optional.empty();
+        } catch (IOException e) {
+            return Optional.of(path + ": the file cannot be read any more (" + e.getMessage() + ")");
+        }
     }
 
     /** The whole mapping (for backends that upload the data area in large chunks). */

@@ -1,5 +1,6 @@
 package io.zse.serve;
 
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -46,6 +47,21 @@ public final class ModelHost {
     public void failed(String reason) {
         state.updateAndGet(old -> shuttingDown(old) ? old
                 : new State(Phase.FAILED, old.model(), reason, old.loadMillis()));
+    }
+
+    /**
+     * A ready model whose file shrank after it was mapped can no longer be read (its reads past the new end fault): the
+     * host fails with the reason. The health checks call this, so the check costs the probes, not every request.
+     *
+     * @return the reason, when this call failed the host
+     */
+    public Optional<String> failIfFileShrunk() {
+        State s = state.get();
+        if (s.phase() != Phase.READY) {
+            return Optional.empty();
+        }
+        return s.model().file().shrunk()
+                .filter(reason -> state.compareAndSet(s, new State(Phase.FAILED, s.model(), reason, s.loadMillis())));
     }
 
     /** Stops admitting requests: readiness goes DOWN and the engine refuses new sequences. */

@@ -8,8 +8,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,6 +56,23 @@ class WeightVerifierTest {
             assertEquals(damaged.dataCrc(), failed.expectedCrc());
             assertNotEquals(failed.expectedCrc(), failed.actualCrc());
             assertTrue(failed.message().contains("tensor " + damaged.name() + ": data checksum mismatch"), failed.message());
+        }
+    }
+
+    /** A file cut short while mapped: the check's reads past the new end fault, and it fails naming the file. */
+    @Test
+    void aFileTruncatedWhileMappedFailsTheCheckWithTheReason() throws IOException {
+        Path zse = TestModels.convertTinyStories(TensorType.Q4, dir);
+        try (ZseFile file = ZseFile.open(zse)) {
+            long size = Files.size(zse);
+            try (FileChannel writer = FileChannel.open(zse, StandardOpenOption.WRITE)) {
+                writer.truncate(size / 2);
+            }
+            WeightVerifier.Failed failed = assertInstanceOf(WeightVerifier.Failed.class,
+                    new WeightVerifier(file, () -> false).verifyNow());
+            assertEquals(null, failed.tensor());
+            assertTrue(failed.message().startsWith(zse + ": the file is now " + size / 2 + " bytes, " + size
+                    + " when it was mapped"), failed.message());
         }
     }
 

@@ -1,11 +1,13 @@
 package io.zse.backend.cpu;
 
 import io.zse.backend.NativeLibraryLocation;
+import io.zse.format.MappedFiles;
 import io.zse.format.TensorType;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
@@ -32,7 +34,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class NativeCpuLibrary {
     /** The ABI version this binding was written against (ZSE_CPU_ABI_VERSION). */
-    public static final int ABI_VERSION = 4;
+    public static final int ABI_VERSION = 5;
+    /** A product's status when one of its reads faulted (ZSE_CPU_FAULT). */
+    private static final int FAULT = -3;
 
     public static final NativeLibraryLocation LOCATION =
             new NativeLibraryLocation("libzse_cpu.so", "zse.cpu.library", "ZSE_CPU_LIBRARY");
@@ -103,27 +107,28 @@ public final class NativeCpuLibrary {
 
     private static Map<String, FunctionDescriptor> kernels() {
         Map<String, FunctionDescriptor> f = new LinkedHashMap<>();
+        f.put("zse_cpu_fault_address", FunctionDescriptor.of(JAVA_LONG));
         f.put("zse_cpu_quantize_rows", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
-        f.put("zse_cpu_matmul_q8", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+        f.put("zse_cpu_matmul_q8", product(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT,
+                ADDRESS, JAVA_INT));
+        f.put("zse_cpu_matmul_q4", product(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
                 ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-        f.put("zse_cpu_matmul_q4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-        FunctionDescriptor kQuantKernel = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
-                ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
+        FunctionDescriptor kQuantKernel = product(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
+                ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
         f.put("zse_cpu_matmul_q4_k", kQuantKernel);
         f.put("zse_cpu_matmul_q5_k", kQuantKernel);
         f.put("zse_cpu_matmul_q6_k", kQuantKernel);
         f.put("zse_cpu_matmul_q5", kQuantKernel); // Q5 groups of 32 take the K-quant kernels' arguments
-        f.put("zse_cpu_matmul_q8_x16", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
-                JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-        f.put("zse_cpu_matmul_q4_x16", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT,
-                JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-        f.put("zse_cpu_matmul_nf4", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
-                JAVA_INT, ADDRESS, JAVA_INT));
-        f.put("zse_cpu_matmul_ternary", FunctionDescriptor.ofVoid(ADDRESS, JAVA_FLOAT, JAVA_INT, JAVA_INT, JAVA_INT,
+        f.put("zse_cpu_matmul_q8_x16", product(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+                ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        f.put("zse_cpu_matmul_q4_x16", product(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
                 ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-        FunctionDescriptor floatKernel = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
-                JAVA_INT, ADDRESS, JAVA_INT);
+        f.put("zse_cpu_matmul_nf4", product(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS,
+                JAVA_INT));
+        f.put("zse_cpu_matmul_ternary", product(ADDRESS, JAVA_FLOAT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
+                ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        FunctionDescriptor floatKernel = product(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS,
+                JAVA_INT);
         f.put("zse_cpu_matmul_f32", floatKernel);
         f.put("zse_cpu_matmul_f16", floatKernel);
         f.put("zse_cpu_matmul_bf16", floatKernel);
@@ -147,6 +152,27 @@ public final class NativeCpuLibrary {
         f.put("zse_cpu_convert_q4", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS,
                 ADDRESS, JAVA_INT));
         return Collections.unmodifiableMap(f);
+    }
+
+    /** A product's signature: it returns 0, or ZSE_CPU_FAULT when one of its reads faulted ({@link #checkRead}). */
+    private static FunctionDescriptor product(MemoryLayout... arguments) {
+        return FunctionDescriptor.of(JAVA_INT, arguments);
+    }
+
+    /** Throws what a product's fault status means: a mapped file it read has shrunk, or its storage failed. */
+    private void checkRead(int status) {
+        if (status == FAULT) {
+            long address;
+            try {
+                address = (long) handle("zse_cpu_fault_address").invokeExact();
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+            throw MappedFiles.readFault(address);
+        }
+        if (status != 0) {
+            throw new IllegalStateException(path + " returned status " + status + " from a product");
+        }
     }
 
     private static RuntimeException rethrow(Throwable t) {
@@ -210,22 +236,26 @@ public final class NativeCpuLibrary {
 
     void matmulQ8(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, QuantizedRows x, int n,
                   MemorySegment out, int outStride) {
+        int status;
         try {
-            handle("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), n,
-                    out, outStride);
+            status = (int) handle("zse_cpu_matmul_q8").invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(),
+                    x.scales(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     void matmulQ4(MemorySegment w, MemorySegment scales, int group, int cols, int rowBegin, int rowEnd,
                   QuantizedRows x, int n, MemorySegment out, int outStride) {
+        int status;
         try {
-            handle("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd, x.codes(),
+            status = (int) handle("zse_cpu_matmul_q4").invokeExact(w, scales, group, cols, rowBegin, rowEnd, x.codes(),
                     x.scales(), x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     /**
@@ -241,12 +271,14 @@ public final class NativeCpuLibrary {
             case Q5 -> "zse_cpu_matmul_q5";
             default -> throw new IllegalArgumentException(type + " is not a K-quant type");
         };
+        int status;
         try {
-            handle(function).invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n,
-                    out, outStride);
+            status = (int) handle(function).invokeExact(w, scales, cols, rowBegin, rowEnd, x.codes(), x.scales(),
+                    x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     /**
@@ -255,26 +287,31 @@ public final class NativeCpuLibrary {
      */
     void matmulInterleaved(TensorType type, MemorySegment w, MemorySegment scales, int group, int rows, int cols,
                            int rowBegin, int rowEnd, QuantizedRows x, int n, MemorySegment out, int outStride) {
+        int status;
         try {
             switch (type) {
-                case Q8 -> handle("zse_cpu_matmul_q8_x16").invokeExact(w, scales, rows, cols, rowBegin, rowEnd,
-                        x.codes(), x.scales(), x.sums(), n, out, outStride);
-                case Q4 -> handle("zse_cpu_matmul_q4_x16").invokeExact(w, scales, group, rows, cols, rowBegin,
-                        rowEnd, x.codes(), x.scales(), x.sums(), n, out, outStride);
+                case Q8 -> status = (int) handle("zse_cpu_matmul_q8_x16").invokeExact(w, scales, rows, cols,
+                        rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n, out, outStride);
+                case Q4 -> status = (int) handle("zse_cpu_matmul_q4_x16").invokeExact(w, scales, group, rows, cols,
+                        rowBegin, rowEnd, x.codes(), x.scales(), x.sums(), n, out, outStride);
                 default -> throw new IllegalArgumentException(type + " weights are not stored interleaved");
             }
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     void matmulNf4(MemorySegment w, MemorySegment scales, int cols, int rowBegin, int rowEnd, MemorySegment x, int n,
                    MemorySegment out, int outStride) {
+        int status;
         try {
-            handle("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, x, n, out, outStride);
+            status = (int) handle("zse_cpu_matmul_nf4").invokeExact(w, scales, cols, rowBegin, rowEnd, x, n, out,
+                    outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     /** The library if it loads in this process (once, on first ask), for callers outside the CPU backend. */
@@ -321,12 +358,14 @@ public final class NativeCpuLibrary {
     /** TERNARY weights (scale s) with activations quantized per row as BitNet does. */
     void matmulTernary(MemorySegment w, float scale, int cols, int rowBegin, int rowEnd, TernaryActivations x, int n,
                        MemorySegment out, int outStride) {
+        int status;
         try {
-            handle("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd, x.codes(),
+            status = (int) handle("zse_cpu_matmul_ternary").invokeExact(w, scale, cols, rowBegin, rowEnd, x.codes(),
                     x.divisors(), x.sums(), n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     /** F32, F16 or BF16 weights. */
@@ -338,11 +377,13 @@ public final class NativeCpuLibrary {
             case BF16 -> "zse_cpu_matmul_bf16";
             default -> throw new IllegalArgumentException(type + " weights take the integer kernels");
         };
+        int status;
         try {
-            handle(function).invokeExact(w, cols, rowBegin, rowEnd, x, n, out, outStride);
+            status = (int) handle(function).invokeExact(w, cols, rowBegin, rowEnd, x, n, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }
+        checkRead(status);
     }
 
     /*
