@@ -32,23 +32,27 @@ public final class Sampler {
 
     /**
      * @param logits  [vocab], not modified
-     * @param history the tokens the penalties count (the caller decides: generated only, or prompt too)
+     * @param history the tokens generated so far, which every penalty counts
      */
     public Choice sample(float[] logits, int[] history) {
-        return sample(logits, 0, logits.length, history);
+        return sample(logits, 0, logits.length, history, 0);
     }
 
     /**
      * Samples from the row logits[offset .. offset + vocab) of a batch's logits, not modified. Greedy decoding without
      * penalties reads the row in place; only penalties and random draws work on a copy.
+     *
+     * @param history      the prompt, then the tokens generated so far
+     * @param promptLength how many of history are the prompt's: the repetition penalty counts them (as transformers and
+     *                     vLLM do), the presence and frequency penalties only what was generated (OpenAI's definition)
      */
-    public Choice sample(float[] logits, int offset, int vocab, int[] history) {
+    public Choice sample(float[] logits, int offset, int vocab, int[] history, int promptLength) {
         int token;
-        if (parameters.isGreedy() && !penalized(history)) {
+        if (parameters.isGreedy() && !penalized(history, promptLength)) {
             token = argmax(logits, offset, vocab);
         } else {
             float[] processed = Arrays.copyOfRange(logits, offset, offset + vocab);
-            applyPenalties(processed, history);
+            applyPenalties(processed, history, promptLength);
             token = parameters.isGreedy() ? argmax(processed, 0, vocab) : draw(processed);
         }
         double logNormalizer = logSumExp(logits, offset, vocab);
@@ -70,8 +74,8 @@ public final class Sampler {
      * Whether a device may choose this step's token from the raw logits row: no penalty applies and no alternatives
      * are reported (what a device draw gives is the token alone).
      */
-    public boolean drawableOnDevice(int[] history) {
-        return parameters.topLogprobs() == 0 && !penalized(history);
+    public boolean drawableOnDevice(int[] history, int promptLength) {
+        return parameters.topLogprobs() == 0 && !penalized(history, promptLength);
     }
 
     /**
@@ -99,18 +103,23 @@ public final class Sampler {
         return new Choice(token, Float.NaN, List.of());
     }
 
-    private boolean penalized(int[] history) {
-        return history.length > 0 && (parameters.repetitionPenalty() != 1 || parameters.presencePenalty() != 0
-                || parameters.frequencyPenalty() != 0);
+    private boolean penalized(int[] history, int promptLength) {
+        return parameters.repetitionPenalty() != 1 && history.length > 0
+                || (parameters.presencePenalty() != 0 || parameters.frequencyPenalty() != 0)
+                && history.length > promptLength;
     }
 
-    private void applyPenalties(float[] logits, int[] history) {
-        if (!penalized(history)) {
+    private void applyPenalties(float[] logits, int[] history, int promptLength) {
+        if (!penalized(history, promptLength)) {
             return;
         }
-        int[] counts = new int[logits.length];
-        for (int t : history) {
-            counts[t]++;
+        int[] counts = new int[logits.length]; // of each token in history: > 0 where it occurs at all
+        int[] generatedCounts = new int[logits.length];
+        for (int i = 0; i < history.length; i++) {
+            counts[history[i]]++;
+            if (i >= promptLength) {
+                generatedCounts[history[i]]++;
+            }
         }
         float repetition = (float) parameters.repetitionPenalty();
         for (int t = 0; t < logits.length; t++) {
@@ -118,7 +127,10 @@ public final class Sampler {
                 continue;
             }
             logits[t] = logits[t] > 0 ? logits[t] / repetition : logits[t] * repetition;
-            logits[t] -= (float) (parameters.presencePenalty() + parameters.frequencyPenalty() * counts[t]);
+            if (generatedCounts[t] > 0) {
+                logits[t] -= (float) (parameters.presencePenalty()
+                        + parameters.frequencyPenalty() * generatedCounts[t]);
+            }
         }
     }
 

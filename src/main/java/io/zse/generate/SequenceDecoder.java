@@ -36,6 +36,7 @@ public final class SequenceDecoder {
     private final TokenConstraint constraint; // null: any token
     private float[] masked;
     private int[] history; // prompt + generated: what the penalties count
+    private final int promptLength;
     private int generated;
     private String finish;
 
@@ -60,10 +61,11 @@ public final class SequenceDecoder {
         this.eosIds = Set.copyOf(eosIds);
         this.budget = budget;
         this.sampler = new Sampler(parameters, seed);
-        this.decoder = tokenizer.newIncrementalDecoder(!keepSpecialTokens);
+        this.decoder = tokenizer.newIncrementalDecoder(!keepSpecialTokens, promptIds);
         this.matcher = new StopMatcher(withEndMarkers(stops, tokenizer, eosIds));
         this.constraint = constraint;
         this.history = promptIds.clone();
+        this.promptLength = promptIds.length;
     }
 
     /**
@@ -93,13 +95,14 @@ public final class SequenceDecoder {
         }
         Sampler.Choice choice;
         if (constraint == null) {
-            choice = sampler.sample(logits, offset, vocab, history);
+            choice = sampler.sample(logits, offset, vocab, history, promptLength);
         } else {
             BitSet allowed = constraint.allowed(budget - generated);
             if (allowed.isEmpty()) {
                 return finish("stop", null, ""); // nothing can continue the output (the caller checks this cannot happen)
             }
-            choice = sampler.sample(masked(logits, offset, vocab, allowed), 0, vocab, history);
+            choice = sampler.sample(masked(logits, offset, vocab, allowed), 0, vocab, history,
+                    promptLength);
         }
         return advance(choice);
     }
@@ -111,7 +114,7 @@ public final class SequenceDecoder {
      * row back, its logits through {@link #next(float[], int, int)}.
      */
     public boolean deviceDraw(double[] parameters, int at) {
-        if (finish != null || constraint != null || !sampler.drawableOnDevice(history)) {
+        if (finish != null || constraint != null || !sampler.drawableOnDevice(history, promptLength)) {
             return false;
         }
         sampler.deviceDraw(parameters, at);

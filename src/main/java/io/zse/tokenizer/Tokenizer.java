@@ -119,7 +119,16 @@ public final class Tokenizer {
 
     /** A decoder for generated ids that emits text as soon as it is final. */
     public IncrementalDecoder newIncrementalDecoder(boolean skipSpecialTokens) {
-        return new IncrementalDecoder(this, skipSpecialTokens);
+        return new IncrementalDecoder(this, skipSpecialTokens, new int[0]);
+    }
+
+    /**
+     * A decoder for ids that continue {@code context} (a prompt): it emits what they add to the context's text, so a
+     * SentencePiece token's leading space is kept where decoding the ids alone would drop it at the start (what an
+     * OpenAI client appends to its prompt, and what vLLM returns).
+     */
+    public IncrementalDecoder newIncrementalDecoder(boolean skipSpecialTokens, int[] context) {
+        return new IncrementalDecoder(this, skipSpecialTokens, context);
     }
 
     /** The token string of {@code id} (an added token's content, or the model's token). */

@@ -83,6 +83,19 @@ class SamplerTest {
         assertEquals(2, once.sample(LOGITS, new int[]{2}).token(), "3 - 0.6 > 2");
     }
 
+    /** The prompt counts for the repetition penalty only: presence and frequency count what was generated. */
+    @Test
+    void presenceAndFrequencyPenaltiesCountOnlyGeneratedTokens() {
+        int[] promptThenNothing = {2, 2};
+        Sampler presence = new Sampler(SamplingParameters.GREEDY.withPenalties(1, 1.5, 0.6), 1);
+        assertEquals(2, presence.sample(LOGITS, 0, LOGITS.length, promptThenNothing, 2).token(), "no penalty yet");
+        assertEquals(1, presence.sample(LOGITS, 0, LOGITS.length, new int[]{2, 2, 2}, 2).token(), "3 - 1.5 - 0.6 < 2");
+        Sampler repetition = new Sampler(SamplingParameters.GREEDY.withPenalties(2, 0, 0), 1);
+        assertEquals(1, repetition.sample(LOGITS, 0, LOGITS.length, promptThenNothing, 2).token(), "3/2 = 1.5 < 2");
+        assertEquals(2, new Sampler(SamplingParameters.GREEDY.withPenalties(1, 0, 0.6), 1)
+                .sample(LOGITS, 0, LOGITS.length, new int[]{2, 2, 2, 2}, 3).token(), "3 - 0.6 > 2: one generated");
+    }
+
     @Test
     void reportsModelLogprobsAndTopAlternatives() {
         Sampler sampler = new Sampler(SamplingParameters.GREEDY.withPenalties(2, 0, 0).withTopLogprobs(3), 1);
@@ -127,7 +140,7 @@ class SamplerTest {
         for (SamplingParameters p : new SamplingParameters[]{SamplingParameters.GREEDY,
                 new SamplingParameters(0, 0, 1, 0, 1.3, 0.5, 0.2, 3), new SamplingParameters(0.9, 20, 0.9, 0.01, 1, 0, 0, 5)}) {
             Sampler.Choice alone = new Sampler(p, 42).sample(row, history);
-            Sampler.Choice inBatch = new Sampler(p, 42).sample(batch, vocab, vocab, history);
+            Sampler.Choice inBatch = new Sampler(p, 42).sample(batch, vocab, vocab, history, 0);
             assertEquals(alone, inBatch, p.toString());
         }
         assertTrue(Arrays.equals(before, batch), "the batch's logits are not modified");
@@ -163,9 +176,13 @@ class SamplerTest {
 
     @Test
     void penaltiesAndLogprobsKeepTheDrawOnTheHost() {
-        assertTrue(new Sampler(SamplingParameters.temperature(1), 1).drawableOnDevice(new int[]{2}));
+        assertTrue(new Sampler(SamplingParameters.temperature(1), 1).drawableOnDevice(new int[]{2}, 1));
         assertTrue(!new Sampler(SamplingParameters.temperature(1).withPenalties(1.2, 0, 0), 1)
-                .drawableOnDevice(new int[]{2}));
-        assertTrue(!new Sampler(SamplingParameters.GREEDY.withTopLogprobs(2), 1).drawableOnDevice(NONE));
+                .drawableOnDevice(new int[]{2}, 1));
+        // a presence penalty has nothing to count until a token is generated
+        Sampler presence = new Sampler(SamplingParameters.temperature(1).withPenalties(1, 0.5, 0), 1);
+        assertTrue(presence.drawableOnDevice(new int[]{2}, 1));
+        assertTrue(!presence.drawableOnDevice(new int[]{2, 3}, 1));
+        assertTrue(!new Sampler(SamplingParameters.GREEDY.withTopLogprobs(2), 1).drawableOnDevice(NONE, 0));
     }
 }
