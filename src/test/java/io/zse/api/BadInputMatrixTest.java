@@ -144,6 +144,20 @@ class BadInputMatrixTest extends ApiTestBase {
                 .body("error.message", equalTo("Invalid URL (" + request + ")"));
     }
 
+    /** A function's GET once got a 400 about its JSON body (Funqy read the query as one). */
+    @ParameterizedTest
+    @Order(1)
+    @ValueSource(strings = {"GET /fn-chat-completions POST", "DELETE /fn-completions POST", "PUT /fn-completions POST",
+            "GET /v1/chat/completions POST", "POST /v1/models GET, HEAD"})
+    void wrongMethodsGet405NamingTheAllowedOnes(String request) {
+        String[] parts = request.split(" ", 3);
+        Response r = api().request(parts[0], parts[1]);
+        r.then().statusCode(405).header("Allow", parts[2]).contentType("application/json")
+                .body("error.type", equalTo("invalid_request_error")).body("error.code", equalTo("method_not_allowed"))
+                .body("error.param", nullValue())
+                .body("error.message", equalTo(parts[0] + " is not allowed on " + parts[1]));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"{\"model\": tinystories}", "{\"model\":\"x\"}xyz", "{\"model\":\"x\",}", "{'model':1}",
             "{\"a\":1\n,\n\"b\":\u0001}", "{\"a\":[1,2"})
