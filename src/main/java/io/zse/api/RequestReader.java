@@ -106,7 +106,12 @@ public final class RequestReader {
 
         long maxTokens = chat ? Integer.MAX_VALUE : 16; // OpenAI's defaults
         if (present(body, "max_tokens") != null) {
-            maxTokens = integer(body, "max_tokens", 0, 1, Integer.MAX_VALUE);
+            // 0 with echo asks for the prompt alone, scored with logprobs: lm-evaluation-harness's loglikelihood
+            maxTokens = integer(body, "max_tokens", 0, chat ? 1 : 0, Integer.MAX_VALUE);
+            if (maxTokens == 0 && !echo) {
+                throw ApiException.invalid("max_tokens may be 0 only with echo, which returns the prompt alone",
+                        "max_tokens");
+            }
         }
         if (chat && present(body, "max_completion_tokens") != null) {
             maxTokens = integer(body, "max_completion_tokens", 0, 1, Integer.MAX_VALUE);

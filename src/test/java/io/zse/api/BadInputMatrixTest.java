@@ -103,6 +103,7 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"messages\":[]}", 400, "messages"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "prompt"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"max_tokens\":100000}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"max_tokens\":0}", 400, "max_tokens"),
                 Arguments.of(E, "{" + M + "}", 400, "input"),
                 Arguments.of(E, "{" + M + ",\"input\":\"\"}", 400, "input"),
                 Arguments.of(E, "{" + M + ",\"input\":[]}", 400, "input"),
