@@ -348,7 +348,8 @@ public final class RequestReader {
         return d;
     }
 
-    private static long integer(JsonNode o, String name, long fallback, long min, long max) {
+    /** An integer in [min, max], compared exactly (never wrapped into range); {@code fallback} when absent. */
+    static long integer(JsonNode o, String name, long fallback, long min, long max) {
         JsonNode v = present(o, name);
         if (v == null) {
             return fallback;

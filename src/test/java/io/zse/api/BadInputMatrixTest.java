@@ -112,6 +112,7 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(E, "{" + M + ",\"input\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "input"),
                 Arguments.of(E, "{" + M + ",\"input\":\"x\",\"encoding_format\":\"hex\"}", 400, "encoding_format"),
                 Arguments.of(E, "{" + M + ",\"input\":\"x\",\"dimensions\":3}", 400, "dimensions"),
+                Arguments.of(E, "{" + M + ",\"input\":\"x\",\"dimensions\":4294967424}", 400, "dimensions"),
                 Arguments.of(E, "{" + M + ",\"input\":\"x\",\"made_up\":1}", 400, "made_up"),
                 Arguments.of(E, "{\"model\":\"other\",\"input\":\"x\"}", 404, "model"),
                 Arguments.of("/v1/embeddings/x", "{" + M + ",\"input\":\"x\"}", 404, null),
