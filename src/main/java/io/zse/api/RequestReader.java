@@ -67,7 +67,7 @@ public final class RequestReader {
                     throw ApiException.invalid("Unrecognized stream option: " + name, "stream_options." + name);
                 }
             }
-            includeUsage = bool(options, "include_usage", false);
+            includeUsage = bool(options, "include_usage", false, "stream_options.include_usage");
         }
 
         double temperature = number(body, "temperature", 1.0, 0, 2);
@@ -322,12 +322,16 @@ public final class RequestReader {
     }
 
     private static boolean bool(JsonNode o, String name, boolean fallback) {
+        return bool(o, name, fallback, name);
+    }
+
+    private static boolean bool(JsonNode o, String name, boolean fallback, String param) {
         JsonNode v = present(o, name);
         if (v == null) {
             return fallback;
         }
         if (!v.isBoolean()) {
-            throw ApiException.invalid(name + " must be a boolean", name);
+            throw ApiException.invalid(param + " must be a boolean", param);
         }
         return v.asBoolean();
     }

@@ -82,6 +82,8 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":\"yes\"}", 400, "stream"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stream_options\":{\"include_usage\":true}}", 400, "stream_options"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":true,\"stream_options\":{\"extra\":1}}", 400, "stream_options.extra"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":true,\"stream_options\":{\"include_usage\":1}}", 400,
+                        "stream_options.include_usage"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"logprobs\":1}", 400, "logprobs"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"top_logprobs\":3}", 400, "top_logprobs"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"logprobs\":true,\"top_logprobs\":21}", 400, "top_logprobs"),
