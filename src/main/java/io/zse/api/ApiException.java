@@ -56,8 +56,10 @@ public final class ApiException extends RuntimeException {
         return new ApiException(404, "invalid_request_error", message, param, code, 0, Map.of());
     }
 
-    public static ApiException methodNotAllowed(String message) {
-        return new ApiException(405, "invalid_request_error", message, null, "method_not_allowed", 0, Map.of());
+    /** 405 with the Allow header RFC 9110 asks for ({@code allowed}: the methods the path takes; null if unknown). */
+    public static ApiException methodNotAllowed(String message, String allowed) {
+        return new ApiException(405, "invalid_request_error", message, null, "method_not_allowed", 0,
+                allowed == null ? Map.of() : Map.of("Allow", allowed));
     }
 
     public static ApiException tooLarge(long limit) {

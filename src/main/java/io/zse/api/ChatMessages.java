@@ -121,7 +121,10 @@ public final class ChatMessages {
         }
     }
 
-    /** A string, or an array of {"type": "text", "text": ...} parts joined (other part types are not supported). */
+    /**
+     * A string, or an array of {"type": "text", "text": ...} parts joined by newlines, as vLLM joins them (other part
+     * types are not supported).
+     */
     private static String content(JsonNode content, String where, boolean assistant) {
         if (content == null || content.isNull()) {
             if (assistant) {
@@ -135,7 +138,7 @@ public final class ChatMessages {
         if (!content.isArray()) {
             throw ApiException.invalid(where + " must be a string or an array of content parts", where);
         }
-        StringBuilder text = new StringBuilder();
+        List<String> texts = new ArrayList<>();
         for (int i = 0; i < content.size(); i++) {
             JsonNode part = content.get(i);
             String type = part.path("type").asText("");
@@ -143,9 +146,9 @@ public final class ChatMessages {
                 throw ApiException.invalid(where + "[" + i + "]: only text parts ({\"type\": \"text\", \"text\": ...}) are "
                         + "supported", where + "[" + i + "]", "unsupported_content");
             }
-            text.append(part.get("text").asText());
+            texts.add(part.get("text").asText());
         }
-        return text.toString();
+        return String.join("\n", texts);
     }
 
     private static String text(JsonNode o, String name, String param) {

@@ -7,24 +7,31 @@ import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 
+import java.util.Set;
+
 /**
  * The same chat and text completions as Funqy functions, for event- and function-style invocation (Knative, plain
  * POST /fn-...). Non-streaming only; the request and response bodies are OpenAI's. The API-key check and rate limits
  * run before Funqy (see {@link OpenAiRoutes}).
  */
 public class CompletionFunctions {
+    static final String CHAT = "fn-chat-completions";
+    static final String TEXT = "fn-completions";
+    /** Where Funqy serves them (POST only; see {@link OpenAiRoutes}). */
+    static final Set<String> PATHS = Set.of("/" + CHAT, "/" + TEXT);
+
     @Inject
     Completions completions;
 
     @Inject
     CurrentVertxRequest request;
 
-    @Funq("fn-chat-completions")
+    @Funq(CHAT)
     public Uni<ObjectNode> chatCompletions(JsonNode body) {
         return run(body, true);
     }
 
-    @Funq("fn-completions")
+    @Funq(TEXT)
     public Uni<ObjectNode> textCompletions(JsonNode body) {
         return run(body, false);
     }

@@ -62,7 +62,8 @@ public final class CompletionRun {
     }
 
     /**
-     * Admits the sequences (n per prompt); the first chunks (the role, for chat; the echoed prompt) are sent at once.
+     * Admits the sequences (n per prompt; none for max_tokens 0); the first chunks (the role, for chat; the echoed
+     * prompt) are sent at once.
      *
      * @param clientGone asked before each prompt is scored (echo with logprobs), the work that precedes admission
      * @throws ApiException 503 when the engine cannot take them; 499 when the client left while prompts were scored
@@ -71,7 +72,9 @@ public final class CompletionRun {
         if (job.promptLogprobs()) {
             scorePrompts(clientGone);
         }
-        submit();
+        if (job.maxTokens() > 0) {
+            submit();
+        }
         // the engine thread waits on this lock, so these chunks go out before any generated text
         if (job.stream()) {
             for (int i = 0; i < job.choices(); i++) {
@@ -80,6 +83,11 @@ public final class CompletionRun {
                 } else if (job.echo()) {
                     sink.chunk(OpenAiShapes.echoChunk(job, id, created, i, promptLogprobs(i), model.tokenizer()));
                 }
+            }
+        }
+        if (job.maxTokens() == 0) { // echo alone: the prompt is the whole answer, and the engine has nothing to do
+            for (int i = 0; i < job.choices(); i++) {
+                new Choice(i).onStep(new SequenceDecoder.Step(null, "", "length"));
             }
         }
     }

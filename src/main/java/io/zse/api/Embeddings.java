@@ -56,8 +56,7 @@ public class Embeddings {
         }
         boolean base64 = encodingFormat(body.get("encoding_format"));
         int dimensions = model.model().config().hiddenSize();
-        JsonNode asked = body.get("dimensions");
-        if (asked != null && !asked.isNull() && !(asked.isIntegralNumber() && asked.asInt() == dimensions)) {
+        if (RequestReader.integer(body, "dimensions", dimensions, 1, Integer.MAX_VALUE) != dimensions) {
             throw ApiException.invalid("this model's embeddings have " + dimensions + " dimensions and cannot be "
                     + "shortened", "dimensions", "unsupported_parameter");
         }

@@ -50,7 +50,12 @@ public class OpenAiRoutes {
         router.route("/v1/*").order(-99).handler(bodies);
         // Funqy would log bad JSON as an error with its stack trace; it gets the same strict parsing and 400 as /v1
         router.routeWithRegex(FUNCTION_PATHS).order(-99).handler(bodies);
-        router.routeWithRegex(HttpMethod.POST, FUNCTION_PATHS).order(-98).handler(ctx -> {
+        router.routeWithRegex(FUNCTION_PATHS).order(-98).handler(ctx -> {
+            if (ctx.request().method() != HttpMethod.POST) {
+                // Funqy would parse a GET's query as the body (a 400) and log any other method as its error
+                throw CompletionFunctions.PATHS.contains(ctx.normalizedPath()) ? methodNotAllowed(ctx, "POST")
+                        : unknownUrl(ctx);
+            }
             parse(ctx);
             ctx.next();
         });
@@ -74,8 +79,11 @@ public class OpenAiRoutes {
         // after every other route (Funqy's functions, static resources): a wrong method on a /v1 route, or no such path
         router.routeWithRegex(API_PATHS).order(RouteConstants.ROUTE_ORDER_AFTER_DEFAULT + 1).handler(ctx -> {
             String path = ctx.normalizedPath();
-            if (POST_PATHS.contains(path) || path.startsWith("/v1/models")) {
-                throw ApiException.methodNotAllowed(ctx.request().method() + " is not allowed on " + path);
+            if (POST_PATHS.contains(path)) {
+                throw methodNotAllowed(ctx, "POST");
+            }
+            if (path.startsWith("/v1/models")) {
+                throw methodNotAllowed(ctx, "GET, HEAD");
             }
             throw unknownUrl(ctx);
         });
@@ -150,13 +158,18 @@ public class OpenAiRoutes {
                 case 413 -> ApiException.tooLarge(config.maxBodyBytes());
                 case 400 -> ApiException.invalid("We could not parse the JSON body of your request", null, "invalid_json");
                 case 404 -> unknownUrl(ctx);
-                case 405 -> ApiException.methodNotAllowed(ctx.request().method() + " is not allowed on " + ctx.normalizedPath());
+                case 405 -> methodNotAllowed(ctx, null);
                 default -> ApiException.internal(incident(null));
             };
             HttpResponses.error(response, e);
             return;
         }
         HttpResponses.error(response, toApiException(ctx.failure()));
+    }
+
+    private static ApiException methodNotAllowed(RoutingContext ctx, String allowed) {
+        return ApiException.methodNotAllowed(ctx.request().method() + " is not allowed on " + ctx.normalizedPath(),
+                allowed);
     }
 
     private static ApiException unknownUrl(RoutingContext ctx) {

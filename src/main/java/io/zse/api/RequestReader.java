@@ -67,7 +67,7 @@ public final class RequestReader {
                     throw ApiException.invalid("Unrecognized stream option: " + name, "stream_options." + name);
                 }
             }
-            includeUsage = bool(options, "include_usage", false);
+            includeUsage = bool(options, "include_usage", false, "stream_options.include_usage");
         }
 
         double temperature = number(body, "temperature", 1.0, 0, 2);
@@ -106,7 +106,12 @@ public final class RequestReader {
 
         long maxTokens = chat ? Integer.MAX_VALUE : 16; // OpenAI's defaults
         if (present(body, "max_tokens") != null) {
-            maxTokens = integer(body, "max_tokens", 0, 1, Integer.MAX_VALUE);
+            // 0 with echo asks for the prompt alone, scored with logprobs: lm-evaluation-harness's loglikelihood
+            maxTokens = integer(body, "max_tokens", 0, chat ? 1 : 0, Integer.MAX_VALUE);
+            if (maxTokens == 0 && !echo) {
+                throw ApiException.invalid("max_tokens may be 0 only with echo, which returns the prompt alone",
+                        "max_tokens");
+            }
         }
         if (chat && present(body, "max_completion_tokens") != null) {
             maxTokens = integer(body, "max_completion_tokens", 0, 1, Integer.MAX_VALUE);
@@ -317,12 +322,16 @@ public final class RequestReader {
     }
 
     private static boolean bool(JsonNode o, String name, boolean fallback) {
+        return bool(o, name, fallback, name);
+    }
+
+    private static boolean bool(JsonNode o, String name, boolean fallback, String param) {
         JsonNode v = present(o, name);
         if (v == null) {
             return fallback;
         }
         if (!v.isBoolean()) {
-            throw ApiException.invalid(name + " must be a boolean", name);
+            throw ApiException.invalid(param + " must be a boolean", param);
         }
         return v.asBoolean();
     }
@@ -343,7 +352,8 @@ public final class RequestReader {
         return d;
     }
 
-    private static long integer(JsonNode o, String name, long fallback, long min, long max) {
+    /** An integer in [min, max], compared exactly (never wrapped into range); {@code fallback} when absent. */
+    static long integer(JsonNode o, String name, long fallback, long min, long max) {
         JsonNode v = present(o, name);
         if (v == null) {
             return fallback;

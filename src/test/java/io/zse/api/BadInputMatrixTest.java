@@ -82,6 +82,8 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":\"yes\"}", 400, "stream"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stream_options\":{\"include_usage\":true}}", 400, "stream_options"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":true,\"stream_options\":{\"extra\":1}}", 400, "stream_options.extra"),
+                Arguments.of(C, "{" + M + "," + MSG + ",\"stream\":true,\"stream_options\":{\"include_usage\":1}}", 400,
+                        "stream_options.include_usage"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"logprobs\":1}", 400, "logprobs"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"top_logprobs\":3}", 400, "top_logprobs"),
                 Arguments.of(C, "{" + M + "," + MSG + ",\"logprobs\":true,\"top_logprobs\":21}", 400, "top_logprobs"),
@@ -103,6 +105,7 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"messages\":[]}", 400, "messages"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "prompt"),
                 Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"max_tokens\":100000}", 400, "prompt"),
+                Arguments.of(T, "{" + M + ",\"prompt\":\"x\",\"max_tokens\":0}", 400, "max_tokens"),
                 Arguments.of(E, "{" + M + "}", 400, "input"),
                 Arguments.of(E, "{" + M + ",\"input\":\"\"}", 400, "input"),
                 Arguments.of(E, "{" + M + ",\"input\":[]}", 400, "input"),
@@ -111,6 +114,7 @@ class BadInputMatrixTest extends ApiTestBase {
                 Arguments.of(E, "{" + M + ",\"input\":\"" + "once upon a time ".repeat(200) + "\"}", 400, "input"),
                 Arguments.of(E, "{" + M + ",\"input\":\"x\",\"encoding_format\":\"hex\"}", 400, "encoding_format"),
                 Arguments.of(E, "{" + M + ",\"input\":\"x\",\"dimensions\":3}", 400, "dimensions"),
+                Arguments.of(E, "{" + M + ",\"input\":\"x\",\"dimensions\":4294967424}", 400, "dimensions"),
                 Arguments.of(E, "{" + M + ",\"input\":\"x\",\"made_up\":1}", 400, "made_up"),
                 Arguments.of(E, "{\"model\":\"other\",\"input\":\"x\"}", 404, "model"),
                 Arguments.of("/v1/embeddings/x", "{" + M + ",\"input\":\"x\"}", 404, null),
@@ -142,6 +146,20 @@ class BadInputMatrixTest extends ApiTestBase {
         r.then().statusCode(404).contentType("application/json").body("error.type", equalTo("invalid_request_error"))
                 .body("error.code", equalTo("unknown_url")).body("error.param", nullValue())
                 .body("error.message", equalTo("Invalid URL (" + request + ")"));
+    }
+
+    /** A function's GET once got a 400 about its JSON body (Funqy read the query as one). */
+    @ParameterizedTest
+    @Order(1)
+    @ValueSource(strings = {"GET /fn-chat-completions POST", "DELETE /fn-completions POST", "PUT /fn-completions POST",
+            "GET /v1/chat/completions POST", "POST /v1/models GET, HEAD"})
+    void wrongMethodsGet405NamingTheAllowedOnes(String request) {
+        String[] parts = request.split(" ", 3);
+        Response r = api().request(parts[0], parts[1]);
+        r.then().statusCode(405).header("Allow", parts[2]).contentType("application/json")
+                .body("error.type", equalTo("invalid_request_error")).body("error.code", equalTo("method_not_allowed"))
+                .body("error.param", nullValue())
+                .body("error.message", equalTo(parts[0] + " is not allowed on " + parts[1]));
     }
 
     @ParameterizedTest

@@ -67,6 +67,17 @@ class ClientFaultLoggingTest extends ApiTestBase {
         assertNoErrors();
     }
 
+    /** Funqy took every method: GET got a 400 about JSON and a stack trace, DELETE a 405 logged as an error. */
+    @Test
+    void aWrongMethodOnAFunctionIsA405AndNoError() {
+        for (String path : List.of("/fn-chat-completions", "/fn-completions")) {
+            for (String method : List.of("GET", "DELETE", "PUT", "PATCH", "HEAD")) {
+                api().request(method, path).then().statusCode(405);
+            }
+        }
+        assertNoErrors();
+    }
+
     @Test
     void aBadChunkSizeIsNoError() throws Exception {
         try (RawHttp raw = new RawHttp()) {

@@ -62,21 +62,9 @@ class CompletionBatchTest extends ApiTestBase {
         String body = api().body(batch("\"max_tokens\":5,\"temperature\":0,\"stream\":true,\"echo\":true,"
                         + "\"stream_options\":{\"include_usage\":true}"))
                 .post("/v1/completions").then().statusCode(200).extract().asString();
-        Map<Integer, StringBuilder> texts = new HashMap<>();
-        Map<Integer, String> finishes = new HashMap<>();
-        JsonNode usage = null;
-        for (String payload : SseEvents.parse(body)) {
-            JsonNode chunk = JSON.readTree(payload);
-            if (chunk.get("choices").isEmpty()) {
-                usage = chunk.get("usage");
-                continue;
-            }
-            JsonNode c = chunk.get("choices").get(0);
-            texts.computeIfAbsent(c.get("index").asInt(), i -> new StringBuilder()).append(c.get("text").asText());
-            if (!c.get("finish_reason").isNull()) {
-                finishes.put(c.get("index").asInt(), c.get("finish_reason").asText());
-            }
-        }
+        Streamed streamed = Streamed.of(body);
+        Map<Integer, StringBuilder> texts = streamed.texts();
+        Map<Integer, String> finishes = streamed.finishes();
         assertEquals(3, texts.size());
         int completionTokens = 0;
         for (int p = 0; p < PROMPTS.length; p++) {
@@ -87,7 +75,7 @@ class CompletionBatchTest extends ApiTestBase {
             assertEquals(alone.getString("choices[0].finish_reason"), finishes.get(p));
             completionTokens += alone.getInt("usage.completion_tokens");
         }
-        assertEquals(completionTokens, usage.get("completion_tokens").asInt());
+        assertEquals(completionTokens, streamed.usage().get("completion_tokens").asInt());
     }
 
     @Test
@@ -124,6 +112,42 @@ class CompletionBatchTest extends ApiTestBase {
         }
     }
 
+    /** lm-evaluation-harness scores text so (echo, logprobs, max_tokens 0); OpenAI and vLLM answer the prompt alone. */
+    @Test
+    void maxTokensZeroWithEchoAnswersThePromptAlone() throws Exception {
+        JsonPath generated = api().body(completion(PROMPTS[0], "\"max_tokens\":3,\"temperature\":0,\"echo\":true,"
+                + "\"logprobs\":1")).post("/v1/completions").then().statusCode(200).extract().jsonPath();
+        int promptTokens = generated.getInt("usage.prompt_tokens");
+        JsonPath r = api().body(completion(PROMPTS[0], "\"max_tokens\":0,\"echo\":true,\"logprobs\":1,\"n\":2"))
+                .post("/v1/completions").then().statusCode(200).extract().jsonPath();
+        for (int i = 0; i < 2; i++) {
+            String choice = "choices[" + i + "].";
+            assertEquals(PROMPTS[0], r.getString(choice + "text"));
+            assertEquals("length", r.getString(choice + "finish_reason"));
+            assertEquals(generated.getList("choices[0].logprobs.token_logprobs").subList(0, promptTokens),
+                    r.getList(choice + "logprobs.token_logprobs"), "the prompt's logprobs, and nothing after them");
+        }
+        assertEquals(0, r.getInt("usage.completion_tokens"));
+        assertEquals(promptTokens, r.getInt("usage.total_tokens"));
+
+        JsonPath plain = api().body(batch("\"max_tokens\":0,\"echo\":true")).post("/v1/completions").then()
+                .statusCode(200).extract().jsonPath();
+        for (int p = 0; p < PROMPTS.length; p++) {
+            assertEquals(PROMPTS[p], plain.getString("choices[" + p + "].text"));
+            assertNull(plain.get("choices[" + p + "].logprobs"));
+        }
+
+        String body = api().body(batch("\"max_tokens\":0,\"echo\":true,\"stream\":true,"
+                + "\"stream_options\":{\"include_usage\":true}")).post("/v1/completions").then().statusCode(200)
+                .extract().asString();
+        Streamed streamed = Streamed.of(body);
+        for (int p = 0; p < PROMPTS.length; p++) {
+            assertEquals(PROMPTS[p], streamed.texts().get(p).toString());
+            assertEquals("length", streamed.finishes().get(p));
+        }
+        assertEquals(0, streamed.usage().get("completion_tokens").asInt());
+    }
+
     @Test
     void demoStoriesStopAtTheirSpelledOutEndMarker() {
         // the demo model writes "<|end_story|>" as plain tokens when a story ends; the reply must stop there
@@ -133,5 +157,27 @@ class CompletionBatchTest extends ApiTestBase {
         System.out.println("demo story: " + text);
         assertFalse(text.contains("<|"), "no end marker, whole or in part: " + text);
         assertEquals("stop", r.getString("choices[0].finish_reason"), text);
+    }
+
+    /** A streamed completions batch put back together: each choice's text and finish, and the final usage. */
+    private record Streamed(Map<Integer, StringBuilder> texts, Map<Integer, String> finishes, JsonNode usage) {
+        static Streamed of(String body) throws Exception {
+            Map<Integer, StringBuilder> texts = new HashMap<>();
+            Map<Integer, String> finishes = new HashMap<>();
+            JsonNode usage = null;
+            for (String payload : SseEvents.parse(body)) {
+                JsonNode chunk = JSON.readTree(payload);
+                if (chunk.get("choices").isEmpty()) {
+                    usage = chunk.get("usage");
+                    continue;
+                }
+                JsonNode c = chunk.get("choices").get(0);
+                texts.computeIfAbsent(c.get("index").asInt(), i -> new StringBuilder()).append(c.get("text").asText());
+                if (!c.get("finish_reason").isNull()) {
+                    finishes.put(c.get("index").asInt(), c.get("finish_reason").asText());
+                }
+            }
+            return new Streamed(texts, finishes, usage);
+        }
     }
 }

@@ -90,4 +90,17 @@ class StructuredOutputTest extends ApiTestBase {
         api().body(body("{\"type\":\"xml\"}", "")).post("/v1/chat/completions").then().statusCode(400)
                 .body("error.param", equalTo("response_format.type"));
     }
+
+    @Test
+    void misshapenPropertiesAndRequiredAreRefused() {
+        for (String schema : List.of("{\"type\":\"object\",\"properties\":[1]}",
+                "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":\"a\"}")) {
+            String format = "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":" + schema + "}}";
+            api().body(body(format, "")).post("/v1/chat/completions").then().statusCode(400)
+                    .body("error.param", equalTo("response_format"))
+                    .body("error.code", equalTo("invalid_json_schema"))
+                    .body("error.message", containsString(schema.contains("[1]") ? "'properties' must be an object"
+                            : "'required' must be an array of strings"));
+        }
+    }
 }

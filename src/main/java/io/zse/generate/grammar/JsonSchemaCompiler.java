@@ -169,6 +169,9 @@ public final class JsonSchemaCompiler {
 
     private GrammarNode object(JsonNode schema, String path) {
         JsonNode properties = schema.path("properties");
+        if (!properties.isMissingNode() && !properties.isObject()) { // an array has no field names: any object would do
+            throw new SchemaException(path + "/properties", "'properties' must be an object");
+        }
         JsonNode additional = schema.get("additionalProperties");
         boolean closed = additional != null && additional.isBoolean() && !additional.asBoolean();
         if (strict && !closed) {
@@ -177,8 +180,7 @@ public final class JsonSchemaCompiler {
         if (additional != null && !additional.isBoolean()) {
             throw new SchemaException(path + "/additionalProperties", "'additionalProperties' as a schema is not supported");
         }
-        Set<String> required = new HashSet<>();
-        schema.path("required").forEach(r -> required.add(r.asText()));
+        Set<String> required = required(schema.get("required"), path + "/required");
         List<String> names = new ArrayList<>();
         properties.fieldNames().forEachRemaining(names::add);
         for (String r : required) {
@@ -203,6 +205,24 @@ public final class JsonSchemaCompiler {
             values.add(node(properties.get(name), path + "/properties/" + escape(name), Set.of()));
         }
         return sequence(literal("{"), members(keys, values, isRequired, 0, true, new HashMap<>()));
+    }
+
+    /** The names {@code required} lists (a string's elements would be none, and nothing required). */
+    private static Set<String> required(JsonNode required, String path) {
+        Set<String> names = new HashSet<>();
+        if (required == null) {
+            return names;
+        }
+        if (!required.isArray()) {
+            throw new SchemaException(path, "'required' must be an array of strings");
+        }
+        for (JsonNode name : required) {
+            if (!name.isTextual()) {
+                throw new SchemaException(path, "'required' must be an array of strings");
+            }
+            names.add(name.asText());
+        }
+        return names;
     }
 
     /**

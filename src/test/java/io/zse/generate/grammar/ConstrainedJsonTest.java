@@ -119,6 +119,22 @@ public class ConstrainedJsonTest {
         assertTrue(e.getMessage().contains("refers to itself"), e.getMessage());
     }
 
+    /** Both were once read as nothing at all: any object, nothing required. */
+    @Test
+    void propertiesAndRequiredOfTheWrongShapeAreRefused() {
+        SchemaException e = assertThrows(SchemaException.class, () -> JsonSchemaCompiler.compile(JSON.readTree("""
+                {"type": "object", "properties": [1]}"""), false));
+        assertEquals("#/properties", e.path());
+        assertEquals("'properties' must be an object", e.reason());
+        for (String required : new String[]{"\"a\"", "[\"a\", 1]"}) {
+            e = assertThrows(SchemaException.class, () -> JsonSchemaCompiler.compile(JSON.readTree("""
+                    {"type": "object", "properties": {"a": {"type": "string"}}, "required": %s}""".formatted(required)),
+                    false));
+            assertEquals("#/required", e.path());
+            assertEquals("'required' must be an array of strings", e.reason());
+        }
+    }
+
     /** A chain of $refs recurses once a link: 256 links compile, 1500 are refused by name (once a stack overflow). */
     @Test
     void longReferenceChainsAreRefused() throws Exception {
