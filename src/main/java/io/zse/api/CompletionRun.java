@@ -32,7 +32,7 @@ public final class CompletionRun {
     private final long created = System.currentTimeMillis() / 1000;
     private final List<BatchingEngine.Handle> handles = new ArrayList<>();
     private final StringBuilder[] texts;
-    private final List<List<Sampler.Choice>> tokens = new ArrayList<>();
+    private final List<List<OpenAiShapes.GeneratedToken>> tokens = new ArrayList<>();
     private final String[] finishes;
     private List<List<Sampler.Choice>> promptScores; // per prompt, with echo and logprobs
     private final ToolCallParser[] parsers;  // per choice; null entries when tool calls are not parsed
@@ -110,7 +110,8 @@ public final class CompletionRun {
     /** What the echoed prompt of choice {@code index} reports: its ids and its tokens' logprobs (null without). */
     private OpenAiShapes.PromptLogprobs promptLogprobs(int index) {
         return promptScores == null ? null
-                : new OpenAiShapes.PromptLogprobs(job.promptOf(index).ids(), promptScores.get(index / job.n()));
+                : new OpenAiShapes.PromptLogprobs(job.promptOf(index).ids(), job.promptOf(index).text(),
+                promptScores.get(index / job.n()));
     }
 
     private void submit() {
@@ -159,10 +160,13 @@ public final class CompletionRun {
             if (failed) {
                 return;
             }
-            List<Sampler.Choice> stepTokens = step.choice() == null ? List.of() : List.of(step.choice());
+            // the token's text begins where the choice's text so far ends (after the echoed prompt)
+            int offset = (job.echo() ? job.promptOf(index).text().length() : 0) + texts[index].length();
+            List<OpenAiShapes.GeneratedToken> stepTokens = step.choice() == null ? List.of()
+                    : List.of(new OpenAiShapes.GeneratedToken(step.choice(), offset));
             if (step.choice() != null) {
                 completionTokens++;
-                tokens.get(index).add(step.choice());
+                tokens.get(index).addAll(stepTokens);
             }
             String text = step.text();
             List<ToolCall> newCalls = List.of();

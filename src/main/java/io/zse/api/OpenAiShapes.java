@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.api.tools.ToolCall;
 import io.zse.generate.Sampler;
+import io.zse.tokenizer.IncrementalDecoder;
 import io.zse.tokenizer.Tokenizer;
 
 import java.nio.charset.StandardCharsets;
@@ -25,12 +26,22 @@ public final class OpenAiShapes {
      * @param toolCalls the calls it made (empty: none)
      * @param prompt    the echoed prompt's logprobs (completions with echo and logprobs), else null
      */
-    public record ChoiceResult(String text, String finishReason, List<Sampler.Choice> tokens, List<ToolCall> toolCalls,
+    public record ChoiceResult(String text, String finishReason, List<GeneratedToken> tokens, List<ToolCall> toolCalls,
                                PromptLogprobs prompt) {
     }
 
-    /** A prompt's tokens and the logprob of each after the first (which has nothing before it to be scored on). */
-    public record PromptLogprobs(int[] ids, List<Sampler.Choice> scores) {
+    /**
+     * A generated token and where its text begins in the choice's text (the echoed prompt's included): the length of
+     * the text written before it, as vLLM counts it, carried across a stream's chunks.
+     */
+    public record GeneratedToken(Sampler.Choice choice, int textOffset) {
+    }
+
+    /**
+     * A prompt's tokens, the text echoed for it, and the logprob of each token after the first (which has nothing
+     * before it to be scored on).
+     */
+    public record PromptLogprobs(int[] ids, String text, List<Sampler.Choice> scores) {
     }
 
     static ObjectNode envelope(CompletionJob job, String id, long created, boolean chunk) {
@@ -88,7 +99,7 @@ public final class OpenAiShapes {
 
     /** A stream chunk for one choice: role (chat, first chunk), text, logprobs and/or finish_reason. */
     public static ObjectNode chunk(CompletionJob job, String id, long created, int index, boolean role, String text,
-                                   List<Sampler.Choice> tokens, String finishReason, Tokenizer tokenizer) {
+                                   List<GeneratedToken> tokens, String finishReason, Tokenizer tokenizer) {
         ObjectNode o = envelope(job, id, created, true);
         ObjectNode c = o.putArray("choices").addObject();
         c.put("index", index);
@@ -154,12 +165,13 @@ public final class OpenAiShapes {
         return u;
     }
 
-    private static ObjectNode logprobs(CompletionJob job, PromptLogprobs prompt, List<Sampler.Choice> tokens,
+    private static ObjectNode logprobs(CompletionJob job, PromptLogprobs prompt, List<GeneratedToken> tokens,
                                        Tokenizer tokenizer) {
         ObjectNode o = JSON.createObjectNode();
         if (job.chat()) {
             ArrayNode content = o.putArray("content");
-            for (Sampler.Choice t : tokens) {
+            for (GeneratedToken g : tokens) {
+                Sampler.Choice t = g.choice();
                 ObjectNode entry = tokenEntry(tokenizer, t.token(), t.logprob());
                 ArrayNode top = entry.putArray("top_logprobs");
                 for (Sampler.TokenLogprob alt : t.top()) {
@@ -173,31 +185,44 @@ public final class OpenAiShapes {
             ArrayNode logprobs = o.putArray("token_logprobs");
             ArrayNode top = o.putArray("top_logprobs");
             ArrayNode offsets = o.putArray("text_offset");
-            int offset = 0;
             if (prompt != null) {
-                // the first prompt token has no logprob (nothing before it), as at OpenAI
-                String first = tokenizer.decode(new int[]{prompt.ids()[0]}, false);
-                tokenTexts.add(first);
-                logprobs.addNull();
-                top.addNull();
-                offsets.add(offset);
-                offset += first.length();
-            }
-            List<Sampler.Choice> all = new ArrayList<>(prompt == null ? List.of() : prompt.scores());
-            all.addAll(tokens);
-            for (Sampler.Choice t : all) {
-                String text = tokenizer.decode(new int[]{t.token()}, false);
-                tokenTexts.add(text);
-                logprobs.add(t.logprob());
-                ObjectNode alternatives = top.addObject();
-                for (Sampler.TokenLogprob alt : t.top()) {
-                    alternatives.put(tokenizer.decode(new int[]{alt.token()}, false), alt.logprob());
+                // each prompt token's offset in the echoed text: the prompt decoded up to it, less what the tokenizer
+                // added before the text (a start-of-text token that decodes to text of its own)
+                IncrementalDecoder decoder = tokenizer.newIncrementalDecoder(true);
+                String decoded = tokenizer.decode(prompt.ids(), true);
+                int added = decoded.endsWith(prompt.text()) ? decoded.length() - prompt.text().length() : 0;
+                int offset = 0;
+                for (int i = 0; i < prompt.ids().length; i++) {
+                    int id = prompt.ids()[i];
+                    // the first prompt token has no logprob (nothing before it), as at OpenAI
+                    Sampler.Choice scored = i == 0 ? null : prompt.scores().get(i - 1);
+                    addToken(tokenizer, id, scored, tokenTexts, logprobs, top);
+                    offsets.add(Math.max(0, offset - added));
+                    offset += decoder.next(id).length();
                 }
-                offsets.add(offset);
-                offset += text.length();
+            }
+            for (GeneratedToken g : tokens) {
+                addToken(tokenizer, g.choice().token(), g.choice(), tokenTexts, logprobs, top);
+                offsets.add(g.textOffset());
             }
         }
         return o;
+    }
+
+    /** One token of a completion's logprobs: its text decoded alone, its logprob and alternatives (null: none). */
+    private static void addToken(Tokenizer tokenizer, int id, Sampler.Choice scored, ArrayNode tokenTexts,
+                                 ArrayNode logprobs, ArrayNode top) {
+        tokenTexts.add(tokenizer.decode(new int[]{id}, false));
+        if (scored == null) {
+            logprobs.addNull();
+            top.addNull();
+            return;
+        }
+        logprobs.add(scored.logprob());
+        ObjectNode alternatives = top.addObject();
+        for (Sampler.TokenLogprob alt : scored.top()) {
+            alternatives.put(tokenizer.decode(new int[]{alt.token()}, false), alt.logprob());
+        }
     }
 
     private static ObjectNode tokenEntry(Tokenizer tokenizer, int token, float logprob) {

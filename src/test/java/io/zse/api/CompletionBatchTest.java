@@ -78,6 +78,28 @@ class CompletionBatchTest extends ApiTestBase {
         assertEquals(completionTokens, streamed.usage().get("completion_tokens").asInt());
     }
 
+    /** A stream's offsets go on from chunk to chunk: they are the offsets the same request gets unstreamed. */
+    @Test
+    void streamedTextOffsetsAreTheUnstreamedOnes() throws Exception {
+        String request = "\"max_tokens\":12,\"temperature\":0,\"echo\":true,\"logprobs\":1";
+        JsonPath whole = api().body(completion("Once upon a time", request)).post("/v1/completions").then()
+                .statusCode(200).extract().jsonPath();
+        String body = api().body(completion("Once upon a time", request + ",\"stream\":true"))
+                .post("/v1/completions").then().statusCode(200).extract().asString();
+        List<Integer> streamed = new ArrayList<>();
+        StringBuilder text = new StringBuilder();
+        for (String payload : SseEvents.parse(body)) {
+            JsonNode c = JSON.readTree(payload).get("choices").get(0);
+            text.append(c.get("text").asText());
+            if (!c.get("logprobs").isNull()) {
+                c.get("logprobs").get("text_offset").forEach(o -> streamed.add(o.asInt()));
+            }
+        }
+        assertEquals(whole.getString("choices[0].text"), text.toString());
+        assertEquals(whole.getList("choices[0].logprobs.text_offset"), streamed);
+        assertTrue(streamed.getLast() > "Once upon a time".length(), "past the prompt: " + streamed);
+    }
+
     @Test
     void echoWithLogprobsReportsThePromptTokensThenTheGenerated() {
         JsonPath r = api().body(completion("Once upon a time", "\"max_tokens\":3,\"temperature\":0,\"echo\":true,"
@@ -97,14 +119,15 @@ class CompletionBatchTest extends ApiTestBase {
             // a token is at most as likely as the likeliest alternative there
             assertTrue(logprobs.get(i) <= top.get(i).values().stream().max(Float::compare).orElseThrow() + 1e-5);
         }
-        List<Integer> expectedOffsets = new ArrayList<>();
-        int offset = 0;
-        for (String t : tokens) {
-            expectedOffsets.add(offset);
-            offset += t.length();
+        // each offset points at its token in the text (a token decoded alone may lack the space it has there)
+        String text = r.getString("choices[0].text");
+        assertTrue(text.startsWith("Once upon a time"));
+        assertEquals(List.of(0, 0), offsets.subList(0, 2), "the special first token writes nothing");
+        for (int i = 1; i < tokens.size(); i++) {
+            assertTrue(offsets.get(i) >= offsets.get(i - 1), "offsets grow: " + offsets);
+            assertTrue(text.substring(offsets.get(i)).strip().startsWith(tokens.get(i).strip()),
+                    "token " + i + " '" + tokens.get(i) + "' at " + offsets.get(i) + " of '" + text + "'");
         }
-        assertEquals(expectedOffsets, offsets);
-        assertTrue(r.getString("choices[0].text").startsWith("Once upon a time"));
         // greedy: each generated token is the likeliest at its position
         for (int i = promptTokens; i < tokens.size(); i++) {
             float best = top.get(i).values().stream().max(Float::compare).orElseThrow();

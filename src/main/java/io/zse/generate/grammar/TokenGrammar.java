@@ -95,7 +95,12 @@ public final class TokenGrammar {
             // this one guarantees the output completes before the budget runs out
             BitSet allowed = mask(state, remainingTokens - 1);
             if (allowed.isEmpty() && !state.accepts()) {
-                allowed = mask(state, -1); // the budget is already too small to finish: write what can be written
+                // too few tokens left at a byte each: finish the fastest way longer tokens allow, else write on
+                allowed = new BitSet(trie.vocabSize());
+                trie.fastestTokens(state, allowed);
+                if (allowed.isEmpty()) {
+                    allowed = mask(state, -1);
+                }
             }
             if (state.accepts() && !endTokens.isEmpty()) {
                 allowed = (BitSet) allowed.clone();

@@ -110,10 +110,46 @@ public final class TokenTrie {
      * @return the longest completion an allowed token leaves, in bytes (0 when none is allowed)
      */
     public int allowedTokens(GrammarState state, int budgetBytes, BitSet allowed) {
+        int[] longestCompletion = {0};
+        walk(state, (completion, length, from, to) -> {
+            if (budgetBytes < 0 || completion <= budgetBytes) {
+                longestCompletion[0] = Math.max(longestCompletion[0], completion);
+                set(from, to, allowed);
+            }
+        });
+        return longestCompletion[0];
+    }
+
+    /**
+     * Sets in {@code allowed} the longest tokens that begin one of the shortest completions from {@code state}: the
+     * way to finish in the fewest tokens as far as one token's choice can tell, for a budget too short to write a
+     * byte a token. None when the vocabulary has no token on a shortest completion.
+     */
+    public void fastestTokens(GrammarState state, BitSet allowed) {
+        int shortest = state.minBytesToFinish();
+        int[] longest = {0};
+        walk(state, (completion, length, from, to) -> {
+            if (completion + length == shortest) {
+                longest[0] = Math.max(longest[0], length);
+            }
+        });
+        walk(state, (completion, length, from, to) -> {
+            if (completion + length == shortest && length == longest[0]) {
+                set(from, to, allowed);
+            }
+        });
+    }
+
+    /** What {@link #walk} reports: tokens[from..to) spell {@code length} bytes that leave {@code completion} to go. */
+    private interface Visitor {
+        void tokens(int completion, int length, int from, int to);
+    }
+
+    /** Visits every run of tokens whose bytes the grammar accepts from {@code state}, skipping refused subtrees. */
+    private void walk(GrammarState state, Visitor visitor) {
         GrammarState[] states = new GrammarState[maxDepth + 1];
         states[0] = state;
         int n = 0;
-        int longestCompletion = 0;
         while (n < label.length) {
             GrammarState next = states[depth[n] - 1].advance(label[n]);
             if (next == null) {
@@ -122,16 +158,15 @@ public final class TokenTrie {
             }
             states[depth[n]] = next;
             if (tokensFrom[n] != tokensFrom[n + 1]) {
-                int completion = next.minBytesToFinish();
-                if (budgetBytes < 0 || completion <= budgetBytes) {
-                    longestCompletion = Math.max(longestCompletion, completion);
-                    for (int i = tokensFrom[n]; i < tokensFrom[n + 1]; i++) {
-                        allowed.set(tokens[i]);
-                    }
-                }
+                visitor.tokens(next.minBytesToFinish(), depth[n], tokensFrom[n], tokensFrom[n + 1]);
             }
             n++;
         }
-        return longestCompletion;
+    }
+
+    private void set(int from, int to, BitSet allowed) {
+        for (int i = from; i < to; i++) {
+            allowed.set(tokens[i]);
+        }
     }
 }

@@ -95,6 +95,18 @@ public class ConstrainedJsonTest {
         runMany(schema, grammar, 5, min + 3);
     }
 
+    /**
+     * Fewer tokens than the shortest output has bytes: the longest tokens of a shortest completion still close it
+     * (before, every token was allowed then, and a tool call with a small max_tokens was cut off unparsed).
+     */
+    @Test
+    void aBudgetShorterThanTheOutputsBytesStillEndsInValidJson() throws Exception {
+        JsonNode schema = JSON.readTree(PERSON);
+        GrammarNode grammar = JsonSchemaCompiler.compile(schema, true);
+        int min = new TokenGrammar(grammar, trie).minBytes();
+        runMany(schema, grammar, 5, min / 2);
+    }
+
     @Test
     void unsupportedKeywordsAreRefusedByName() {
         SchemaException e = assertThrows(SchemaException.class, () -> JsonSchemaCompiler.compile(JSON.readTree("""
