@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.IntUnaryOperator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -39,6 +40,21 @@ class ForcedToolCallTest {
     @ParameterizedTest
     @ValueSource(strings = {"qwen3", "llama3_1", "mistral-7b-v0.1"})
     void everyFamilysForcedCallParsesAndValidates(String vocabulary) throws Exception {
+        forcedCallsParseAndValidate(vocabulary, shortest -> 120);
+    }
+
+    /**
+     * max_tokens below the shortest call's length in bytes (but not below its length in the vocabulary's longest
+     * tokens): the call still closes, on the longest tokens of a shortest call (it was cut off before).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"qwen3", "llama3_1", "mistral-7b-v0.1"})
+    void aForcedCallClosesWithFewerTokensThanItsBytes(String vocabulary) throws Exception {
+        forcedCallsParseAndValidate(vocabulary, shortest -> shortest * 2 / 3);
+    }
+
+    private static void forcedCallsParseAndValidate(String vocabulary, IntUnaryOperator budgetForShortest)
+            throws Exception {
         Tokenizer tokenizer = Tokenizer.fromJson(TestTokenizers.json(vocabulary));
         TokenTrie trie = TokenTrie.of(tokenizer);
         Map<String, GrammarNode> functions = new LinkedHashMap<>();
@@ -49,8 +65,9 @@ class ForcedToolCallTest {
             for (boolean parallel : new boolean[]{false, true}) {
                 TokenGrammar grammar = new TokenGrammar(JsonSchemaCompiler.finish(format.grammar(functions, parallel, tokenizer)),
                         trie);
+                int budget = budgetForShortest.applyAsInt(grammar.minBytes());
                 for (int run = 0; run < 4; run++) {
-                    String output = ConstrainedJsonTest.generate(grammar, trie, new SplittableRandom(run), 120);
+                    String output = ConstrainedJsonTest.generate(grammar, trie, new SplittableRandom(run), budget);
                     ToolCallParser parser = format.newParser();
                     ToolCallParser.Update first = parser.append(output);
                     ToolCallParser.Update end = parser.finish();
