@@ -13,6 +13,11 @@ import java.util.Map;
 public abstract sealed class GrammarNode {
     /** The fewest bytes that complete this rule (filled in by {@link #computeMinLengths}). */
     int minLength = Integer.MAX_VALUE;
+    /**
+     * The fewest parse frames that completing this rule stacks at once, its own included (filled in by
+     * {@link #computeMinLengths}): how deep a parse must be allowed to go to finish it.
+     */
+    int minNesting = Integer.MAX_VALUE;
 
     private GrammarNode() {
     }
@@ -110,7 +115,8 @@ public abstract sealed class GrammarNode {
     }
 
     /**
-     * Fills every reachable node's {@link #minLength} (a fixed point, since references may be cyclic).
+     * Fills every reachable node's {@link #minLength} and {@link #minNesting} (a fixed point, since references may be
+     * cyclic).
      *
      * @throws IllegalArgumentException a rule can never be completed (its recursion has no way out)
      */
@@ -122,8 +128,10 @@ public abstract sealed class GrammarNode {
             changed = false;
             for (GrammarNode n : nodes) {
                 int m = n.ownMinLength();
-                if (m < n.minLength) {
-                    n.minLength = m;
+                int nesting = n.ownMinNesting();
+                if (m < n.minLength || nesting < n.minNesting) {
+                    n.minLength = Math.min(m, n.minLength);
+                    n.minNesting = Math.min(nesting, n.minNesting);
                     changed = true;
                 }
             }
@@ -154,6 +162,34 @@ public abstract sealed class GrammarNode {
             default -> {
             }
         }
+    }
+
+    private int ownMinNesting() {
+        return switch (this) {
+            case Sequence s -> nestingOfParts(s, 0);
+            case Choice c -> {
+                int min = Integer.MAX_VALUE;
+                for (GrammarNode o : c.options) {
+                    min = Math.min(min, o.minNesting); // the option takes the choice's frame
+                }
+                yield min;
+            }
+            case Reference r -> r.target == null ? Integer.MAX_VALUE : r.target.minNesting; // the target takes its frame
+            default -> 1; // a terminal, or a repeat (which may stop at once)
+        };
+    }
+
+    /**
+     * The most frames that completing parts[from..] of a sequence stacks at once, the sequence's own included: each
+     * part sits above the sequence's frame, except the last, which takes that frame's place.
+     */
+    static int nestingOfParts(Sequence s, int from) {
+        long most = 1;
+        for (int i = from; i < s.parts.length; i++) {
+            long part = s.parts[i].minNesting;
+            most = Math.max(most, i == s.parts.length - 1 ? part : part + 1);
+        }
+        return (int) Math.min(most, Integer.MAX_VALUE);
     }
 
     private int ownMinLength() {

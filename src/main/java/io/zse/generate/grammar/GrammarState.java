@@ -49,6 +49,7 @@ public final class GrammarState {
     public static GrammarState start(GrammarNode root) {
         List<ParseStack> out = new ArrayList<>(2);
         expand(ParseStack.push(begin(root), ParseStack.DONE), out, 0);
+        out.removeIf(stack -> !canFinish(stack));
         if (out.isEmpty()) {
             throw new IllegalArgumentException("the grammar opens more than " + MAX_DEPTH
                     + " rules before its first byte");
@@ -84,6 +85,7 @@ public final class GrammarState {
                 expand(next, out, 0);
             }
         }
+        out.removeIf(stack -> !canFinish(stack));
         if (out.isEmpty()) {
             return null;
         }
@@ -189,6 +191,21 @@ public final class GrammarState {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the parse can be completed within {@link #MAX_DEPTH} frames: a byte that opens a rule whose completion
+     * must nest past it is refused with that rule, rather than accepted into a parse that could never end.
+     */
+    private static boolean canFinish(ParseStack stack) {
+        for (ParseStack s = stack; !s.isDone(); s = s.rest) {
+            Frame f = s.top;
+            int frames = f.node instanceof GrammarNode.Sequence q ? GrammarNode.nestingOfParts(q, f.position) : 1;
+            if ((long) s.depth - 1 + frames > MAX_DEPTH) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void add(ParseStack stack, List<ParseStack> out) {

@@ -176,6 +176,52 @@ public class ConstrainedJsonTest {
         assertTrue(state.complete());
     }
 
+    /**
+     * A level that must nest further than its opening byte shows (an object whose first required property nests three
+     * objects deep, then such an object or null): at the parser's depth limit its opening byte is refused, where
+     * once it was accepted and a byte inside its first property then could not be, leaving no way to finish.
+     */
+    @Test
+    void aLevelThatCouldNotBeClosedIsNotOpened() throws Exception {
+        GrammarState state = GrammarState.start(JsonSchemaCompiler.compile(JSON.readTree("""
+                {"type": "object", "properties": {"v": {"$ref": "#/$defs/level"}}, "required": ["v"],
+                 "additionalProperties": false, "$defs": {"level": {"anyOf": [{"type": "null"},
+                   {"type": "object", "properties": {
+                     "b": {"type": "object", "properties": {"c": {"type": "object", "properties": {
+                           "d": {"type": "object", "properties": {"e": {"type": "null"}}, "required": ["e"],
+                                 "additionalProperties": false}}, "required": ["d"], "additionalProperties": false}},
+                           "required": ["c"], "additionalProperties": false},
+                     "a": {"$ref": "#/$defs/level"}},
+                    "required": ["b", "a"], "additionalProperties": false}]}}}"""), true))
+                .advance("{\"v\":".getBytes(StandardCharsets.UTF_8));
+        byte[] level = "{\"b\":{\"c\":{\"d\":{\"e\":null}}},\"a\":".getBytes(StandardCharsets.UTF_8);
+        int depth = 0;
+        while (depth < 10_000) {
+            GrammarState s = state;
+            int written = 0;
+            for (byte b : level) {
+                GrammarState next = s.advance(b);
+                if (next == null) {
+                    break;
+                }
+                s = next;
+                written++;
+            }
+            if (written == 0) {
+                break;
+            }
+            assertEquals(level.length, written, "a level opened at depth " + depth + " cannot be written out");
+            state = s;
+            depth++;
+        }
+        assertTrue(depth > 100 && depth < 10_000, depth + " levels opened");
+        state = state.advance("null".getBytes(StandardCharsets.UTF_8));
+        for (int i = 0; i <= depth && state != null; i++) {
+            state = state.advance('}');
+        }
+        assertTrue(state != null && state.complete(), "every level closes");
+    }
+
     /** {"$ref": a0}, a0 -> a1 -> ... -> a{links} = a string. */
     private static String referenceChain(int links) {
         StringBuilder defs = new StringBuilder();
