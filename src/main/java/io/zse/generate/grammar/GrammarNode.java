@@ -34,9 +34,16 @@ public abstract sealed class GrammarNode {
     /** Each part in turn. */
     public static final class Sequence extends GrammarNode {
         final GrammarNode[] parts;
+        /** [position]: {@link #nestingOfParts} from each position on (filled in by {@link #computeMinLengths}). */
+        int[] nestingFrom;
 
         Sequence(GrammarNode[] parts) {
             this.parts = parts;
+        }
+
+        /** The most frames that completing the parts from {@code position} on stacks at once, its own included. */
+        int nestingFrom(int position) {
+            return nestingFrom != null ? nestingFrom[position] : nestingOfParts(this, position);
         }
     }
 
@@ -139,6 +146,14 @@ public abstract sealed class GrammarNode {
         if (root.minLength == Integer.MAX_VALUE) {
             throw new IllegalArgumentException("the schema has no finite value (a recursion with no way out)");
         }
+        for (GrammarNode n : nodes) {
+            if (n instanceof Sequence s) { // looked up for every parse a byte leaves (GrammarState.canFinish)
+                s.nestingFrom = new int[s.parts.length + 1];
+                for (int i = 0; i <= s.parts.length; i++) {
+                    s.nestingFrom[i] = nestingOfParts(s, i);
+                }
+            }
+        }
     }
 
     private static void collect(GrammarNode n, Map<GrammarNode, Boolean> seen, List<GrammarNode> out) {
@@ -183,7 +198,7 @@ public abstract sealed class GrammarNode {
      * The most frames that completing parts[from..] of a sequence stacks at once, the sequence's own included: each
      * part sits above the sequence's frame, except the last, which takes that frame's place.
      */
-    static int nestingOfParts(Sequence s, int from) {
+    private static int nestingOfParts(Sequence s, int from) {
         long most = 1;
         for (int i = from; i < s.parts.length; i++) {
             long part = s.parts[i].minNesting;

@@ -200,7 +200,7 @@ public final class GrammarState {
     private static boolean canFinish(ParseStack stack) {
         for (ParseStack s = stack; !s.isDone(); s = s.rest) {
             Frame f = s.top;
-            int frames = f.node instanceof GrammarNode.Sequence q ? GrammarNode.nestingOfParts(q, f.position) : 1;
+            int frames = f.node instanceof GrammarNode.Sequence q ? q.nestingFrom(f.position) : 1;
             if ((long) s.depth - 1 + frames > MAX_DEPTH) {
                 return false;
             }
