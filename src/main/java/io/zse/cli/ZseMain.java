@@ -102,8 +102,8 @@ public final class ZseMain {
                 return null;
             }
             String value = args[++i];
-            if (key.equals("quarkus.http.port") && !value.matches("\\d{1,5}")) {
-                System.err.println("zse serve: --port must be a number, not '" + value + "'");
+            if (key.equals("quarkus.http.port") && !(value.matches("\\d{1,5}") && Integer.parseInt(value) <= 65535)) {
+                System.err.println("zse serve: --port must be a number from 0 to 65535, not '" + value + "'");
                 return null;
             }
             System.setProperty(key, value);

@@ -77,6 +77,9 @@ public final class ModelImport {
      */
     public static ModelConverter.Result convertFile(Path input, Path out, boolean force, boolean interleave,
                                                     ModelConverter.Progress progress) throws IOException {
+        if (Files.exists(out) && Files.isSameFile(input, out)) {
+            throw new IllegalArgumentException(out + " is the input file: write the .zse elsewhere");
+        }
         Kind kind = kindOf(input);
         if (interleave && kind == Kind.ZSE_ENGINE) {
             throw new IllegalArgumentException(input + " is a zse-engine file, which is imported in layout row-groups "

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
 /**
@@ -24,6 +25,8 @@ import java.util.zip.CRC32C;
  */
 public final class ZseWriter implements AutoCloseable {
     private final Path target;
+    private static final AtomicLong WRITERS = new AtomicLong();
+
     private final Path temporary;
     private final FileChannel channel;
     private final Map<SectionKind, byte[]> sections;
@@ -85,6 +88,9 @@ public final class ZseWriter implements AutoCloseable {
         }
         long fileLength = cursor;
 
+        if (Files.isDirectory(target)) {
+            throw new IOException(target + " is a directory: the output must be a file");
+        }
         Path dir = target.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         long free = Files.getFileStore(dir).getUsableSpace();
@@ -92,9 +98,12 @@ public final class ZseWriter implements AutoCloseable {
             throw new IOException("not enough disk space in " + dir + ": the file needs " + mib(fileLength)
                     + " MiB, " + mib(free) + " MiB are free");
         }
-        Path temporary = dir.resolve("." + target.getFileName() + ".partial");
-        FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.READ);
+        // a name of its own: two conversions to one output once wrote into the same temporary file, and the one that
+        // renamed it last reported success over the other's bytes
+        Path temporary = dir.resolve("." + target.getFileName() + "." + ProcessHandle.current().pid() + "-"
+                + WRITERS.incrementAndGet() + ".partial");
+        FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                StandardOpenOption.READ);
         return new ZseWriter(target, temporary, channel, ordered, placed, indexLength, dataOffset, fileLength);
     }
 

@@ -12,6 +12,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -89,6 +90,25 @@ class ConvertInspectCliTest {
         Run quant = run("convert", gguf.toString(), "-o", dir.resolve("q.zse").toString(), "--quant", "q8");
         assertEquals(1, quant.exit);
         assertTrue(quant.err.contains("keeps the types it was quantized with"), quant.err);
+    }
+
+    /** A directory as the output, or the input as the output, is refused before any work, and nothing is left. */
+    @Test
+    void anOutputThatIsADirectoryOrTheInputIsRefused() throws Exception {
+        Path directory = Files.createDirectory(dir.resolve("out"));
+        Run toDirectory = run("convert", TestModels.tinyStories().toString(), "-o", directory.toString(), "--force");
+        assertEquals(1, toDirectory.exit);
+        assertEquals("zse convert: " + directory + " is a directory: the output must be a file\n", toDirectory.err);
+
+        Path gguf = io.zse.convert.gguf.GgufFixtures.gguf("tinystories-656k-q4_0", dir);
+        byte[] before = Files.readAllBytes(gguf);
+        Run overInput = run("convert", gguf.toString(), "-o", gguf.toString(), "--force");
+        assertEquals(1, overInput.exit);
+        assertEquals("zse convert: " + gguf + " is the input file: write the .zse elsewhere\n", overInput.err);
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(gguf)), "the input is untouched");
+        try (var files = Files.list(dir)) {
+            assertEquals(List.of(), files.filter(f -> f.getFileName().toString().endsWith(".partial")).toList());
+        }
     }
 
     @Test

@@ -8,6 +8,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ZseCommandTest {
@@ -31,6 +32,14 @@ class ZseCommandTest {
         assertFalse(ZseMain.mayRunOnCuda(new String[]{"generate", "--backend", "tpu"})); // the command says why
         assertFalse(ZseMain.mayRunOnCuda(new String[]{"convert", "in", "-o", "out.zse"}));
         assertFalse(ZseMain.mayRunOnCuda(new String[]{}));
+    }
+
+    /** A port past 65535 is refused by the launcher in one line (Quarkus's start failed on it with a trace). */
+    @Test
+    void aPortOutOfRangeIsRefused() {
+        assertNull(ZseMain.serveOptions(new String[]{"--port", "99999"}));
+        assertNull(ZseMain.serveOptions(new String[]{"--port", "65536"}));
+        assertNull(ZseMain.serveOptions(new String[]{"--port", "abc"}));
     }
 
     @Test
