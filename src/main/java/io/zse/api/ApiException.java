@@ -75,6 +75,11 @@ public final class ApiException extends RuntimeException {
         return new ApiException(503, "server_error", message, null, "service_unavailable", retryAfterSeconds, Map.of());
     }
 
+    /** 503 for good: the loaded model cannot serve any more (its weights failed their check, or its file shrank). */
+    public static ApiException outOfService(String reason) {
+        return unavailable("the model was taken out of service: " + reason, 30);
+    }
+
     /** 499 (nginx's "client closed request"): the work stops; no one is left to read the answer. */
     public static ApiException clientGone() {
         return new ApiException(499, "invalid_request_error", "the client closed the connection", null,

@@ -49,14 +49,18 @@ public class ApiGate {
         limiter.charge(caller, tokens);
     }
 
-    /** The served model, or 503 while it loads, after it failed, or during shutdown. */
+    /**
+     * The served model, or 503 while it loads, after it failed, or during shutdown. Its file is looked at first (one
+     * fstat), so a file truncated since the last request fails the model here rather than the request that reads it.
+     */
     public LoadedModel model() {
-        ModelHost.State state = lifecycle.host().state();
+        ModelHost.State state = lifecycle.checkedState();
         return switch (state.phase()) {
             case READY -> state.model();
             case LOADING -> throw ApiException.unavailable("the model is still loading", 5);
-            case FAILED -> throw ApiException.unavailable((state.model() == null ? "the model failed to load: "
-                    : "the model was taken out of service: ") + state.failure(), 30);
+            case FAILED -> throw state.model() == null
+                    ? ApiException.unavailable("the model failed to load: " + state.failure(), 30)
+                    : ApiException.outOfService(state.failure());
             case DRAINING, STOPPED -> throw ApiException.unavailable("the server is shutting down", 5);
         };
     }

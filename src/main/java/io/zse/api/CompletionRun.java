@@ -95,15 +95,11 @@ public final class CompletionRun {
     /** Each prompt's own token logprobs, computed before its sequences start. */
     private void scorePrompts(BooleanSupplier clientGone) {
         promptScores = new ArrayList<>();
-        try {
-            for (CompletionJob.Prompt prompt : job.prompts()) {
-                if (clientGone.getAsBoolean()) {
-                    throw ApiException.clientGone();
-                }
-                promptScores.add(model.engine().runAside(pass -> pass.tokenLogprobs(prompt.ids(), job.topLogprobs())));
+        for (CompletionJob.Prompt prompt : job.prompts()) {
+            if (clientGone.getAsBoolean()) {
+                throw ApiException.clientGone();
             }
-        } catch (AdmissionException e) {
-            throw ApiException.unavailable(e.getMessage(), e.retryAfterSeconds());
+            promptScores.add(model.engine().runAside(pass -> pass.tokenLogprobs(prompt.ids(), job.topLogprobs())));
         }
     }
 
@@ -220,13 +216,7 @@ public final class CompletionRun {
             }
             failed = true;
             cancel();
-            if (error instanceof AdmissionException a) {
-                sink.fail(ApiException.unavailable(a.getMessage(), a.retryAfterSeconds()));
-            } else {
-                String incident = UUID.randomUUID().toString().substring(0, 8);
-                LOG.errorf(error, "generation failed (incident %s)", incident);
-                sink.fail(ApiException.internal(incident));
-            }
+            sink.fail(Failures.toApi(error));
         }
     }
 

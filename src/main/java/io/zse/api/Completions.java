@@ -31,7 +31,7 @@ public class Completions {
         } catch (RuntimeException e) {
             // a stream whose heartbeat already wrote its head gets the error as an event and ends; a stream refused
             // with 503 must not keep its heartbeat
-            ApiException error = OpenAiRoutes.toApiException(e);
+            ApiException error = Failures.toApi(e);
             sink.fail(error);
             run.cancel();
             throw error;

@@ -3,7 +3,6 @@ package io.zse.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.zse.serve.AdmissionException;
 import io.zse.serve.LoadedModel;
 import io.zse.serve.Pooling;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -91,9 +90,7 @@ public class Embeddings {
                     }
                 }
             }
-        } catch (AdmissionException e) {
-            throw ApiException.unavailable(e.getMessage(), e.retryAfterSeconds());
-        } finally {
+        } finally { // a refused admission or a fault reaches the client through Failures
             gate.charge(caller, tokens);
         }
         response.put("model", model.id());

@@ -15,7 +15,6 @@ import org.jboss.logging.Logger;
 
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 
 /**
  * The OpenAI-compatible /v1 API on Vert.x routes (so SSE is written byte for byte as OpenAI does, and a client
@@ -121,7 +120,7 @@ public class OpenAiRoutes {
                 if (error == null) {
                     HttpResponses.json(response, 200, result);
                 } else {
-                    HttpResponses.error(response, toApiException(error));
+                    HttpResponses.error(response, Failures.toApi(error));
                 }
             });
         }
@@ -159,12 +158,12 @@ public class OpenAiRoutes {
                 case 400 -> ApiException.invalid("We could not parse the JSON body of your request", null, "invalid_json");
                 case 404 -> unknownUrl(ctx);
                 case 405 -> methodNotAllowed(ctx, null);
-                default -> ApiException.internal(incident(null));
+                default -> ApiException.internal(Failures.incident(null));
             };
             HttpResponses.error(response, e);
             return;
         }
-        HttpResponses.error(response, toApiException(ctx.failure()));
+        HttpResponses.error(response, Failures.toApi(ctx.failure()));
     }
 
     private static ApiException methodNotAllowed(RoutingContext ctx, String allowed) {
@@ -175,21 +174,5 @@ public class OpenAiRoutes {
     private static ApiException unknownUrl(RoutingContext ctx) {
         return ApiException.notFound("Invalid URL (" + ctx.request().method() + " " + ctx.normalizedPath() + ")", null,
                 "unknown_url");
-    }
-
-    static ApiException toApiException(Throwable t) {
-        // CompletionException (futures) and Funqy's ApplicationException wrap what the code threw
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof ApiException api) {
-                return api;
-            }
-        }
-        return ApiException.internal(incident(t));
-    }
-
-    private static String incident(Throwable cause) {
-        String id = UUID.randomUUID().toString().substring(0, 8);
-        LOG.errorf(cause, "request failed (incident %s)", id);
-        return id;
     }
 }

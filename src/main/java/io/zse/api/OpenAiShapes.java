@@ -9,7 +9,6 @@ import io.zse.tokenizer.IncrementalDecoder;
 import io.zse.tokenizer.Tokenizer;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 
 /** OpenAI's JSON shapes, field for field: responses, stream chunks, logprobs, usage, errors, models. */

@@ -22,6 +22,10 @@ public final class MappedFiles {
         }
     }
 
+    /** Why a file in use comes to end early, and how to replace one safely. */
+    public static final String REWRITTEN_IN_PLACE = "it was truncated or rewritten in place while in use (replace a"
+            + " served file by renaming a new one over it)";
+
     private static final List<Mapping> MAPPINGS = new CopyOnWriteArrayList<>();
 
     private MappedFiles() {
@@ -58,7 +62,6 @@ public final class MappedFiles {
 
     /** What a mapped file that has shrunk from {@code mapped} to {@code now} bytes means to its reader. */
     static String shrunk(long now, long mapped) {
-        return "the file is now " + now + " bytes, " + mapped + " when it was mapped: it was truncated or rewritten in"
-                + " place while in use (replace a served file by renaming a new one over it)";
+        return "the file is now " + now + " bytes, " + mapped + " when it was mapped: " + REWRITTEN_IN_PLACE;
     }
 }

@@ -1,5 +1,7 @@
 package io.zse.backend.cuda;
 
+import io.zse.format.MappedFiles;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -489,8 +491,8 @@ final class WeightUploader implements AutoCloseable {
     }
 
     private static IllegalStateException cutShort(Upload u, long end) {
-        return new IllegalStateException(u.name + ": the file ends at byte " + end
-                + ", inside the tensor (was it cut short while open?)");
+        return new IllegalStateException(u.name + ": the file ends at byte " + end + ", inside the tensor: "
+                + MappedFiles.REWRITTEN_IN_PLACE);
     }
 
     private static long fileSize(Upload u) {

@@ -1,0 +1,45 @@
+package io.zse.api;
+
+import io.zse.format.MappedFiles;
+import io.zse.serve.AdmissionException;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.CompletionException;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What each kind of failure of a request answers, wrapped as futures and Funqy wrap them. */
+class FailuresTest {
+    @Test
+    void aRequestWhoseModelFileFaultsMidwayGets503NamingTheFault() {
+        ApiException e = Failures.toApi(new CompletionException(MappedFiles.readFault(0x1234)));
+        assertEquals(503, e.status());
+        assertEquals(30, e.retryAfterSeconds());
+        assertTrue(e.getMessage().startsWith("the model was taken out of service: reading mapped memory at 0x1234"
+                + " failed (SIGBUS)"), e.getMessage());
+    }
+
+    @Test
+    void aRefusedAdmissionIs503WithItsRetryAfter() {
+        ApiException e = Failures.toApi(new AdmissionException("the queue is full", 7));
+        assertEquals(503, e.status());
+        assertEquals(7, e.retryAfterSeconds());
+        assertEquals("the queue is full", e.getMessage());
+    }
+
+    @Test
+    void anApiExceptionAnywhereInTheCausesIsTheAnswer() {
+        ApiException invalid = ApiException.invalid("bad", "temperature");
+        assertSame(invalid, Failures.toApi(new RuntimeException(new CompletionException(invalid))));
+    }
+
+    @Test
+    void anythingElseIsA500WithAnIncidentId() {
+        ApiException e = Failures.toApi(new IllegalStateException("a bug"));
+        assertEquals(500, e.status());
+        assertTrue(e.getMessage().matches("the server had an error processing the request \\(incident [0-9a-f]{8}\\)"),
+                e.getMessage());
+    }
+}
