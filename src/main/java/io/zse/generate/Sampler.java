@@ -2,6 +2,7 @@ package io.zse.generate;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -113,24 +114,26 @@ public final class Sampler {
         if (!penalized(history, promptLength)) {
             return;
         }
-        int[] counts = new int[logits.length]; // of each token in history: > 0 where it occurs at all
-        int[] generatedCounts = new int[logits.length];
-        for (int i = 0; i < history.length; i++) {
-            counts[history[i]]++;
-            if (i >= promptLength) {
-                generatedCounts[history[i]]++;
+        // the work follows the history's length, not the vocabulary's: the repetition penalty once per token that
+        // occurs at all, then presence and frequency per distinct generated token (a token's order of the two holds)
+        float repetition = (float) parameters.repetitionPenalty();
+        if (repetition != 1f) {
+            BitSet seen = new BitSet(logits.length);
+            for (int t : history) {
+                seen.set(t);
+            }
+            for (int t = seen.nextSetBit(0); t >= 0; t = seen.nextSetBit(t + 1)) {
+                logits[t] = logits[t] > 0 ? logits[t] / repetition : logits[t] * repetition;
             }
         }
-        float repetition = (float) parameters.repetitionPenalty();
-        for (int t = 0; t < logits.length; t++) {
-            if (counts[t] == 0) {
-                continue;
+        int[] generated = Arrays.copyOfRange(history, Math.min(promptLength, history.length), history.length);
+        Arrays.sort(generated);
+        for (int i = 0, run; i < generated.length; i += run) {
+            run = 1;
+            while (i + run < generated.length && generated[i + run] == generated[i]) {
+                run++;
             }
-            logits[t] = logits[t] > 0 ? logits[t] / repetition : logits[t] * repetition;
-            if (generatedCounts[t] > 0) {
-                logits[t] -= (float) (parameters.presencePenalty()
-                        + parameters.frequencyPenalty() * generatedCounts[t]);
-            }
+            logits[generated[i]] -= (float) (parameters.presencePenalty() + parameters.frequencyPenalty() * run);
         }
     }
 

@@ -81,6 +81,9 @@ class SamplerTest {
         assertEquals(1, frequency.sample(LOGITS, history).token(), "3 - 2 * 0.6 < 2");
         Sampler once = new Sampler(SamplingParameters.GREEDY.withPenalties(1, 0, 0.6), 1);
         assertEquals(2, once.sample(LOGITS, new int[]{2}).token(), "3 - 0.6 > 2");
+        Sampler interleaved = new Sampler(SamplingParameters.GREEDY.withPenalties(1, 0, 0.6), 1);
+        assertEquals(2, interleaved.sample(LOGITS, new int[]{2, 1, 2}).token(), "3 - 2 * 0.6 > 2 - 0.6");
+        assertEquals(1, interleaved.sample(LOGITS, new int[]{2, 1, 2, 3, 2}).token(), "3 - 3 * 0.6 < 2 - 0.6");
     }
 
     /** The prompt counts for the repetition penalty only: presence and frequency count what was generated. */
