@@ -188,16 +188,19 @@ public final class OpenAiShapes {
                 // each prompt token's offset in the echoed text: the prompt decoded up to it, less what the tokenizer
                 // added before the text (a start-of-text token that decodes to text of its own)
                 IncrementalDecoder decoder = tokenizer.newIncrementalDecoder(true);
-                String decoded = tokenizer.decode(prompt.ids(), true);
-                int added = decoded.endsWith(prompt.text()) ? decoded.length() - prompt.text().length() : 0;
-                int offset = 0;
-                for (int i = 0; i < prompt.ids().length; i++) {
-                    int id = prompt.ids()[i];
+                int[] before = new int[prompt.ids().length]; // the decoded text's length before each token
+                StringBuilder decoded = new StringBuilder();
+                for (int i = 0; i < before.length; i++) {
+                    before[i] = decoded.length();
+                    decoded.append(decoder.next(prompt.ids()[i]));
+                }
+                decoded.append(decoder.flush());
+                int added = decoded.toString().endsWith(prompt.text()) ? decoded.length() - prompt.text().length() : 0;
+                for (int i = 0; i < before.length; i++) {
                     // the first prompt token has no logprob (nothing before it), as at OpenAI
                     Sampler.Choice scored = i == 0 ? null : prompt.scores().get(i - 1);
-                    addToken(tokenizer, id, scored, tokenTexts, logprobs, top);
-                    offsets.add(Math.max(0, offset - added));
-                    offset += decoder.next(id).length();
+                    addToken(tokenizer, prompt.ids()[i], scored, tokenTexts, logprobs, top);
+                    offsets.add(Math.max(0, before[i] - added));
                 }
             }
             for (GeneratedToken g : tokens) {
