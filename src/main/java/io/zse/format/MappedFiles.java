@@ -7,6 +7,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -49,6 +50,25 @@ public final class MappedFiles {
         }
         return new MappedReadException(null, String.format("reading mapped memory at 0x%x failed (SIGBUS): a mapped"
                 + " file was truncated while in use, or its storage failed", address));
+    }
+
+    /**
+     * The JVM's own error for a faulting read in Java code (the Java kernels) names no address: when a file mapped
+     * here has shrunk since, that is the likely cause, and the error to report names it.
+     */
+    public static Optional<MappedReadException> explain(InternalError error) {
+        if (error.getMessage() == null || !error.getMessage().contains("unsafe memory access")) {
+            return Optional.empty();
+        }
+        for (Mapping m : MAPPINGS) {
+            if (m.segment.scope().isAlive()) {
+                String cause = cause(m);
+                if (cause.startsWith("the file is now")) {
+                    return Optional.of(new MappedReadException(m.path, "a read failed (SIGBUS): " + cause));
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     private static String cause(Mapping m) {

@@ -72,7 +72,33 @@ class MappedReadFaultTest {
             // a fault outside the products still goes to the JVM, which raises it in Java code
             InternalError java = assertThrows(InternalError.class, () -> weights.get(JAVA_FLOAT, 200_000));
             assertTrue(java.getMessage().contains("unsafe memory access"), java.getMessage());
+            assertJavaFaultExplained(file, java);
         }
+    }
+
+    /** The Java kernels' reads fault as the JVM's InternalError, which names no file: the shrunk mapping does. */
+    @Test
+    void aJavaReadOfATruncatedMappingIsExplainedByTheFile() throws IOException {
+        Path file = dir.resolve("java.bin");
+        Files.write(file, new byte[ROWS * COLS * Float.BYTES]);
+        try (Arena arena = Arena.ofShared(); FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            MemorySegment weights = MappedFiles.map(file, channel, arena);
+            InternalError unrelated = new InternalError("a fault occurred in an unsafe memory access operation");
+            assertTrue(MappedFiles.explain(unrelated).isEmpty(), "no mapped file has shrunk");
+            try (FileChannel writer = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                writer.truncate(4L * COLS * Float.BYTES);
+            }
+            InternalError java = assertThrows(InternalError.class, () -> weights.get(JAVA_FLOAT, 200_000));
+            assertJavaFaultExplained(file, java);
+            assertTrue(MappedFiles.explain(new InternalError("something else")).isEmpty(), "not a read fault");
+        }
+    }
+
+    private static void assertJavaFaultExplained(Path file, InternalError java) {
+        MappedReadException e = MappedFiles.explain(java).orElseThrow();
+        assertEquals(file, e.path());
+        assertTrue(e.getMessage().startsWith(file + ": a read failed (SIGBUS): the file is now 16384 bytes, 262144"
+                + " when it was mapped"), e.getMessage());
     }
 
     @Test
