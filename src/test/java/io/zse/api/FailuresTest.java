@@ -28,7 +28,7 @@ class FailuresTest {
                 + " failed (SIGBUS)"), e.getMessage());
     }
 
-    /** The Java kernels' fault is the JVM's InternalError, wrapped by the engine's loop: the shrunk file explains it. */
+    /** The Java kernels fault as the JVM's InternalError, wrapped by the engine's loop: the shrunk file explains it. */
     @Test
     void aJavaKernelsFaultOnAShrunkFileIs503NamingTheFile(@TempDir Path dir) throws IOException {
         InternalError jvm = new InternalError("a fault occurred in an unsafe memory access operation");
