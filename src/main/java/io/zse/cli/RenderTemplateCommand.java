@@ -12,7 +12,6 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -60,7 +59,7 @@ public final class RenderTemplateCommand implements Callable<Integer> {
     /** From the .zse's tokenizer-config section, or the tokenizer_config.json itself. */
     private TokenizerConfig tokenizerConfig() throws IOException {
         if (model.getFileName().toString().endsWith(".json")) {
-            return TokenizerConfig.parse(Files.readAllBytes(model));
+            return TokenizerConfig.parse(CliFiles.readBytes(model));
         }
         try (ZseFile file = ZseFile.open(model)) {
             return file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +27,7 @@ record TemplateInput(List<Map<String, Object>> messages, List<Map<String, Object
     static TemplateInput read(Path file) throws IOException {
         JsonNode input;
         try {
-            input = JSON.readTree(Files.readAllBytes(file));
+            input = JSON.readTree(CliFiles.readBytes(file));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException(file + " is not valid JSON: " + e.getOriginalMessage());
         }

@@ -122,4 +122,19 @@ class RenderTemplateCommandTest {
             assertEquals("zse render-template: " + messages + ": " + c.getValue() + "\n", r.err(), c.getKey());
         }
     }
+
+    /** A directory given for a file is named (the JDK says only "Is a directory"). */
+    @Test
+    void aDirectoryForAFileIsNamed() throws IOException {
+        Path folder = Files.createDirectory(dir.resolve("conversation"));
+        Run messages = zse("render-template", "--model", qwen3Config().toString(), "--messages", folder.toString());
+        assertEquals(1, messages.exit());
+        assertEquals("zse render-template: " + folder + ": Is a directory\n", messages.err());
+
+        Path config = Files.createDirectory(dir.resolve("tokenizer_config.d.json"));
+        Run model = zse("render-template", "--model", config.toString(), "--messages",
+                TEMPLATES.resolve("cases/basic.json").toString());
+        assertEquals(1, model.exit());
+        assertEquals("zse render-template: " + config + ": Is a directory\n", model.err());
+    }
 }
