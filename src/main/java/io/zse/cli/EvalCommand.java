@@ -16,7 +16,6 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -61,7 +60,7 @@ public final class EvalCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         KvCacheType kvCacheType = kvCache.type();
-        String content = Files.readString(text);
+        String content = CliFiles.readUtf8(text);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile referenceFile = ZseFile.openToRun(ModelFiles.servable(reference, spec.commandLine().getErr()));
              ZseFile modelFile = ZseFile.openToRun(ModelFiles.servable(model, spec.commandLine().getErr()));

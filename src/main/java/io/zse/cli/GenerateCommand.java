@@ -59,7 +59,8 @@ public final class GenerateCommand implements Callable<Integer> {
     boolean json;
 
     @Option(names = "--logprobs", paramLabel = "N",
-            description = "With --json: each generated token's log-probability and its N most likely alternatives (0..20).")
+            description = "Each generated token's log-probability and its N most likely alternatives (0..20): in the "
+                    + "JSON with --json, else as a table after the text.")
     Integer logprobs;
 
     @Option(names = "--verify-weights",
@@ -185,6 +186,9 @@ public final class GenerateCommand implements Callable<Integer> {
             out.println(mapper.writeValueAsString(o));
         } else {
             out.println();
+            if (logprobs != null) {
+                LogprobsTable.print(result.choices(), logprobs, tokenizer, out);
+            }
         }
         out.flush();
     }

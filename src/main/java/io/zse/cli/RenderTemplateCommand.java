@@ -1,8 +1,5 @@
 package io.zse.cli;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.zse.format.SectionKind;
 import io.zse.format.ZseFile;
 import io.zse.serve.LoadedModel;
@@ -15,11 +12,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -28,8 +21,6 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "render-template", description = "Print the prompt a model's chat template renders from messages.")
 public final class RenderTemplateCommand implements Callable<Integer> {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @Option(names = "--model", required = true, paramLabel = "FILE",
             description = "A .zse model file, or a tokenizer_config.json.")
     Path model;
@@ -54,22 +45,11 @@ public final class RenderTemplateCommand implements Callable<Integer> {
                     + "with the server's fallback (BOS, then each message's content on a line of its own)");
             template = ChatTemplate.compile(LoadedModel.FALLBACK_TEMPLATE);
         }
-        JsonNode input = read(messages);
-        Map<String, Object> variables = new LinkedHashMap<>();
-        if (input.isArray()) {
-            variables.put("messages", JSON.convertValue(input, new TypeReference<List<Object>>() { }));
-        } else if (input.isObject() && input.path("messages").isArray()) {
-            variables.putAll(JSON.convertValue(input, new TypeReference<Map<String, Object>>() { }));
-        } else {
-            throw new IllegalArgumentException(messages + ": expected {\"messages\": [...], ...} or an array of messages");
-        }
-        @SuppressWarnings("unchecked")
-        List<Map<String, Object>> list = (List<Map<String, Object>>) variables.remove("messages");
-        @SuppressWarnings("unchecked")
-        List<Map<String, Object>> tools = (List<Map<String, Object>>) variables.remove("tools");
+        TemplateInput input = TemplateInput.read(messages);
         // the flag wins; a file may also turn the generation prompt off itself
-        boolean generationPrompt = !noGenerationPrompt && !Boolean.FALSE.equals(variables.remove("add_generation_prompt"));
-        String prompt = template.render(list, tools, generationPrompt, config.bosToken(), config.eosToken(), variables);
+        boolean generationPrompt = !noGenerationPrompt && input.generationPrompt();
+        String prompt = template.render(input.messages(), input.tools(), generationPrompt, config.bosToken(),
+                config.eosToken(), input.variables());
         PrintWriter out = spec.commandLine().getOut();
         out.print(prompt);
         out.flush();
@@ -79,19 +59,11 @@ public final class RenderTemplateCommand implements Callable<Integer> {
     /** From the .zse's tokenizer-config section, or the tokenizer_config.json itself. */
     private TokenizerConfig tokenizerConfig() throws IOException {
         if (model.getFileName().toString().endsWith(".json")) {
-            return TokenizerConfig.parse(Files.readAllBytes(model));
+            return TokenizerConfig.parse(CliFiles.readBytes(model));
         }
         try (ZseFile file = ZseFile.open(model)) {
             return file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)
                     .orElse(new TokenizerConfig(null, null, null));
-        }
-    }
-
-    private static JsonNode read(Path file) throws IOException {
-        try {
-            return JSON.readTree(Files.readAllBytes(file));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalArgumentException(file + " is not valid JSON: " + e.getOriginalMessage());
         }
     }
 }

@@ -3,6 +3,7 @@ package io.zse.convert;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.format.HalfFloats;
 import io.zse.format.InterleavedRows;
 import io.zse.format.SectionKind;
 import io.zse.format.TensorInfo;
@@ -249,6 +250,7 @@ public final class ModelConverter {
             chunkRows = Math.max(InterleavedRows.ROWS, chunkRows / InterleavedRows.ROWS * InterleavedRows.ROWS);
         }
         ChunkEncoder encoder = new ChunkEncoder(type, t.groupSize());
+        boolean f16 = type == TensorType.F16;
         ZseWriter.TensorSink[] sink = new ZseWriter.TensorSink[1];
         for (long first = 0; first < rows; first += chunkRows) {
             long row = first;
@@ -267,6 +269,12 @@ public final class ModelConverter {
                     if (!Float.isFinite(values[i])) {
                         throw new IllegalArgumentException("tensor " + p.sourceName + " holds " + values[i]
                                 + " at element " + (row * rowLength + i));
+                    }
+                    // F16 would store it as an infinity, which turns every activation it touches into NaN
+                    if (f16 && Float.isInfinite(HalfFloats.roundToF16(values[i]))) {
+                        throw new IllegalArgumentException("tensor " + p.sourceName + " holds " + values[i]
+                                + " at element " + (row * rowLength + i) + ", beyond the F16 range (±"
+                                + (int) HalfFloats.F16_MAX + "): convert it to bf16 or f32 instead");
                     }
                 }
                 chunk.count = count;

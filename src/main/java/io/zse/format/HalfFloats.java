@@ -5,6 +5,9 @@ package io.zse.format;
  * and bfloat16 (BF16, the top half of a binary32). Both round to nearest, ties to even.
  */
 public final class HalfFloats {
+    /** The largest finite F16; a value past it (by more than half an ulp) rounds to an infinity. */
+    public static final float F16_MAX = 65504f;
+
     private HalfFloats() {
     }
 

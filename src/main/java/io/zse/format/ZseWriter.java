@@ -34,6 +34,8 @@ public final class ZseWriter implements AutoCloseable {
     private final long indexLength;
     private final long dataOffset;
     private final long fileLength;
+    /** Deletes the temporary file when the JVM stops mid-write (Ctrl-C, SIGTERM), which runs no {@link #close}. */
+    private final Thread cleanup;
     private int next;
     private boolean finished;
 
@@ -47,6 +49,13 @@ public final class ZseWriter implements AutoCloseable {
         this.indexLength = indexLength;
         this.dataOffset = dataOffset;
         this.fileLength = fileLength;
+        this.cleanup = new Thread(() -> {
+            try {
+                Files.deleteIfExists(temporary);
+            } catch (IOException e) {
+                // the JVM is going: nothing left to tell
+            }
+        }, "zse-writer-cleanup");
     }
 
     /**
@@ -104,7 +113,15 @@ public final class ZseWriter implements AutoCloseable {
                 + WRITERS.incrementAndGet() + ".partial");
         FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 StandardOpenOption.READ);
-        return new ZseWriter(target, temporary, channel, ordered, placed, indexLength, dataOffset, fileLength);
+        ZseWriter writer = new ZseWriter(target, temporary, channel, ordered, placed, indexLength, dataOffset,
+                fileLength);
+        try {
+            Runtime.getRuntime().addShutdownHook(writer.cleanup);
+        } catch (IllegalStateException e) {
+            writer.close(); // the JVM is already stopping: no hook would run
+            throw new IOException("cannot write " + target + ": the JVM is shutting down", e);
+        }
+        return writer;
     }
 
     private static long mib(long bytes) {
@@ -230,6 +247,7 @@ public final class ZseWriter implements AutoCloseable {
             Files.move(temporary, target, StandardCopyOption.REPLACE_EXISTING);
         }
         finished = true;
+        forgetCleanup();
     }
 
     private void writeFully(ByteBuffer buffer, long position) throws IOException {
@@ -250,6 +268,16 @@ public final class ZseWriter implements AutoCloseable {
         if (!finished) {
             channel.close();
             Files.deleteIfExists(temporary);
+            forgetCleanup();
+        }
+    }
+
+    /** The hook is done with once the temporary file is gone (renamed or deleted); writers must not pile up hooks. */
+    private void forgetCleanup() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(cleanup);
+        } catch (IllegalStateException e) {
+            // the JVM is already shutting down, and runs the hook, which finds nothing left to delete
         }
     }
 }

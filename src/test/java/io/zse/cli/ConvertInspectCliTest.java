@@ -9,9 +9,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -130,5 +134,35 @@ class ConvertInspectCliTest {
                 "--quant", "q3");
         assertEquals(1, badQuant.exit);
         assertTrue(badQuant.err.startsWith("zse convert: unknown tensor type 'q3'"), badQuant.err);
+    }
+
+    /** F16 would store a weight past ±65504 as an infinity (and generate would print nonsense): refused, named. */
+    @Test
+    void f16RefusesAWeightBeyondItsRangeAndNamesIt() throws Exception {
+        Path checkpoint = TestModels.copyOf(TestModels.tinyStories(), dir.resolve("large-weight"));
+        setWeight(checkpoint.resolve("model.safetensors"), "model.layers.0.mlp.down_proj.weight", 5, 70000f);
+        Path zse = dir.resolve("f16.zse");
+        Run f16 = run("convert", checkpoint.toString(), "-o", zse.toString(), "--quant", "f16");
+        assertEquals(1, f16.exit, f16.err);
+        String refusal = "zse convert: tensor model.layers.0.mlp.down_proj.weight holds 70000.0 at element 5, beyond "
+                + "the F16 range (±65504): convert it to bf16 or f32 instead\n";
+        assertTrue(f16.err.endsWith(refusal), f16.err); // after the progress lines
+        assertTrue(Files.notExists(zse), "no output");
+        Run bf16 = run("convert", checkpoint.toString(), "-o", zse.toString(), "--quant", "bf16");
+        assertEquals(0, bf16.exit, bf16.err);
+    }
+
+    /** Overwrites element {@code index} of an F32 tensor of a safetensors file. */
+    private static void setWeight(Path safetensors, String tensor, int index, float value) throws Exception {
+        try (FileChannel file = FileChannel.open(safetensors, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer length = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+            file.read(length, 0);
+            ByteBuffer header = ByteBuffer.allocate((int) length.getLong(0));
+            file.read(header, 8);
+            JsonNode entry = new ObjectMapper().readTree(header.array()).get(tensor);
+            assertEquals("F32", entry.get("dtype").asText());
+            long at = 8 + header.capacity() + entry.get("data_offsets").get(0).asLong() + (long) index * Float.BYTES;
+            file.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putFloat(0, value), at);
+        }
     }
 }

@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -96,5 +98,23 @@ class EvalCommandTest {
                 f32.toString(), "--text", storyText().toString(), "--max-tokens", "0");
         assertEquals(1, tokens.exit());
         assertEquals("zse eval: max tokens must be at least 1, not 0\n", tokens.err());
+    }
+
+    /** A text that is not UTF-8, or a directory, fails naming the file (the JDK's own messages name neither). */
+    @Test
+    void aTextThatCannotBeReadIsNamed() throws Exception {
+        Path f32 = TestModels.convertTinyStories(TensorType.F32, dir);
+        Path latin1 = Files.write(dir.resolve("latin1.txt"), "Once upon a time, a caf\u00e9.".getBytes(
+                StandardCharsets.ISO_8859_1));
+        ConvertInspectCliTest.Run notUtf8 = ConvertInspectCliTest.run("eval", "--reference", f32.toString(), "--model",
+                f32.toString(), "--text", latin1.toString());
+        assertEquals(1, notUtf8.exit());
+        assertEquals("zse eval: " + latin1 + " is not UTF-8 text (invalid byte at offset 23)\n", notUtf8.err());
+
+        Path folder = Files.createDirectory(dir.resolve("texts"));
+        ConvertInspectCliTest.Run directory = ConvertInspectCliTest.run("eval", "--reference", f32.toString(),
+                "--model", f32.toString(), "--text", folder.toString());
+        assertEquals(1, directory.exit());
+        assertEquals("zse eval: " + folder + ": Is a directory\n", directory.err());
     }
 }

@@ -10,6 +10,9 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -129,6 +132,42 @@ class GenerateCommandTest {
                 assertTrue(top.get(i).get("token").isTextual());
             }
         }
+    }
+
+    /** Without --json the logprobs come as a table after the text: each token, its logprob, its alternatives. */
+    @Test
+    void logprobsWithoutJsonFollowTheTextAsATable() throws IOException {
+        Path zse = TestModels.convertTinyStories(TensorType.F32, dir);
+        String[] args = {"generate", "--model", zse.toString(), "--prompt", "Once upon a time", "--max-tokens", "6",
+                "--temperature", "0", "--logprobs", "2"};
+        ConvertInspectCliTest.Run text = ConvertInspectCliTest.run(args);
+        assertEquals(0, text.exit(), text.err());
+        String[] withJson = java.util.Arrays.copyOf(args, args.length + 1);
+        withJson[args.length] = "--json";
+        JsonNode json = new ObjectMapper().readTree(ConvertInspectCliTest.run(withJson).out());
+        String header = "logprobs: position, token, its logprob; then the 2 most likely tokens and theirs\n";
+        String prefix = json.get("text").asText() + "\n\n" + header;
+        assertTrue(text.out().startsWith(prefix), text.out());
+        List<String> table = text.out().substring(prefix.length()).lines().toList();
+        assertEquals(6, table.size(), text.out());
+        for (int i = 0; i < table.size(); i++) {
+            JsonNode token = json.get("logprobs").get(i);
+            StringBuilder alternatives = new StringBuilder();
+            for (JsonNode top : token.get("top_logprobs")) {
+                alternatives.append("  ").append(quoted(top)).append(' ').append(logprob(top));
+            }
+            String expected = String.format("%4d  ", i + 1) + Pattern.quote(quoted(token)) + " +"
+                    + Pattern.quote(logprob(token)) + "  \\|" + Pattern.quote(alternatives.toString());
+            assertTrue(table.get(i).matches(expected), table.get(i) + " is not " + expected);
+        }
+    }
+
+    private static String quoted(JsonNode token) throws IOException {
+        return new ObjectMapper().writeValueAsString(token.get("token").asText());
+    }
+
+    private static String logprob(JsonNode token) {
+        return String.format(Locale.ROOT, "%.4f", token.get("logprob").floatValue());
     }
 
     @Test

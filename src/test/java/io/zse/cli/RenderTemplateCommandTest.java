@@ -96,4 +96,45 @@ class RenderTemplateCommandTest {
         assertEquals(1, r.exit());
         assertTrue(r.err().contains("expected {\"messages\": [...], ...}"), r.err());
     }
+
+    /** A field of the wrong JSON type fails in one line that names it and says what it must be. */
+    @Test
+    void aFieldOfTheWrongTypeIsNamed() throws IOException {
+        String user = "{\"role\": \"user\", \"content\": \"Hi\"}";
+        Map<String, String> cases = new LinkedHashMap<>();
+        cases.put("{\"messages\": [" + user + "], \"tools\": \"notalist\"}",
+                "\"tools\" must be an array of tool objects, not the string \"notalist\"");
+        cases.put("{\"messages\": [" + user + "], \"tools\": [7]}", "\"tools[0]\" must be an object, not the number 7");
+        cases.put("{\"messages\": {\"role\": \"user\"}}", "\"messages\" must be an array of messages, not an object");
+        cases.put("[" + user + ", \"Hello\"]",
+                "\"messages[1]\" must be an object with a role and a content, not the string \"Hello\"");
+        cases.put("[{\"role\": \"user\", \"content\": 42}]",
+                "\"messages[0].content\" must be a string, an array of content parts or null, not the number 42");
+        cases.put("[{\"content\": \"Hi\"}]", "\"messages[0].role\" must be a string, not missing");
+        cases.put("{\"messages\": [" + user + "], \"add_generation_prompt\": \"no\"}",
+                "\"add_generation_prompt\" must be true or false, not the string \"no\"");
+        Path config = qwen3Config();
+        Path messages = dir.resolve("messages.json");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            Files.writeString(messages, c.getKey());
+            Run r = zse("render-template", "--model", config.toString(), "--messages", messages.toString());
+            assertEquals(1, r.exit(), c.getKey());
+            assertEquals("zse render-template: " + messages + ": " + c.getValue() + "\n", r.err(), c.getKey());
+        }
+    }
+
+    /** A directory given for a file is named (the JDK says only "Is a directory"). */
+    @Test
+    void aDirectoryForAFileIsNamed() throws IOException {
+        Path folder = Files.createDirectory(dir.resolve("conversation"));
+        Run messages = zse("render-template", "--model", qwen3Config().toString(), "--messages", folder.toString());
+        assertEquals(1, messages.exit());
+        assertEquals("zse render-template: " + folder + ": Is a directory\n", messages.err());
+
+        Path config = Files.createDirectory(dir.resolve("tokenizer_config.d.json"));
+        Run model = zse("render-template", "--model", config.toString(), "--messages",
+                TEMPLATES.resolve("cases/basic.json").toString());
+        assertEquals(1, model.exit());
+        assertEquals("zse render-template: " + config + ": Is a directory\n", model.err());
+    }
 }
