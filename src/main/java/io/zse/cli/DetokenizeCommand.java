@@ -19,7 +19,7 @@ public final class DetokenizeCommand implements java.util.concurrent.Callable<In
     CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--model", required = true, paramLabel = "FILE",
-            description = "A tokenizer.json, or a .zse model file.")
+            description = "A tokenizer.json, a .zse model file, or a checkpoint directory with a tokenizer.json.")
     Path model;
 
     @Option(names = "--skip-special", description = "Leave special tokens out of the text.")

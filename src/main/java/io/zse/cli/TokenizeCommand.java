@@ -19,7 +19,7 @@ public final class TokenizeCommand implements java.util.concurrent.Callable<Inte
     CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--model", required = true, paramLabel = "FILE",
-            description = "A tokenizer.json, or a .zse model file.")
+            description = "A tokenizer.json, a .zse model file, or a checkpoint directory with a tokenizer.json.")
     Path model;
 
     @Option(names = "--add-special", description = "Add the special tokens the tokenizer's template adds (BOS...).")

@@ -14,7 +14,16 @@ public final class TokenizerSource {
     private TokenizerSource() {
     }
 
+    /** Loads {@code path}: a tokenizer.json, a .zse file, or a checkpoint's directory holding a tokenizer.json. */
     public static Tokenizer load(Path path) throws IOException {
+        if (Files.isDirectory(path)) {
+            Path json = path.resolve("tokenizer.json");
+            if (!Files.isRegularFile(json)) {
+                throw new IllegalArgumentException(path + " is a directory without a tokenizer.json: give a"
+                        + " tokenizer.json or .zse file");
+            }
+            return Tokenizer.load(json);
+        }
         if (!Files.isRegularFile(path)) {
             throw new NoSuchFileException(path.toString(), null, "no such file");
         }

@@ -71,6 +71,16 @@ class TokenizeCommandTest {
     }
 
     @Test
+    void readsTheTokenizerOfACheckpointDirectory() throws IOException {
+        assertEquals(0, run("Hello, world!", "tokenize", "--model", dir.toString(), "--add-special"));
+        assertEquals("[1,80,1443,410,555,4]", output().strip());
+        Path empty = Files.createDirectory(dir.resolve("empty"));
+        assertEquals(1, run("hi", "tokenize", "--model", empty.toString()));
+        assertEquals("zse tokenize: " + empty + " is a directory without a tokenizer.json: give a tokenizer.json or"
+                + " .zse file", err.toString(StandardCharsets.UTF_8).strip());
+    }
+
+    @Test
     void missingModelIsOneLine() {
         assertEquals(1, run("hi", "tokenize", "--model", dir.resolve("m.zse").toString()));
         assertEquals("zse tokenize: " + dir.resolve("m.zse") + ": no such file", err.toString(StandardCharsets.UTF_8).strip());
