@@ -1,0 +1,82 @@
+package io.zse.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.zse.TestModels;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+/**
+ * {@code zse convert} of the real TinyStories checkpoint with one file made wrong, as a user's download or edit might
+ * leave it: refused at convert time in one line that names the file and what is wrong, and no .zse is written.
+ */
+class ConvertRefusesBadInputCliTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    /** A copy of TinyStories whose config.json {@code edit} changed. */
+    private Path checkpointWithConfig(Consumer<ObjectNode> edit) throws IOException {
+        Path copy = copyOfTinyStories();
+        ObjectNode config = (ObjectNode) JSON.readTree(copy.resolve("config.json").toFile());
+        edit.accept(config);
+        Files.writeString(copy.resolve("config.json"), config.toPrettyString());
+        return copy;
+    }
+
+    private Path copyOfTinyStories() throws IOException {
+        Path copy = Files.createTempDirectory(dir, "tinystories");
+        try (Stream<Path> files = Files.list(TestModels.tinyStories())) {
+            for (Path f : files.toList()) {
+                Files.copy(f, copy.resolve(f.getFileName()));
+            }
+        }
+        return copy;
+    }
+
+    /** Converts {@code checkpoint} and returns the one-line error, checking that nothing was written. */
+    private String refusal(Path checkpoint) {
+        Path out = dir.resolve("out.zse");
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("convert", checkpoint.toString(), "-o",
+                out.toString());
+        assertEquals(1, run.exit(), run.out());
+        assertEquals(1, run.err().lines().count(), run.err());
+        assertFalse(Files.exists(out), "no .zse is written");
+        return run.err().strip();
+    }
+
+    private void converts(Path checkpoint) {
+        ConvertInspectCliTest.Run run = ConvertInspectCliTest.run("convert", checkpoint.toString(), "-o",
+                dir.resolve("ok.zse").toString(), "--force");
+        assertEquals(0, run.exit(), run.err());
+    }
+
+    /**
+     * A field of the wrong JSON type is refused by name, value and expected type (before, "x" and "abc" became the
+     * defaults and "yes" became false); what transformers accepts still converts: an integer where a float is
+     * expected, null for an optional id.
+     */
+    @Test
+    void aConfigFieldOfTheWrongTypeIsRefusedByNameValueAndType() throws IOException {
+        assertEquals("zse convert: config.json: rms_norm_eps is \"x\", expected a number",
+                refusal(checkpointWithConfig(c -> c.put("rms_norm_eps", "x"))));
+        assertEquals("zse convert: config.json: rope_theta is \"abc\", expected a number",
+                refusal(checkpointWithConfig(c -> c.put("rope_theta", "abc"))));
+        assertEquals("zse convert: config.json: tie_word_embeddings is \"yes\", expected true or false",
+                refusal(checkpointWithConfig(c -> c.put("tie_word_embeddings", "yes"))));
+        assertEquals("zse convert: config.json: hidden_size is 128.0, expected an integer",
+                refusal(checkpointWithConfig(c -> c.put("hidden_size", 128.0))));
+        converts(checkpointWithConfig(c -> c.put("rope_theta", 10000).putNull("pad_token_id")
+                .putNull("rope_scaling").putNull("head_dim")));
+    }
+}
