@@ -106,11 +106,18 @@ public final class HfConfigNormalizer {
         }
         JsonFields generation = new JsonFields(generationConfig == null ? MissingNode.getInstance() : generationConfig,
                 "generation_config.json", "");
+        int vocab = c.positiveInt("vocab_size");
         List<Integer> eos = new ArrayList<>();
         for (JsonFields holder : List.of(c, generation)) {
-            holder.intOrInts("eos_token_id").stream().filter(id -> !eos.contains(id)).forEach(eos::add);
+            List<Integer> ids = holder.intOrInts("eos_token_id");
+            requireInVocabulary(holder, "eos_token_id", ids, vocab);
+            ids.stream().filter(id -> !eos.contains(id)).forEach(eos::add);
         }
-        Integer bos = c.has("bos_token_id") ? c.optionalInt("bos_token_id") : generation.optionalInt("bos_token_id");
+        JsonFields bosHolder = c.has("bos_token_id") ? c : generation;
+        Integer bos = bosHolder.optionalInt("bos_token_id");
+        if (bos != null) {
+            requireInVocabulary(bosHolder, "bos_token_id", List.of(bos), vocab);
+        }
         Integer pad = c.optionalInt("pad_token_id");
         int layers = c.positiveInt("num_hidden_layers");
         GemmaOptions gemmaOptions = null;
@@ -129,7 +136,7 @@ public final class HfConfigNormalizer {
                     architecture.equals("gemma2") ? theta : localTheta);
         }
         return new ModelConfig(architecture, hidden, layers, heads, kvHeads, headDim,
-                c.positiveInt("intermediate_size"), c.positiveInt("vocab_size"),
+                c.positiveInt("intermediate_size"), vocab,
                 c.positiveInt("max_position_embeddings"), theta, scaling,
                 ModelConfig.requireNormEps("config.json: rms_norm_eps", c.number("rms_norm_eps", 1e-6)),
                 c.bool("tie_word_embeddings", gemma),
@@ -266,6 +273,16 @@ public final class HfConfigNormalizer {
             factors.add(n.asDouble());
         }
         return factors;
+    }
+
+    /** A token id the model has no row for would fail at serve (BOS) or never be sampled (EOS: no stop). */
+    private static void requireInVocabulary(JsonFields holder, String key, List<Integer> ids, int vocab) {
+        for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw holder.refuse(key, "holds " + id + ", outside the vocabulary of " + vocab
+                        + " tokens (vocab_size)");
+            }
+        }
     }
 
     /** {@code key} of {@code holder}, or {@code absent}. */

@@ -79,4 +79,23 @@ class ConvertRefusesBadInputCliTest {
         converts(checkpointWithConfig(c -> c.put("rope_theta", 10000).putNull("pad_token_id")
                 .putNull("rope_scaling").putNull("head_dim")));
     }
+
+    /**
+     * A BOS or EOS id outside the vocabulary (at or past vocab_size, or negative; EOS may be a list, and may come from
+     * generation_config.json) is refused by field, id and vocabulary size; before, it was kept in the .zse.
+     */
+    @Test
+    void bosAndEosIdsOutsideTheVocabularyAreRefused() throws IOException {
+        assertEquals("zse convert: config.json: eos_token_id holds 2048, outside the vocabulary of 2048 tokens "
+                + "(vocab_size)", refusal(checkpointWithConfig(c -> c.put("eos_token_id", 2048))));
+        assertEquals("zse convert: config.json: bos_token_id holds -1, outside the vocabulary of 2048 tokens "
+                + "(vocab_size)", refusal(checkpointWithConfig(c -> c.put("bos_token_id", -1))));
+        assertEquals("zse convert: config.json: eos_token_id holds 5000, outside the vocabulary of 2048 tokens "
+                + "(vocab_size)", refusal(checkpointWithConfig(c -> c.putArray("eos_token_id").add(2).add(5000))));
+        Path generation = copyOfTinyStories();
+        Files.writeString(generation.resolve("generation_config.json"), "{\"eos_token_id\": [2, 99999]}");
+        assertEquals("zse convert: generation_config.json: eos_token_id holds 99999, outside the vocabulary of 2048 "
+                + "tokens (vocab_size)", refusal(generation));
+        converts(checkpointWithConfig(c -> c.put("bos_token_id", 0).putArray("eos_token_id").add(2).add(2047)));
+    }
 }
