@@ -14,6 +14,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code zse convert} of the real TinyStories checkpoint with one file made wrong, as a user's download or edit might
@@ -97,5 +98,43 @@ class ConvertRefusesBadInputCliTest {
         assertEquals("zse convert: generation_config.json: eos_token_id holds 99999, outside the vocabulary of 2048 "
                 + "tokens (vocab_size)", refusal(generation));
         converts(checkpointWithConfig(c -> c.put("bos_token_id", 0).putArray("eos_token_id").add(2).add(2047)));
+    }
+
+    /**
+     * A side file convert copies into the .zse (or reads) that is not valid JSON is refused at convert time, naming
+     * the file and the line and column where parsing stopped; before, a broken tokenizer_config.json was copied and
+     * failed only at serve.
+     */
+    @Test
+    void aSideFileThatIsNotValidJsonIsRefusedWithItsPosition() throws IOException {
+        for (String file : new String[]{"tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
+                "tokenizer.json"}) {
+            Path copy = copyOfTinyStories();
+            Path broken = copy.resolve(file);
+            String text = Files.readString(broken);
+            // a comma doubled after the first line: "{\n  \"x\": ...,," as a hand edit might leave it
+            int comma = text.indexOf(',');
+            Files.writeString(broken, text.substring(0, comma) + ",," + text.substring(comma + 1));
+            int line = (int) text.substring(0, comma).lines().count();
+            String error = refusal(copy);
+            assertTrue(error.startsWith("zse convert: " + broken + " is not valid JSON: Unexpected character (','"),
+                    error);
+            assertTrue(error.matches(".* at line " + line + ", column \\d+"), error);
+        }
+        Path trailing = copyOfTinyStories();
+        Path config = trailing.resolve("tokenizer_config.json");
+        long lines = Files.readString(config).strip().lines().count();
+        Files.writeString(config, Files.readString(config).strip() + "\n{}"); // two files run together
+        assertEquals("zse convert: " + config + " is not valid JSON: more follows the object at line " + (lines + 1)
+                + ", column 1", refusal(trailing));
+        Path bom = copyOfTinyStories();
+        Path withBom = bom.resolve("tokenizer_config.json");
+        Files.writeString(withBom, "\uFEFF" + Files.readString(withBom)); // which serve's reader refuses
+        assertEquals("zse convert: " + withBom + " is not valid JSON: a UTF-8 byte order mark at line 1, column 1",
+                refusal(bom));
+        Path list = copyOfTinyStories();
+        Files.writeString(list.resolve("special_tokens_map.json"), "[]");
+        assertEquals("zse convert: " + list.resolve("special_tokens_map.json") + " is not a JSON object",
+                refusal(list));
     }
 }
