@@ -7,10 +7,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -136,5 +138,34 @@ class ConvertRefusesBadInputCliTest {
         Files.writeString(list.resolve("special_tokens_map.json"), "[]");
         assertEquals("zse convert: " + list.resolve("special_tokens_map.json") + " is not a JSON object",
                 refusal(list));
+    }
+
+    /** A copy of a real zse-engine file (TinyStories, int8) from the test resources. */
+    private Path zseEngineFile() throws IOException {
+        String name = "tinystories-656k.zse-engine-int8.zse";
+        try (InputStream in = getClass().getResourceAsStream("/zse-engine/" + name + ".gz")) {
+            return Files.write(dir.resolve(name), new GZIPInputStream(in).readAllBytes());
+        }
+    }
+
+    /**
+     * One byte of the TOKENIZER entry's type flipped: an unknown type is refused by its place and value, and a type
+     * the engine defines but never writes (KERNELS) leaves the file without the tokenizer its header declares, which
+     * is refused too; before, both converted into a .zse without a tokenizer.
+     */
+    @Test
+    void aZseEngineFileWithADamagedSectionTypeIsRefused() throws IOException {
+        Path file = zseEngineFile();
+        byte[] bytes = Files.readAllBytes(file);
+        int tokenizerType = 64 + 32; // the table's second entry: CONFIG, TOKENIZER, WEIGHT_DATA, WEIGHT_INDEX
+        assertEquals(1, bytes[tokenizerType]);
+        bytes[tokenizerType] ^= 4;
+        Files.write(file, bytes);
+        assertEquals("zse convert: " + file + ": section table entry 1 at byte 96 has unknown type 5 (known: "
+                + "0 CONFIG, 1 TOKENIZER, 2 WEIGHT_INDEX, 3 WEIGHT_DATA, 4 KERNELS)", refusal(file));
+        bytes[tokenizerType] ^= 1;
+        Files.write(file, bytes);
+        assertEquals("zse convert: " + file + ": has no section of type 1 (TOKENIZER), which its header flags 0x5 "
+                + "declare (HAS_TOKENIZER)", refusal(file));
     }
 }
