@@ -75,9 +75,9 @@ public final class ModelConverter {
         }
         byte[] configBytes = required(hfDir, "config.json");
         byte[] generationBytes = optional(hfDir, "generation_config.json");
-        JsonNode hfConfig = parse(hfDir, "config.json", configBytes);
-        ModelConfig config = HfConfigNormalizer.normalize(hfConfig,
-                generationBytes == null ? null : parse(hfDir, "generation_config.json", generationBytes));
+        JsonNode hfConfig = CheckpointJson.object(hfDir.resolve("config.json"), configBytes);
+        ModelConfig config = HfConfigNormalizer.normalize(hfConfig, generationBytes == null ? null
+                : CheckpointJson.object(hfDir.resolve("generation_config.json"), generationBytes));
         BitNetProjections bitnet = config.bitnet() ? BitNetProjections.of(hfConfig) : null;
         List<String> notes = new ArrayList<>();
         try (HfCheckpoint checkpoint = HfCheckpoint.open(hfDir)) {
@@ -315,12 +315,14 @@ public final class ModelConverter {
         s.put(SectionKind.CONFIG, config.toJson().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         s.put(SectionKind.HF_CONFIG, hfConfig);
         byte[] tokenizer = required(dir, "tokenizer.json");
+        CheckpointJson.check(dir.resolve("tokenizer.json"), tokenizer);
         s.put(SectionKind.TOKENIZER, tokenizer);
         // Loading also refuses, at convert time, a tokenizer whose components the server could not run.
         s.put(SectionKind.TOKENIZER_COMPILED, Tokenizer.fromJson(tokenizer).toBinary());
-        putIfPresent(s, SectionKind.TOKENIZER_CONFIG, optional(dir, "tokenizer_config.json"));
+        // copied as they are, so checked here: serve and chat parse them
+        putIfPresent(s, SectionKind.TOKENIZER_CONFIG, optionalJson(dir, "tokenizer_config.json"));
         putIfPresent(s, SectionKind.GENERATION_CONFIG, generation);
-        putIfPresent(s, SectionKind.SPECIAL_TOKENS_MAP, optional(dir, "special_tokens_map.json"));
+        putIfPresent(s, SectionKind.SPECIAL_TOKENS_MAP, optionalJson(dir, "special_tokens_map.json"));
         ObjectNode conversion = JSON.createObjectNode();
         conversion.put("converter", "zse 0.1.0");
         conversion.put("quant", options.quant().name());
@@ -329,7 +331,7 @@ public final class ModelConverter {
         conversion.put("lm_head", options.lmHeadType(config.hiddenSize()).name());
         byte[] pooling = optional(dir, "1_Pooling/config.json"); // sentence-transformers: how embeddings are pooled
         if (pooling != null) {
-            JsonNode modes = parse(dir, "1_Pooling/config.json", pooling);
+            JsonNode modes = CheckpointJson.object(dir.resolve("1_Pooling/config.json"), pooling);
             if (modes.path("pooling_mode_lasttoken").asBoolean()) {
                 conversion.put("pooling", "last");
             } else if (modes.path("pooling_mode_mean_tokens").asBoolean()) {
@@ -359,15 +361,12 @@ public final class ModelConverter {
         return Files.isRegularFile(p) ? Files.readAllBytes(p) : null;
     }
 
-    private static JsonNode parse(Path dir, String file, byte[] bytes) {
-        try {
-            JsonNode node = JSON.readTree(bytes);
-            if (node == null || !node.isObject()) {
-                throw new IllegalArgumentException(dir.resolve(file) + " is not a JSON object");
-            }
-            return node;
-        } catch (IOException e) {
-            throw new IllegalArgumentException(dir.resolve(file) + " is not valid JSON: " + e.getMessage());
+    /** {@code file}'s bytes, checked to be a JSON object, or null when the checkpoint has none. */
+    private static byte[] optionalJson(Path dir, String file) throws IOException {
+        byte[] bytes = optional(dir, file);
+        if (bytes != null) {
+            CheckpointJson.check(dir.resolve(file), bytes);
         }
+        return bytes;
     }
 }

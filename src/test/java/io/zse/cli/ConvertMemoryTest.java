@@ -40,8 +40,8 @@ class ConvertMemoryTest {
         // Llama 3.2 1B widths, 1 layer, 32768 tokens: 512 MB of F32, ten times the child's heap, half of it the
         // embedding matrix (one tensor of 268 MB)
         int code = ZseCommand.execute("synth", "--preset", "llama-3.2-1b", "--layers", "1", "--dtype", "f32",
-                "--set", "vocab_size=32768", "--tokenizer", TestModels.tinyStories().toString(), "-o",
-                checkpoint.toString());
+                "--set", "vocab_size=32768", "--set", "bos_token_id=1", "--set", "eos_token_id=2", "--tokenizer",
+                TestModels.tinyStories().toString(), "-o", checkpoint.toString());
         assertEquals(0, code, "synth failed");
         long inputBytes;
         try (Stream<Path> files = Files.list(checkpoint)) {

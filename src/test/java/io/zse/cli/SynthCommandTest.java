@@ -58,9 +58,11 @@ class SynthCommandTest {
     void qwenLayoutWithBiasesAndTiedEmbeddings() throws IOException {
         requireSharedTokenizers();
         Path out = dir.resolve("qwen");
-        // Real Qwen2.5-0.5B widths, one layer, shrunken vocabulary and MLP to keep the file small.
+        // Real Qwen2.5-0.5B widths, one layer, shrunken vocabulary and MLP to keep the file small; the special ids
+        // moved inside the shrunken vocabulary (the checkpoint is refused with ids it has no rows for).
         Object[] r = zse("synth", "--preset", "qwen2.5-0.5b", "--layers", "1", "--set", "vocab_size=512",
-                "--set", "intermediate_size=256", "-o", out.toString());
+                "--set", "intermediate_size=256", "--set", "bos_token_id=0", "--set", "eos_token_id=1",
+                "-o", out.toString());
         assertEquals(0, r[0], (String) r[1]);
         assertTrue(((String) r[1]).contains("synth: wrote"), (String) r[1]);
 
@@ -75,7 +77,7 @@ class SynthCommandTest {
         assertEquals(1e-6, config.get("rms_norm_eps").asDouble());
         assertTrue(config.get("tie_word_embeddings").asBoolean());
         assertEquals("bfloat16", config.get("torch_dtype").asText());
-        assertEquals(151643, JSON.readTree(out.resolve("generation_config.json").toFile()).get("eos_token_id").asInt());
+        assertEquals(1, JSON.readTree(out.resolve("generation_config.json").toFile()).get("eos_token_id").asInt());
         assertArrayEquals(Files.readAllBytes(Path.of("../shared/tokenizers/qwen3/tokenizer.json")),
                 Files.readAllBytes(out.resolve("tokenizer.json")));
         assertTrue(Files.exists(out.resolve("tokenizer_config.json")));
@@ -146,7 +148,8 @@ class SynthCommandTest {
         Path out = dir.resolve("phi3");
         Object[] r = zse("synth", "--preset", "phi-3-mini-4k", "--layers", "1", "--dtype", "f32", "--set",
                 "vocab_size=256", "--set", "hidden_size=64", "--set", "intermediate_size=96", "--set",
-                "num_attention_heads=4", "--set", "num_key_value_heads=2", "-o", out.toString());
+                "num_attention_heads=4", "--set", "num_key_value_heads=2", "--set", "eos_token_id=2", "-o",
+                out.toString());
         assertEquals(0, r[0], (String) r[1]);
         Path zse = TestModels.convert(out, ConvertOptions.of(TensorType.F32), dir.resolve("phi3.zse"));
         String p = "model.layers.0.";
@@ -179,7 +182,8 @@ class SynthCommandTest {
         requireSharedTokenizers();
         Path out = dir.resolve("llama");
         Object[] r = zse("synth", "--preset", "llama-3.2-1b", "--layers", "1", "--dtype", "f32",
-                "--set", "vocab_size=256", "--set", "intermediate_size=32", "-o", out.toString());
+                "--set", "vocab_size=256", "--set", "intermediate_size=32", "--set", "bos_token_id=0", "--set",
+                "eos_token_id=1", "-o", out.toString());
         assertEquals(0, r[0], (String) r[1]);
         JsonNode config = JSON.readTree(out.resolve("config.json").toFile());
         JsonNode scaling = config.get("rope_scaling");
@@ -190,7 +194,7 @@ class SynthCommandTest {
         assertEquals(8192, scaling.get("original_max_position_embeddings").asInt());
         assertEquals(500000.0, config.get("rope_theta").asDouble());
         assertEquals(64, config.get("head_dim").asInt());
-        assertEquals(128000, config.get("bos_token_id").asInt());
+        assertEquals(0, config.get("bos_token_id").asInt());
         assertEquals("float32", config.get("torch_dtype").asText());
         try (HfCheckpoint ckpt = HfCheckpoint.open(out)) {
             assertFalse(ckpt.has("lm_head.weight"));

@@ -204,6 +204,43 @@ class HfConfigNormalizerTest {
                 + "above 1", refusal(gemma3v5));
     }
 
+    /**
+     * Every kind of field read through one typed reader: a present field of the wrong JSON type is refused by name,
+     * value and expected type, in config.json, in its nested objects and in generation_config.json; an integer serves
+     * as a float, and null as absent where transformers reads it so.
+     */
+    @Test
+    void fieldsOfTheWrongTypeAreRefusedByNameValueAndType() {
+        assertEquals("config.json: mlp_bias is \"true\", expected true or false",
+                refusal(phi3(4096, 256).put("mlp_bias", "true")));
+        assertEquals("config.json: partial_rotary_factor is \"abc\", expected a number",
+                refusal(phi3(4096, 256).put("partial_rotary_factor", "abc")));
+        assertEquals("config.json: bos_token_id is 1.5, expected an integer",
+                refusal(phi3(4096, 256).put("bos_token_id", 1.5)));
+        assertEquals("config.json: hidden_act is 7, expected a string", refusal(phi3(4096, 256).put("hidden_act", 7)));
+        assertEquals("config.json: rms_norm_eps is null, expected a number",
+                refusal(phi3(4096, 256).putNull("rms_norm_eps")));
+        assertEquals("config.json: rope_scaling is \"su\", expected an object",
+                refusal(phi3(4096, 256).put("rope_scaling", "su")));
+        ObjectNode nested = phi3(4096, 256);
+        ((ObjectNode) nested.get("rope_scaling")).put("attention_factor", "2");
+        assertEquals("config.json: rope_scaling.attention_factor is \"2\", expected a number", refusal(nested));
+        ObjectNode generation = JSON.createObjectNode();
+        generation.putArray("eos_token_id").add(2).add("3");
+        assertEquals("generation_config.json: eos_token_id is [2,\"3\"], expected an integer or a list of integers",
+                assertThrows(IllegalArgumentException.class,
+                        () -> HfConfigNormalizer.normalize(phi3(4096, 256), generation)).getMessage());
+
+        ObjectNode accepted = phi3(4096, 256).put("rope_theta", 500000).put("partial_rotary_factor", 1);
+        accepted.putNull("num_key_value_heads");
+        accepted.putNull("bos_token_id");
+        accepted.putNull("sliding_window");
+        ModelConfig c = HfConfigNormalizer.normalize(accepted, null);
+        assertEquals(500000.0, c.ropeTheta());
+        assertEquals(4, c.numKvHeads());
+        assertEquals(null, c.bosTokenId());
+    }
+
     private static String refusal(ObjectNode config) {
         return assertThrows(IllegalArgumentException.class, () -> HfConfigNormalizer.normalize(config, null))
                 .getMessage();

@@ -18,11 +18,14 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import java.util.zip.CRC32;
 
 /**
  * A {@code .zse} file written by the Python zse-engine 2.0.x (magic {@code ZSE\x01}; described byte for byte in
- * docs/zse-format.md, "Importing zse-engine files"), mapped read-only. Opening checks the header, the section table,
+ * docs/zse-format.md, "Importing zse-engine files"), mapped read-only. Opening checks the header, the section table
+ * (an unknown section type, or no TOKENIZER section where the header's flags declare one, is refused),
  * the CRC-32 of the config, tokenizer and weight-index sections, and decodes those three tagged-value sections with
  * every length checked against the bytes left; tensor blocks are checked to lie inside the weight data.
  *
@@ -34,6 +37,12 @@ public final class ZseEngineFile implements AutoCloseable {
     static final int TOKENIZER = 1;
     static final int WEIGHT_INDEX = 2;
     static final int WEIGHT_DATA = 3;
+    /** Defined by the engine, never written; skipped. */
+    static final int KERNELS = 4;
+    private static final List<String> SECTION_NAMES = List.of("CONFIG", "TOKENIZER", "WEIGHT_INDEX", "WEIGHT_DATA",
+            "KERNELS");
+    /** Header flag bit 0: the file has a TOKENIZER section. */
+    private static final int HAS_TOKENIZER = 1;
     private static final int MAX_SECTIONS = 16;
     private static final int MAX_DEPTH = 8;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -94,6 +103,7 @@ public final class ZseEngineFile implements AutoCloseable {
             throw new ImportFormatException(path, "header says the file has " + Long.toUnsignedString(total)
                     + " bytes but it has " + size + " (truncated or padded)");
         }
+        int flags = s.get(U32, 16);
         int count = s.get(U32, 20);
         if (count < 0 || count > MAX_SECTIONS || 64 + 32L * count > size) {
             throw new ImportFormatException(path, "section count " + Integer.toUnsignedString(count) + " is impossible");
@@ -102,6 +112,13 @@ public final class ZseEngineFile implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             long at = 64 + 32L * i;
             int type = s.get(U32, at);
+            if (type < CONFIG || type > KERNELS) {
+                // the engine refuses these too; skipping one would hide a damaged table (a tokenizer dropped silently)
+                String known = IntStream.range(0, SECTION_NAMES.size()).mapToObj(t -> t + " " + SECTION_NAMES.get(t))
+                        .collect(Collectors.joining(", "));
+                throw new ImportFormatException(path, "section table entry " + i + " at byte " + at + " has unknown "
+                        + "type " + Integer.toUnsignedString(type) + " (known: " + known + ")");
+            }
             long offset = s.get(U64, at + 4);
             long length = s.get(U64, at + 12);
             int crc = s.get(U32, at + 20);
@@ -109,15 +126,20 @@ public final class ZseEngineFile implements AutoCloseable {
                 throw new ImportFormatException(path, "section " + type + " (" + length + " bytes at " + offset
                         + ") lies outside the file");
             }
-            if (type >= 0 && type <= WEIGHT_DATA && sections.put(type, new long[] {offset, length, crc}) != null) {
+            if (type != KERNELS && sections.put(type, new long[] {offset, length, crc}) != null) {
                 throw new ImportFormatException(path, "section type " + type + " appears twice");
             }
         }
         for (int required : new int[] {CONFIG, WEIGHT_INDEX, WEIGHT_DATA}) {
             if (!sections.containsKey(required)) {
                 throw new ImportFormatException(path, "has no section of type " + required + " ("
-                        + List.of("CONFIG", "TOKENIZER", "WEIGHT_INDEX", "WEIGHT_DATA").get(required) + ")");
+                        + SECTION_NAMES.get(required) + ")");
             }
+        }
+        if ((flags & HAS_TOKENIZER) != 0 && !sections.containsKey(TOKENIZER)) {
+            throw new ImportFormatException(path, "has no section of type " + TOKENIZER + " ("
+                    + SECTION_NAMES.get(TOKENIZER) + "), which its header flags 0x" + Integer.toHexString(flags)
+                    + " declare (HAS_TOKENIZER)");
         }
         Map<String, Object> config = asMap(path, decodeSection(path, s, sections.get(CONFIG), "CONFIG"), "CONFIG");
         Map<String, Object> tokenizer = sections.containsKey(TOKENIZER)
