@@ -9,10 +9,10 @@ import java.util.List;
 /**
  * Typed reads of one JSON object's fields (a {@code config.json} or a part of it), as transformers reads them: an
  * absent field takes its default, a number written as an integer serves where a float is expected, and null counts
- * as absent for the fields transformers declares optional (ids, strings, objects, lists; each reader says), not for
- * {@link #number} or {@link #bool}. A present field of any other JSON type is refused with its name, its value and the
- * type expected: Jackson's lenient {@code asDouble} or {@code asBoolean} would silently turn {@code "x"} into the
- * default or {@code "yes"} into false.
+ * as absent for the fields transformers declares optional (ids, strings, objects, lists; each reader says), as false
+ * for {@link #bool}, and is refused by {@link #number}. A present field of any other JSON type is refused with its
+ * name, its value and the type expected: Jackson's lenient {@code asDouble} or {@code asBoolean} would silently turn
+ * {@code "x"} into the default or {@code "yes"} into false.
  */
 final class JsonFields {
     private final JsonNode object;
@@ -97,10 +97,13 @@ final class JsonFields {
         return ids;
     }
 
-    /** true or false; {@code absent} when the key is absent; null is refused. */
+    /** true or false; {@code absent} when the key is absent; null is false (transformers tests the value's truth). */
     boolean bool(String key, boolean absent) {
         if (!present(key)) {
             return absent;
+        }
+        if (isNull(key)) {
+            return false;
         }
         if (!object.get(key).isBoolean()) {
             throw wrongType(key, "true or false");

@@ -235,7 +235,11 @@ class HfConfigNormalizerTest {
         accepted.putNull("num_key_value_heads");
         accepted.putNull("bos_token_id");
         accepted.putNull("sliding_window");
+        accepted.putNull("tie_word_embeddings"); // transformers: None is false
         ModelConfig c = HfConfigNormalizer.normalize(accepted, null);
+        assertEquals(false, c.tieWordEmbeddings());
+        assertEquals(true, HfConfigNormalizer.normalize(phi3(4096, 256).put("tie_word_embeddings", true), null)
+                .tieWordEmbeddings());
         assertEquals(500000.0, c.ropeTheta());
         assertEquals(4, c.numKvHeads());
         assertEquals(null, c.bosTokenId());
