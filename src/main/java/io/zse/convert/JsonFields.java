@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.MissingNode;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Typed reads of one JSON object's fields (a {@code config.json} or a part of it), as transformers reads them: an
@@ -124,22 +125,20 @@ final class JsonFields {
 
     /** The object under {@code key}: a missing node when the key is absent or null; any other type is refused. */
     JsonNode object(String key) {
-        if (!has(key)) {
-            return MissingNode.getInstance();
-        }
-        if (!object.get(key).isObject()) {
-            throw wrongType(key, "an object");
-        }
-        return object.get(key);
+        return container(key, JsonNode::isObject, "an object");
     }
 
     /** The array under {@code key}: empty when the key is absent or null; any other type is refused. */
     JsonNode list(String key) {
+        return container(key, JsonNode::isArray, "a list");
+    }
+
+    private JsonNode container(String key, Predicate<JsonNode> isExpected, String expected) {
         if (!has(key)) {
             return MissingNode.getInstance();
         }
-        if (!object.get(key).isArray()) {
-            throw wrongType(key, "a list");
+        if (!isExpected.test(object.get(key))) {
+            throw wrongType(key, expected);
         }
         return object.get(key);
     }
