@@ -5,15 +5,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.zse.backend.KvCacheType;
 import io.zse.backend.cpu.CpuBackend;
 import io.zse.backend.cpu.CpuKernelChoice;
+import io.zse.format.UserFiles;
 import io.zse.format.ZseFile;
 import io.zse.generate.QualityComparison;
 import io.zse.model.LlamaModel;
 import io.zse.tokenizer.TokenizerSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -60,7 +61,7 @@ public final class EvalCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         KvCacheType kvCacheType = kvCache.type();
-        String content = CliFiles.readUtf8(text);
+        String content = UserFiles.readUtf8(text);
         PrintWriter out = spec.commandLine().getOut();
         try (ZseFile referenceFile = ZseFile.openToRun(ModelFiles.servable(reference, spec.commandLine().getErr()));
              ZseFile modelFile = ZseFile.openToRun(ModelFiles.servable(model, spec.commandLine().getErr()));

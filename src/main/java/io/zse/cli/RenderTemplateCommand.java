@@ -1,14 +1,15 @@
 package io.zse.cli;
 
 import io.zse.format.SectionKind;
+import io.zse.format.UserFiles;
 import io.zse.format.ZseFile;
 import io.zse.serve.LoadedModel;
 import io.zse.tokenizer.TokenizerConfig;
 import io.zse.tokenizer.template.ChatTemplate;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -59,7 +60,7 @@ public final class RenderTemplateCommand implements Callable<Integer> {
     /** From the .zse's tokenizer-config section, or the tokenizer_config.json itself. */
     private TokenizerConfig tokenizerConfig() throws IOException {
         if (model.getFileName().toString().endsWith(".json")) {
-            return TokenizerConfig.parse(CliFiles.readBytes(model));
+            return TokenizerConfig.parse(UserFiles.readBytes(model));
         }
         try (ZseFile file = ZseFile.open(model)) {
             return file.sectionBytes(SectionKind.TOKENIZER_CONFIG).map(TokenizerConfig::parse)

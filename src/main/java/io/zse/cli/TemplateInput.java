@@ -3,6 +3,7 @@ package io.zse.cli;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.zse.format.UserFiles;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -27,7 +28,7 @@ record TemplateInput(List<Map<String, Object>> messages, List<Map<String, Object
     static TemplateInput read(Path file) throws IOException {
         JsonNode input;
         try {
-            input = JSON.readTree(CliFiles.readBytes(file));
+            input = JSON.readTree(UserFiles.readBytes(file));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException(file + " is not valid JSON: " + e.getOriginalMessage());
         }

@@ -320,7 +320,7 @@ public final class ModelConverter {
         // Loading also refuses, at convert time, a tokenizer whose components the server could not run.
         s.put(SectionKind.TOKENIZER_COMPILED, Tokenizer.fromJson(tokenizer).toBinary());
         // copied as they are, so checked here: serve and chat parse them
-        putIfPresent(s, SectionKind.TOKENIZER_CONFIG, optionalJson(dir, "tokenizer_config.json"));
+        putIfPresent(s, SectionKind.TOKENIZER_CONFIG, TokenizerConfigSection.of(dir));
         putIfPresent(s, SectionKind.GENERATION_CONFIG, generation);
         putIfPresent(s, SectionKind.SPECIAL_TOKENS_MAP, optionalJson(dir, "special_tokens_map.json"));
         ObjectNode conversion = JSON.createObjectNode();

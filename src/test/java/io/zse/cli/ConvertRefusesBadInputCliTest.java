@@ -38,6 +38,11 @@ class ConvertRefusesBadInputCliTest {
     }
 
     private Path copyOfTinyStories() throws IOException {
+        return copyOfTinyStories(dir);
+    }
+
+    /** A copy of the TinyStories checkpoint in a new folder under {@code dir}, to change a file of. */
+    static Path copyOfTinyStories(Path dir) throws IOException {
         Path copy = Files.createTempDirectory(dir, "tinystories");
         try (Stream<Path> files = Files.list(TestModels.tinyStories())) {
             for (Path f : files.toList()) {

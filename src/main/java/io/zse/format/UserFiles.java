@@ -1,4 +1,4 @@
-package io.zse.cli;
+package io.zse.format;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,14 +11,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Reads the files the commands' options name, so that every failure names the file: the JDK's own messages for a
- * directory ("Is a directory") or a bad byte ("Input length = 1") say neither which file nor where.
+ * Reads the files a user names (the commands' options, a checkpoint's side files), so that every failure names the
+ * file: the JDK's own messages for a directory ("Is a directory") or a bad byte ("Input length = 1") say neither which
+ * file nor where.
  */
-final class CliFiles {
-    private CliFiles() {
+public final class UserFiles {
+    private UserFiles() {
     }
 
-    static byte[] readBytes(Path file) throws IOException {
+    public static byte[] readBytes(Path file) throws IOException {
         try {
             return Files.readAllBytes(file);
         } catch (FileSystemException e) {
@@ -29,7 +30,7 @@ final class CliFiles {
     }
 
     /** The file as text, refusing (with the byte offset) a file that is not UTF-8 rather than guessing. */
-    static String readUtf8(Path file) throws IOException {
+    public static String readUtf8(Path file) throws IOException {
         ByteBuffer in = ByteBuffer.wrap(readBytes(file));
         CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder(); // reports malformed input, replaces nothing
         CharBuffer out = CharBuffer.allocate(in.remaining()); // UTF-8 never decodes to more chars than bytes
