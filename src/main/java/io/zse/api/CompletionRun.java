@@ -37,6 +37,8 @@ public final class CompletionRun {
     private List<List<Sampler.Choice>> promptScores; // per prompt, with echo and logprobs
     private final ToolCallParser[] parsers;  // per choice; null entries when tool calls are not parsed
     private final List<List<ToolCall>> calls = new ArrayList<>();
+    /** Each choice's text so far in code points, the echoed prompt's included: text_offset counts characters. */
+    private final int[] offsets;
     private int finished;
     private int completionTokens;
     private boolean failed;
@@ -53,8 +55,10 @@ public final class CompletionRun {
         this.texts = new StringBuilder[job.choices()];
         this.finishes = new String[job.choices()];
         this.parsers = new ToolCallParser[job.choices()];
+        this.offsets = new int[job.choices()];
         for (int i = 0; i < job.choices(); i++) {
             texts[i] = new StringBuilder();
+            offsets[i] = job.echo() ? OpenAiShapes.characters(job.promptOf(i).text()) : 0;
             tokens.add(new ArrayList<>());
             calls.add(new ArrayList<>());
             parsers[i] = job.toolFormat() == null ? null : job.toolFormat().newParser();
@@ -157,9 +161,8 @@ public final class CompletionRun {
                 return;
             }
             // the token's text begins where the choice's text so far ends (after the echoed prompt)
-            int offset = (job.echo() ? job.promptOf(index).text().length() : 0) + texts[index].length();
             List<OpenAiShapes.GeneratedToken> stepTokens = step.choice() == null ? List.of()
-                    : List.of(new OpenAiShapes.GeneratedToken(step.choice(), offset));
+                    : List.of(new OpenAiShapes.GeneratedToken(step.choice(), offsets[index]));
             if (step.choice() != null) {
                 completionTokens++;
                 tokens.get(index).addAll(stepTokens);
@@ -178,6 +181,7 @@ public final class CompletionRun {
                 newCalls = update.calls();
             }
             texts[index].append(text);
+            offsets[index] += OpenAiShapes.characters(text);
             if (job.stream() && (!text.isEmpty() || (job.logprobs() && !stepTokens.isEmpty()))) {
                 sink.chunk(OpenAiShapes.chunk(job, id, created, index, false, text, stepTokens, null,
                         model.tokenizer()));

@@ -30,8 +30,8 @@ public final class OpenAiShapes {
     }
 
     /**
-     * A generated token and where its text begins in the choice's text (the echoed prompt's included): the length of
-     * the text written before it, as vLLM counts it, carried across a stream's chunks.
+     * A generated token and where its text begins in the choice's text (the echoed prompt's included): the characters
+     * written before it, as vLLM counts them, carried across a stream's chunks.
      */
     public record GeneratedToken(Sampler.Choice choice, int textOffset) {
     }
@@ -188,14 +188,18 @@ public final class OpenAiShapes {
                 // each prompt token's offset in the echoed text: the prompt decoded up to it, less what the tokenizer
                 // added before the text (a start-of-text token that decodes to text of its own)
                 IncrementalDecoder decoder = tokenizer.newIncrementalDecoder(true);
-                int[] before = new int[prompt.ids().length]; // the decoded text's length before each token
+                int[] before = new int[prompt.ids().length]; // the decoded text's characters before each token
                 StringBuilder decoded = new StringBuilder();
+                int characters = 0;
                 for (int i = 0; i < before.length; i++) {
-                    before[i] = decoded.length();
-                    decoded.append(decoder.next(prompt.ids()[i]));
+                    before[i] = characters;
+                    String piece = decoder.next(prompt.ids()[i]);
+                    decoded.append(piece);
+                    characters += characters(piece);
                 }
                 decoded.append(decoder.flush());
-                int added = decoded.toString().endsWith(prompt.text()) ? decoded.length() - prompt.text().length() : 0;
+                int added = decoded.toString().endsWith(prompt.text())
+                        ? characters(decoded.toString()) - characters(prompt.text()) : 0;
                 for (int i = 0; i < before.length; i++) {
                     // the first prompt token has no logprob (nothing before it), as at OpenAI
                     Sampler.Choice scored = i == 0 ? null : prompt.scores().get(i - 1);
@@ -209,6 +213,14 @@ public final class OpenAiShapes {
             }
         }
         return o;
+    }
+
+    /**
+     * Characters as OpenAI's and vLLM's Python servers count them in text_offset: code points, so that an emoji (two
+     * UTF-16 units) moves the offsets after it by one.
+     */
+    static int characters(String text) {
+        return text.codePointCount(0, text.length());
     }
 
     /** One token of a completion's logprobs: its text decoded alone, its logprob and alternatives (null: none). */
