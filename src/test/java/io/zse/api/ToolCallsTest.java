@@ -84,6 +84,22 @@ class ToolCallsTest extends ApiTestBase {
         }
     }
 
+    /** A function declared without parameters takes none (OpenAI): its forced calls' arguments are {} every time. */
+    @Test
+    void aFunctionWithoutParametersIsCalledWithNoArguments() {
+        String tools = "[{\"type\":\"function\",\"function\":{\"name\":\"now\"}}]";
+        Response r = api().body("{\"model\":\"" + QwenToolModel.ID + "\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"Time?\"}],\"tools\":" + tools + ",\"tool_choice\":\"required\","
+                + "\"parallel_tool_calls\":false,\"n\":3,\"temperature\":1.0,\"seed\":2,\"max_tokens\":60}")
+                .post("/v1/chat/completions");
+        r.then().statusCode(200);
+        for (int i = 0; i < 3; i++) {
+            String call = "choices[" + i + "].message.tool_calls[0].function.";
+            assertEquals("now", r.jsonPath().getString(call + "name"));
+            assertEquals("{}", r.jsonPath().getString(call + "arguments").replaceAll("\\s", ""), "choice " + i);
+        }
+    }
+
     @Test
     void namedChoiceWithoutParallelCallsMakesExactlyThatOneCall() throws Exception {
         Response r = api().body(body("\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"get_time\"}},"

@@ -25,8 +25,10 @@ public record ToolRequest(List<Map<String, Object>> tools, Map<String, JsonNode>
     public enum Choice { NONE, AUTO, REQUIRED, NAMED }
 
     private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9_-]{1,64}");
+    /** OpenAI: a function without parameters takes none, so its only arguments are {} (not any object). */
     private static final JsonNode NO_PARAMETERS = OpenAiShapes.JSON.createObjectNode()
-            .put("type", "object").set("properties", OpenAiShapes.JSON.createObjectNode());
+            .put("type", "object").put("additionalProperties", false)
+            .set("properties", OpenAiShapes.JSON.createObjectNode());
 
     public static ToolRequest read(JsonNode body) {
         JsonNode tools = present(body, "tools");
