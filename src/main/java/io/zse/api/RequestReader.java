@@ -215,7 +215,8 @@ public final class RequestReader {
         for (Iterator<Map.Entry<String, JsonNode>> it = body.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> field = it.next();
             String name = field.getKey();
-            if (COMMON.contains(name) || EndParameters.NAMES.contains(name) || (chat ? CHAT_ONLY : COMPLETION_ONLY).contains(name)) {
+            boolean known = COMMON.contains(name) || EndParameters.NAMES.contains(name);
+            if (known || (chat ? CHAT_ONLY : COMPLETION_ONLY).contains(name)) {
                 continue;
             }
             if ((chat ? CHAT_NOT_IMPLEMENTED : COMPLETION_NOT_IMPLEMENTED).contains(name)) {
@@ -247,9 +248,10 @@ public final class RequestReader {
     private static String renderChat(JsonNode body, ToolRequest tools, LoadedModel model) {
         List<Map<String, Object>> list = ChatMessages.read(present(body, "messages"));
         ChatTemplate template = model.chatTemplate();
+        Map<String, Object> kwargs = templateKwargs(body);
         try {
             return template.render(list, tools.tools(), true, model.tokenizerConfig().bosToken(),
-                    model.tokenizerConfig().eosToken(), templateKwargs(body));
+                    model.tokenizerConfig().eosToken(), kwargs);
         } catch (RuntimeException e) {
             throw ApiException.invalid("the chat template failed on these messages: " + e.getMessage(), "messages",
                     "template_error");
