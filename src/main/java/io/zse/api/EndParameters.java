@@ -6,7 +6,7 @@ import io.zse.generate.EndConditions;
 import java.util.HashSet;
 import java.util.Set;
 
-/** Reads vLLM's parameters on when generation ends: ignore_eos, min_tokens, stop_token_ids, include_stop_str... */
+/** Reads vLLM's end-of-generation parameters: ignore_eos, min_tokens, stop_token_ids, include_stop_str_in_output. */
 final class EndParameters {
     static final Set<String> NAMES = Set.of("ignore_eos", "min_tokens", "stop_token_ids", "include_stop_str_in_output");
 
