@@ -1,6 +1,7 @@
 package io.zse.api;
 
 import io.zse.api.tools.ToolCallFormat;
+import io.zse.generate.EndConditions;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.TokenConstraint;
 
@@ -17,13 +18,15 @@ import java.util.function.Supplier;
  * @param echo        completions only: the response text starts with the prompt (with logprobs: and its logprobs)
  * @param toolFormat  how tool calls are parsed out of the output (null: the output is all reply text)
  * @param constraints a new constraint per choice (structured output, a forced tool call); null when output is free
- * @param keepSpecialTokens special tokens stay in the text (a tool-call marker that is one)
+ * @param keepSpecialTokens special tokens stay in the text (skip_special_tokens false, or a tool-call marker that is
+ *                          one)
+ * @param ends        ignore_eos, min_tokens, stop_token_ids, include_stop_str_in_output
  */
 public record CompletionJob(boolean chat, String model, List<Prompt> prompts, int n, boolean stream,
                             boolean includeUsage, int maxTokens, SamplingParameters parameters, long seed,
                             List<String> stops, boolean logprobs, int topLogprobs, boolean echo,
                             ToolCallFormat toolFormat, Supplier<TokenConstraint> constraints,
-                            boolean keepSpecialTokens) {
+                            boolean keepSpecialTokens, EndConditions ends) {
     /** One prompt: its token ids (special tokens included) and its text. */
     public record Prompt(int[] ids, String text) {
     }

@@ -121,7 +121,7 @@ public final class CompletionRun {
                 GenerationRequest request = new GenerationRequest(job.promptOf(i).ids(), job.maxTokens(),
                         job.parameters(), job.seed() + i % job.n(), job.stops(),
                         job.constraints() == null ? null : job.constraints().get(), job.keepSpecialTokens(),
-                        job.logprobs() || job.topLogprobs() > 0);
+                        job.logprobs() || job.topLogprobs() > 0, job.ends());
                 handles.add(model.engine().submit(request, new Choice(i)));
             }
         } catch (AdmissionException e) {

@@ -1,8 +1,10 @@
 package io.zse.api;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.zse.api.tools.ToolCallFormat;
 import io.zse.api.tools.ToolRequest;
+import io.zse.generate.EndConditions;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.TokenConstraint;
 import io.zse.serve.LoadedModel;
@@ -25,9 +27,11 @@ import java.util.function.Supplier;
 public final class RequestReader {
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "top_k", "min_p",
             "repetition_penalty", "presence_penalty", "frequency_penalty", "seed", "stop", "n", "logprobs", "user",
-            "stream", "stream_options");
+            "stream", "stream_options", "skip_special_tokens");
     private static final Set<String> CHAT_ONLY = Set.of("messages", "max_completion_tokens", "top_logprobs", "tools",
-            "tool_choice", "parallel_tool_calls", "response_format");
+            "tool_choice", "parallel_tool_calls", "response_format", "chat_template_kwargs");
+    /** Keys the server sets itself: the request's own fields carry them. */
+    private static final Set<String> SERVER_TEMPLATE_VARIABLES = Set.of("messages", "tools");
     private static final Set<String> COMPLETION_ONLY = Set.of("prompt", "echo");
     /** Defined by OpenAI, not implemented: rejected unless null (or, for a few, their default value). */
     private static final Set<String> CHAT_NOT_IMPLEMENTED = Set.of("functions",
@@ -87,6 +91,7 @@ public final class RequestReader {
         long seed = present(body, "seed") != null ? integer(body, "seed", 0, Long.MIN_VALUE, Long.MAX_VALUE)
                 : System.nanoTime();
         List<String> stops = stops(body);
+        boolean skipSpecial = bool(body, "skip_special_tokens", true);
         text(body, "user", false);
 
         boolean logprobs;
@@ -145,11 +150,12 @@ public final class RequestReader {
             checkContext(prompt.ids().length, maxTokens, explicit, model.engine().contextLength(), promptParameter(chat));
         }
 
+        EndConditions ends = EndParameters.read(body, maxTokens, model.tokenizer().vocabSize());
         SamplingParameters parameters = new SamplingParameters(temperature, (int) Math.max(0, topKValue), topP, minP,
                 repetition, presence, frequency, topLogprobs);
         return new CompletionJob(chat, modelId, prompts, n, stream, includeUsage, (int) maxTokens,
                 parameters, seed, stops, logprobs, topLogprobs, echo, toolFormat, constraints,
-                toolFormat != null && toolFormat.markerIsSpecial(model.tokenizer()));
+                !skipSpecial || toolFormat != null && toolFormat.markerIsSpecial(model.tokenizer()), ends);
     }
 
     /**
@@ -209,7 +215,8 @@ public final class RequestReader {
         for (Iterator<Map.Entry<String, JsonNode>> it = body.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> field = it.next();
             String name = field.getKey();
-            if (COMMON.contains(name) || (chat ? CHAT_ONLY : COMPLETION_ONLY).contains(name)) {
+            boolean known = COMMON.contains(name) || EndParameters.NAMES.contains(name);
+            if (known || (chat ? CHAT_ONLY : COMPLETION_ONLY).contains(name)) {
                 continue;
             }
             if ((chat ? CHAT_NOT_IMPLEMENTED : COMPLETION_NOT_IMPLEMENTED).contains(name)) {
@@ -241,13 +248,36 @@ public final class RequestReader {
     private static String renderChat(JsonNode body, ToolRequest tools, LoadedModel model) {
         List<Map<String, Object>> list = ChatMessages.read(present(body, "messages"));
         ChatTemplate template = model.chatTemplate();
+        Map<String, Object> kwargs = templateKwargs(body);
         try {
             return template.render(list, tools.tools(), true, model.tokenizerConfig().bosToken(),
-                    model.tokenizerConfig().eosToken(), Map.of());
+                    model.tokenizerConfig().eosToken(), kwargs);
         } catch (RuntimeException e) {
             throw ApiException.invalid("the chat template failed on these messages: " + e.getMessage(), "messages",
                     "template_error");
         }
+    }
+
+    /**
+     * chat_template_kwargs: extra template variables (Qwen3's enable_thinking). As in vLLM they may override
+     * add_generation_prompt, bos_token and eos_token; messages and tools are refused, the request has fields for them.
+     */
+    private static Map<String, Object> templateKwargs(JsonNode body) {
+        JsonNode kwargs = present(body, "chat_template_kwargs");
+        if (kwargs == null) {
+            return Map.of();
+        }
+        if (!kwargs.isObject()) {
+            throw ApiException.invalid("chat_template_kwargs must be an object", "chat_template_kwargs");
+        }
+        for (Iterator<String> it = kwargs.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            if (SERVER_TEMPLATE_VARIABLES.contains(name)) {
+                throw ApiException.invalid("chat_template_kwargs may not set '" + name + "': send it as the request's "
+                        + name, "chat_template_kwargs." + name);
+            }
+        }
+        return OpenAiShapes.JSON.convertValue(kwargs, new TypeReference<Map<String, Object>>() { });
     }
 
     private static List<String> stops(JsonNode body) {
@@ -321,7 +351,7 @@ public final class RequestReader {
         return v.asText();
     }
 
-    private static boolean bool(JsonNode o, String name, boolean fallback) {
+    static boolean bool(JsonNode o, String name, boolean fallback) {
         return bool(o, name, fallback, name);
     }
 

@@ -34,6 +34,7 @@ public final class SequenceDecoder {
     private final IncrementalDecoder decoder;
     private final StopMatcher matcher;
     private final TokenConstraint constraint; // null: any token
+    private final EndConditions ends;
     private float[] masked;
     private int[] history; // prompt + generated: what the penalties count
     private final int promptLength;
@@ -45,16 +46,17 @@ public final class SequenceDecoder {
      */
     public SequenceDecoder(Tokenizer tokenizer, Set<Integer> eosIds, int[] promptIds, int budget,
                            SamplingParameters parameters, long seed, List<String> stops) {
-        this(tokenizer, eosIds, promptIds, budget, parameters, seed, stops, null, false);
+        this(tokenizer, eosIds, promptIds, budget, parameters, seed, stops, null, false, EndConditions.DEFAULT);
     }
 
     /**
      * @param constraint        limits the tokens that may be sampled (null: none)
      * @param keepSpecialTokens special tokens appear in the text (a tool-call marker the caller parses)
+     * @param ends              ignore_eos, min_tokens, stop token ids, stop strings kept in the output
      */
     public SequenceDecoder(Tokenizer tokenizer, Set<Integer> eosIds, int[] promptIds, int budget,
                            SamplingParameters parameters, long seed, List<String> stops, TokenConstraint constraint,
-                           boolean keepSpecialTokens) {
+                           boolean keepSpecialTokens, EndConditions ends) {
         if (budget <= 0) {
             throw new IllegalArgumentException("the token budget must be positive, not " + budget);
         }
@@ -62,8 +64,11 @@ public final class SequenceDecoder {
         this.budget = budget;
         this.sampler = new Sampler(parameters, seed);
         this.decoder = tokenizer.newIncrementalDecoder(!keepSpecialTokens, promptIds);
-        this.matcher = new StopMatcher(withEndMarkers(stops, tokenizer, eosIds));
+        // with ignore_eos the end marker spelled out does not end the sequence either
+        this.matcher = new StopMatcher(ends.ignoreEos() ? stops : withEndMarkers(stops, tokenizer, eosIds),
+                ends.includeStopStrings() ? Set.copyOf(stops) : Set.of());
         this.constraint = constraint;
+        this.ends = ends;
         this.history = promptIds.clone();
         this.promptLength = promptIds.length;
     }
@@ -93,18 +98,21 @@ public final class SequenceDecoder {
         if (finish != null) {
             throw new IllegalStateException("the sequence has already finished (" + finish + ")");
         }
-        Sampler.Choice choice;
-        if (constraint == null) {
-            choice = sampler.sample(logits, offset, vocab, history, promptLength);
-        } else {
+        float[] row = logits;
+        int at = offset;
+        if (constraint != null) {
             BitSet allowed = constraint.allowed(budget - generated);
             if (allowed.isEmpty()) {
                 return finish("stop", null, ""); // nothing can continue the output (the caller checks this cannot happen)
             }
-            choice = sampler.sample(masked(logits, offset, vocab, allowed), 0, vocab, history,
-                    promptLength);
+            row = masked(logits, offset, vocab, allowed);
+            at = 0;
         }
-        return advance(choice);
+        if (endsBlocked()) {
+            row = withoutEnds(row, at, vocab);
+            at = 0;
+        }
+        return advance(sampler.sample(row, at, vocab, history, promptLength));
     }
 
     /**
@@ -114,7 +122,7 @@ public final class SequenceDecoder {
      * row back, its logits through {@link #next(float[], int, int)}.
      */
     public boolean deviceDraw(double[] parameters, int at) {
-        if (finish != null || constraint != null || !sampler.drawableOnDevice(history, promptLength)) {
+        if (finish != null || constraint != null || endsBlocked() || !sampler.drawableOnDevice(history, promptLength)) {
             return false;
         }
         sampler.deviceDraw(parameters, at);
@@ -131,13 +139,20 @@ public final class SequenceDecoder {
 
     /** Appends the chosen token and decides whether the sequence goes on. */
     private Step advance(Sampler.Choice choice) {
-        if (eosIds.contains(choice.token())) {
+        if (eosIds.contains(choice.token()) && !ends.ignoreEos()) {
             return finish("stop", null, "");
         }
         generated++;
         history = Arrays.copyOf(history, history.length + 1);
         history[history.length - 1] = choice.token();
-        String text = matcher.append(decoder.next(choice.token()));
+        if (ends.stopTokenIds().contains(choice.token())) {
+            // vLLM counts the stop token as generated but leaves its text out unless include_stop_str_in_output
+            String text = ends.includeStopStrings() ? matcher.pass(decoder.next(choice.token())) : "";
+            return finish("stop", choice, text);
+        }
+        String piece = decoder.next(choice.token());
+        // vLLM looks for stop strings only once the output is longer than min_tokens
+        String text = generated <= ends.minTokens() ? matcher.pass(piece) : matcher.append(piece);
         if (matcher.stopped()) {
             finish = "stop";
             return new Step(choice, text, finish);
@@ -165,6 +180,29 @@ public final class SequenceDecoder {
         Arrays.fill(masked, -Float.MAX_VALUE);
         for (int t = allowed.nextSetBit(0); t >= 0 && t < vocab; t = allowed.nextSetBit(t + 1)) {
             masked[t] = logits[offset + t];
+        }
+        return masked;
+    }
+
+    /** min_tokens is not reached yet: end-of-sequence and stop token ids may not be sampled. */
+    private boolean endsBlocked() {
+        return generated < ends.minTokens();
+    }
+
+    /** The row with the end-of-sequence and stop token ids at the lowest finite logit (into {@link #masked}). */
+    private float[] withoutEnds(float[] row, int offset, int vocab) {
+        if (row != masked) {
+            if (masked == null) {
+                masked = new float[vocab];
+            }
+            System.arraycopy(row, offset, masked, 0, vocab);
+        }
+        for (Set<Integer> ids : List.of(eosIds, ends.stopTokenIds())) {
+            for (int id : ids) {
+                if (id >= 0 && id < vocab) {
+                    masked[id] = -Float.MAX_VALUE;
+                }
+            }
         }
         return masked;
     }

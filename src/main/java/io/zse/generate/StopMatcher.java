@@ -1,6 +1,7 @@
 package io.zse.generate;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * Finds stop strings in streamed text without ever emitting part of one: text that could still be the start of a stop
@@ -8,16 +9,23 @@ import java.util.List;
  */
 public final class StopMatcher {
     private final List<String> stops;
+    private final Set<String> kept; // stop strings that stay in the output once matched
     private final StringBuilder pending = new StringBuilder();
     private boolean stopped;
 
     public StopMatcher(List<String> stops) {
+        this(stops, Set.of());
+    }
+
+    /** @param kept those of {@code stops} whose match is emitted too (vLLM's include_stop_str_in_output) */
+    public StopMatcher(List<String> stops, Set<String> kept) {
         for (String s : stops) {
             if (s.isEmpty()) {
                 throw new IllegalArgumentException("a stop string may not be empty");
             }
         }
         this.stops = List.copyOf(stops);
+        this.kept = Set.copyOf(kept);
     }
 
     /** Adds decoded text; returns what may be emitted now (everything before a stop string once one is found). */
@@ -27,21 +35,33 @@ public final class StopMatcher {
         }
         pending.append(text);
         int earliest = -1;
+        int end = -1;
         for (String s : stops) {
             int at = pending.indexOf(s);
             if (at >= 0 && (earliest < 0 || at < earliest)) {
                 earliest = at;
+                end = kept.contains(s) ? at + s.length() : at;
             }
         }
         if (earliest >= 0) {
             stopped = true;
-            String out = pending.substring(0, earliest);
+            String out = pending.substring(0, end);
             pending.setLength(0);
             return out;
         }
         int keep = longestStopPrefixAtEnd();
         String out = pending.substring(0, pending.length() - keep);
         pending.delete(0, pending.length() - keep);
+        return out;
+    }
+
+    /** Adds text that is not searched (vLLM's min_tokens): it and whatever was held back are emitted now. */
+    public String pass(String text) {
+        if (stopped) {
+            return "";
+        }
+        String out = pending + text;
+        pending.setLength(0);
         return out;
     }
 

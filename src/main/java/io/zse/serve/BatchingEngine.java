@@ -365,7 +365,8 @@ public final class BatchingEngine implements AutoCloseable {
             this.cache = new KvCache(pool, prompt.length + budget);
             model.startSequence(cache, prompt.length);
             this.decoder = new SequenceDecoder(tokenizer, eosIds, prompt, budget, request.parameters(),
-                    request.seed(), request.stops(), request.constraint(), request.keepSpecialTokens());
+                    request.seed(), request.stops(), request.constraint(), request.keepSpecialTokens(),
+                    request.ends());
             this.lastTokenAt = System.nanoTime();
         }
 

@@ -1,5 +1,6 @@
 package io.zse.serve;
 
+import io.zse.generate.EndConditions;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.TokenConstraint;
 
@@ -16,10 +17,11 @@ import java.util.List;
  * @param constraint limits the tokens sampled, step by step (structured output, forced tool calls); null for none
  * @param keepSpecialTokens special tokens appear in the text (tool-call markers that are special tokens)
  * @param logprobs   each step's choice carries its logprob (else the token may be drawn on the device, without one)
+ * @param ends       ignore_eos, min_tokens, stop token ids, stop strings kept in the output
  */
 public record GenerationRequest(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
                                 List<String> stops, TokenConstraint constraint, boolean keepSpecialTokens,
-                                boolean logprobs) {
+                                boolean logprobs, EndConditions ends) {
     public GenerationRequest {
         promptIds = promptIds.clone();
         stops = List.copyOf(stops);
@@ -27,6 +29,6 @@ public record GenerationRequest(int[] promptIds, int maxTokens, SamplingParamete
 
     public GenerationRequest(int[] promptIds, int maxTokens, SamplingParameters parameters, long seed,
                              List<String> stops) {
-        this(promptIds, maxTokens, parameters, seed, stops, null, false, false);
+        this(promptIds, maxTokens, parameters, seed, stops, null, false, false, EndConditions.DEFAULT);
     }
 }

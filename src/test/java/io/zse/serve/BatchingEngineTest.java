@@ -2,6 +2,7 @@ package io.zse.serve;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.zse.generate.Generator;
+import io.zse.generate.EndConditions;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.SequenceDecoder;
 import io.zse.generate.TokenConstraint;
@@ -201,7 +202,7 @@ class BatchingEngineTest extends OnTinyStoriesQ8 {
             Collected failing = new Collected();
             Collected beside = new Collected();
             engine.submit(new GenerationRequest(tokenizer.encode(PROMPTS[0], true), 30, SamplingParameters.GREEDY, 0,
-                    List.of(), failsAtTheFourthToken, false, false), failing);
+                    List.of(), failsAtTheFourthToken, false, false, EndConditions.DEFAULT), failing);
             engine.submit(new GenerationRequest(prompt, 30, SamplingParameters.GREEDY, 0, List.of()), beside);
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> failing.finish.get(60, TimeUnit.SECONDS));

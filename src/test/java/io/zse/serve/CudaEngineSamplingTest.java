@@ -10,6 +10,7 @@ import io.zse.backend.cuda.CudaTestBackends;
 import io.zse.format.TensorType;
 import io.zse.format.ZseFile;
 import io.zse.generate.Sampler;
+import io.zse.generate.EndConditions;
 import io.zse.generate.SamplingParameters;
 import io.zse.generate.SequenceDecoder;
 import io.zse.model.LlamaModel;
@@ -120,7 +121,7 @@ class CudaEngineSamplingTest {
     private static GenerationRequest request(String prompt, int maxTokens, SamplingParameters parameters, long seed,
                                              boolean logprobs) {
         return new GenerationRequest(tokenizer.encode(prompt, true), maxTokens, parameters, seed, List.of(), null,
-                false, logprobs);
+                false, logprobs, EndConditions.DEFAULT);
     }
 
     @Test

@@ -64,13 +64,13 @@ public final class ChatTemplate {
         if (eosToken != null) {
             context.put("eos_token", eosToken);
         }
+        context.put("documents", null);
+        context.put("add_generation_prompt", addGenerationPrompt);
         if (extra != null) {
-            context.putAll(extra);
+            context.putAll(extra); // as apply_chat_template's **kwargs: they may override all but messages and tools
         }
         context.put("messages", messages);
         context.put("tools", tools);
-        context.put("documents", extra != null && extra.containsKey("documents") ? extra.get("documents") : null);
-        context.put("add_generation_prompt", addGenerationPrompt);
         return render(context);
     }
 }
