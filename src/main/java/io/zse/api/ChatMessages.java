@@ -22,6 +22,18 @@ public final class ChatMessages {
     private ChatMessages() {
     }
 
+    /**
+     * OpenAI's developer messages are its system messages for newer models. A template that never names the developer
+     * role (Qwen3's, Llama's) would drop them or refuse them, so it gets them as system messages; one that names it
+     * gets them as they are, as vLLM passes them.
+     */
+    public static List<Map<String, Object>> forTemplate(List<Map<String, Object>> messages, String templateSource) {
+        if (!templateSource.contains("developer")) {
+            messages.stream().filter(m -> "developer".equals(m.get("role"))).forEach(m -> m.put("role", "system"));
+        }
+        return messages;
+    }
+
     public static List<Map<String, Object>> read(JsonNode messages) {
         if (messages == null || messages.isNull() || !messages.isArray() || messages.isEmpty()) {
             throw ApiException.invalid("messages must be a non-empty array", "messages");

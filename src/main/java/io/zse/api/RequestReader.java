@@ -246,8 +246,9 @@ public final class RequestReader {
     }
 
     private static String renderChat(JsonNode body, ToolRequest tools, LoadedModel model) {
-        List<Map<String, Object>> list = ChatMessages.read(present(body, "messages"));
         ChatTemplate template = model.chatTemplate();
+        List<Map<String, Object>> list = ChatMessages.forTemplate(ChatMessages.read(present(body, "messages")),
+                template.source());
         Map<String, Object> kwargs = templateKwargs(body);
         try {
             return template.render(list, tools.tools(), true, model.tokenizerConfig().bosToken(),
