@@ -13,19 +13,22 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 @QuarkusTest
 @TestProfile(QwenToolModel.Profile.class)
 class DeveloperRoleTest extends ApiTestBase {
-    private static int promptTokens(String firstRole) {
-        return api().body("{\"model\":\"" + QwenToolModel.ID + "\",\"messages\":[{\"role\":\"" + firstRole + "\","
-                        + "\"content\":\"Answer in French.\"},{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":1}")
-                .post("/v1/chat/completions").then().statusCode(200).extract().jsonPath().getInt("usage.prompt_tokens");
+    private static int promptTokens(String messages) {
+        return api().body("{\"model\":\"" + QwenToolModel.ID + "\",\"messages\":[" + messages + "],\"max_tokens\":1}")
+                .post("/v1/chat/completions").then().statusCode(200).extract().jsonPath()
+                .getInt("usage.prompt_tokens");
+    }
+
+    private static int promptTokensAfter(String firstRole) {
+        return promptTokens("{\"role\":\"" + firstRole + "\",\"content\":\"Answer in French.\"},"
+                + "{\"role\":\"user\",\"content\":\"hi\"}");
     }
 
     @Test
     void aDeveloperMessageIsRenderedAsTheSystemMessage() {
-        int system = promptTokens("system");
-        assertEquals(system, promptTokens("developer"));
-        int userAlone = api().body("{\"model\":\"" + QwenToolModel.ID + "\",\"messages\":[{\"role\":\"user\","
-                        + "\"content\":\"hi\"}],\"max_tokens\":1}")
-                .post("/v1/chat/completions").then().statusCode(200).extract().jsonPath().getInt("usage.prompt_tokens");
+        int system = promptTokensAfter("system");
+        assertEquals(system, promptTokensAfter("developer"));
+        int userAlone = promptTokens("{\"role\":\"user\",\"content\":\"hi\"}");
         assertEquals(true, system > userAlone, system + " tokens with the system message, " + userAlone + " without");
     }
 }
